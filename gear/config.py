@@ -1,0 +1,78 @@
+"""Every knob in one object, read from GEAR_* environment variables or a .env file and overridable per call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Retriever = Literal["bm25", "dense", "hybrid"]
+Expansion = Literal["none", "naive", "sync", "gear"]
+GistRead = Literal["fused", "expanded"]
+
+EMBEDDERS = {
+    "minilm": "all-MiniLM-L6-v2",
+    "all-MiniLM-L6-v2": "all-MiniLM-L6-v2",
+    "mpnet": "all-mpnet-base-v2",
+    "all-mpnet-base-v2": "all-mpnet-base-v2",
+}
+
+
+class Settings(BaseSettings):
+    """Defaults are the paper's (App. B) unless a comment says otherwise."""
+
+    model_config = SettingsConfigDict(env_prefix="GEAR_", env_file=".env", extra="ignore", frozen=True)
+
+    # search
+    backend: Literal["memory", "elasticsearch"] = "memory"
+    embedder: str = "all-MiniLM-L6-v2"  # the paper used all-mpnet-base-v2; MiniLM is 7x faster on CPU
+    embed_bf16: bool = False
+    retriever: Retriever = "hybrid"
+    expand: Expansion = "none"
+    rrf_k: int = Field(60, ge=1)
+    # graph expansion (Alg. 1)
+    beam_width: int = Field(10, ge=1)
+    beam_length: int = Field(2, ge=1)
+    max_neighbours: int = Field(100, ge=1)
+    gamma: float | None = Field(None, gt=0)  # None = 2 * beam_width, as in the paper
+    diversity: bool = True
+    score_mode: Literal["exact", "fast"] = "exact"
+    # agent
+    max_iterations: int = Field(4, ge=1)
+    agent_k: int = Field(10, ge=1)  # passages retrieved before each read (paper: 10, matching IRCoT)
+    passage_link_k: int = Field(5, ge=1)  # k of passageLink; unstated in the paper
+    gist_read: GistRead = "fused"
+    gist_read_k: int = Field(10, ge=1)
+    qa_top_k: int = Field(5, ge=1)
+    # llm
+    llm: Literal["local", "openai", "replay", "record"] = "local"
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
+    llm_cache_dir: Path | None = None
+    # elasticsearch
+    es_url: str | None = None
+    es_api_key: SecretStr | None = None
+    es_username: str | None = None
+    es_password: SecretStr | None = None
+    es_ca_certs: Path | None = None
+    es_prefix: str = "gear"
+
+    @field_validator("embedder")
+    @classmethod
+    def _known_embedder(cls, value: str) -> str:
+        if value not in EMBEDDERS:
+            raise ValueError(f"unknown embedder {value!r}; choose one of {sorted(set(EMBEDDERS.values()))}")
+        return EMBEDDERS[value]
+
+    @property
+    def effective_gamma(self) -> float:
+        return self.gamma if self.gamma is not None else 2.0 * self.beam_width
+
+    def with_(self, **changes: object) -> Settings:
+        """A copy with some knobs changed and validated (settings are frozen so runs cannot alter each other)."""
+        data = self.model_dump()
+        data.update({k: v for k, v in changes.items() if v is not None})
+        return Settings.model_validate(data)

@@ -1,0 +1,164 @@
+"""The facade scripts, the CLI and the app use: an opened index with its encoder and settings, able to run any
+method of the paper on a question and record a Trace of it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from gear.config import Settings
+from gear.embed import Encoder
+from gear.index import Manifest, open_memory_backend
+from gear.record import beams_event, passage_views, triple_views
+from gear.retrieve.beam import BeamParams
+from gear.retrieve.expand import expand, naive_initial_nodes
+from gear.retrieve.scoring import ExactScorer, FastScorer, SequenceScorer
+from gear.store.base import SearchBackend
+from gear.trace import (
+    BaseRetrieved,
+    FinalRanking,
+    InitialNodes,
+    IterationStarted,
+    PassagesExpanded,
+    PassagesFused,
+    RunFinished,
+    RunStarted,
+    StageTimed,
+    Trace,
+)
+from gear.types import Scored
+
+
+@dataclass
+class Run:
+    """The outcome of one question: the ranked passages and the trace of how they were found."""
+
+    ranked: list[Scored]
+    trace: Trace
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    answer: str | None = None
+
+    @property
+    def ids(self) -> list[int]:
+        return [s.id for s in self.ranked]
+
+
+class Timer:
+    """Accumulates milliseconds per stage and reports each into the trace."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace, self.totals = trace, {}
+
+    def stage(self, name: str, iteration: int, start: float) -> float:
+        ms = (time.perf_counter() - start) * 1000
+        self.totals[name] = self.totals.get(name, 0.0) + ms
+        self.trace.emit(StageTimed(iteration, name, ms))
+        return time.perf_counter()
+
+
+class Engine:
+    """Holds the heavy state (index, encoder) once; every call takes its own Settings, so runs never interfere."""
+
+    def __init__(self, backend: SearchBackend, encoder: Encoder, settings: Settings,
+                 manifest: Manifest | None = None, directory: Path | None = None) -> None:
+        self.backend, self.encoder, self.settings = backend, encoder, settings
+        self.manifest, self.directory = manifest, directory
+        self._llm = None
+
+    @classmethod
+    def open(cls, directory: str | Path, settings: Settings | None = None, encoder: Encoder | None = None) -> Engine:
+        directory = Path(directory)
+        manifest = Manifest.read(directory)
+        base = settings or Settings()
+        encoder = encoder or Encoder(manifest.embedder, bf16=base.embed_bf16)
+        backend: SearchBackend
+        if base.backend == "elasticsearch":
+            from gear.store.elastic import open_elastic_backend
+
+            backend = open_elastic_backend(directory, manifest, base, encoder)
+        else:
+            backend = open_memory_backend(directory, manifest, encoder, base.rrf_k)
+        return cls(backend, encoder, base, manifest, directory)
+
+    # -- building blocks ----------------------------------------------------------------------------------------------
+    def encode_query(self, text: str) -> np.ndarray:
+        return self.encoder.encode_cached([text])[0]
+
+    def scorer(self, settings: Settings) -> SequenceScorer:
+        return FastScorer(self.backend) if settings.score_mode == "fast" else ExactScorer(self.backend, self.encoder)
+
+    @staticmethod
+    def beam_params(settings: Settings) -> BeamParams:
+        return BeamParams(settings.beam_width, settings.beam_length, settings.max_neighbours,
+                          settings.effective_gamma, settings.diversity)
+
+    def base_retrieve(self, query: str, k: int, settings: Settings, query_vector: np.ndarray | None = None) -> list[Scored]:
+        qv = None if settings.retriever == "bm25" else (query_vector if query_vector is not None
+                                                         else self.encode_query(query)[None, :])
+        if qv is not None and qv.ndim == 1:
+            qv = qv[None, :]
+        return self.backend.search_passages([query], k, settings.retriever, qv)[0]
+
+    def gold_ids(self, gold: Sequence[tuple[str, str | None]]) -> list[int]:
+        ids = [self.backend.find_passage(title, text) for title, text in gold]
+        return list(dict.fromkeys(i for i in ids if i is not None))
+
+    # -- methods ------------------------------------------------------------------------------------------------------
+    def retrieve(self, question: str, *, k: int = 10, settings: Settings | None = None,
+                 gold: Collection[int] = (), question_id: str = "", answers: Sequence[str] = (),
+                 trace: Trace | None = None) -> Run:
+        """Single-step retrieval (base, NaiveGE, SyncGE) or the multi-step GeAR agent, per `settings`."""
+        s = settings or self.settings
+        method = s.expand
+        trace = trace or Trace()
+        trace.emit(RunStarted(0, question, method, s.retriever, _public_settings(s), question_id, list(gold),
+                              list(answers)))
+        if method in ("sync", "gear"):
+            from gear.agent import run_agent, run_sync
+
+            runner = run_sync if method == "sync" else run_agent
+            return runner(self, question, k=k, settings=s, gold=gold, trace=trace, answers=answers)
+        return self._single_step(question, k, s, method, gold, trace)
+
+    def _single_step(self, question: str, k: int, s: Settings, method: str, gold: Collection[int],
+                     trace: Trace) -> Run:
+        timer = Timer(trace)
+        t0 = start = time.perf_counter()
+        trace.emit(IterationStarted(1, question))
+        qv = self.encode_query(question)
+        base = self.base_retrieve(question, k, s, qv)
+        trace.emit(BaseRetrieved(1, question, k, passage_views(self.backend, base, gold)))
+        start = timer.stage("base retrieval", 1, start)
+        ranked = base
+        if method == "naive":
+            initial = naive_initial_nodes(self.backend, [p.id for p in base])
+            trace.emit(InitialNodes(1, "naive", triple_views(self.backend, dict.fromkeys(initial), gold)))
+            params = self.beam_params(s)
+            result = expand(qv, [p.id for p in base], initial, self.backend, self.scorer(s), params, s.rrf_k)
+            trace.emit(beams_event(1, result.search, self.backend, params, s.score_mode, gold))
+            trace.emit(PassagesExpanded(1, passage_views(self.backend, result.expanded, gold)))
+            trace.emit(PassagesFused(1, passage_views(self.backend, result.fused, gold)))
+            start = timer.stage("graph expansion", 1, start)
+            ranked = result.fused
+        trace.emit(FinalRanking(1, passage_views(self.backend, ranked, gold)))
+        total = (time.perf_counter() - t0) * 1000
+        trace.emit(RunFinished(1, 1, total, recall_dict(ranked, gold)))
+        return Run(ranked, trace, {**timer.totals, "total": total})
+
+
+def recall_dict(ranked: Sequence[Scored], gold: Collection[int], ks: Sequence[int] = (5, 10, 15)) -> dict[str, float]:
+    if not gold:
+        return {}
+    ids = [r.id for r in ranked]
+    return {str(k): len(set(ids[:k]) & set(gold)) / len(set(gold)) for k in ks}
+
+
+def _public_settings(s: Settings) -> dict[str, object]:
+    """Settings as recorded in a trace: secrets are never written."""
+    data = s.model_dump(mode="json", exclude={"llm_api_key", "es_api_key", "es_password", "es_username"})
+    data["gamma"] = s.effective_gamma
+    return data

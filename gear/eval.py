@@ -1,0 +1,212 @@
+"""Evaluation as the paper and HippoRAG define it: Recall@k per question (fraction of its gold passages in the top
+k), averaged over questions, in percent; EM/F1 with SQuAD normalisation, best over aliases; latency per stage.
+
+In single-step runs the base retriever returns k passages for R@k (paper App. B), so each cut-off is its own run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gear.config import Settings
+from gear.corpus import Question
+from gear.engine import Engine, Run
+from gear.trace import Answered, LLMCalled, PassagesFused, Trace
+
+
+# -- measures ---------------------------------------------------------------------------------------------------------
+def recall_at(ranked: Sequence[int], gold: Sequence[int], k: int) -> float:
+    """Fraction of gold passages among the top k (HippoRAG's definition)."""
+    if not gold:
+        return 0.0
+    return len(set(ranked[:k]) & set(gold)) / len(set(gold))
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def exact_match(prediction: str, answers: Sequence[str]) -> float:
+    return max((float(normalize_answer(prediction) == normalize_answer(a)) for a in answers), default=0.0)
+
+
+def f1_score(prediction: str, answers: Sequence[str]) -> float:
+    def f1(pred: str, gold: str) -> float:
+        p, g = normalize_answer(pred).split(), normalize_answer(gold).split()
+        common = Counter(p) & Counter(g)
+        same = sum(common.values())
+        if same == 0:
+            return 0.0
+        precision, recall = same / len(p), same / len(g)
+        return 2 * precision * recall / (precision + recall)
+
+    return max((f1(prediction, a) for a in answers), default=0.0)
+
+
+# -- reports ----------------------------------------------------------------------------------------------------------
+@dataclass
+class QuestionResult:
+    id: str
+    question: str
+    hop: str
+    n_gold: int
+    recall: dict[str, float]
+    answer: str | None = None
+    em: float | None = None
+    f1: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    iterations: int = 1
+    recall_per_iteration: list[dict[str, float]] = field(default_factory=list)
+    trace_file: str | None = None
+
+
+@dataclass
+class EvalReport:
+    method: str
+    retriever: str
+    ks: list[int]
+    settings: dict[str, Any]
+    questions: list[QuestionResult]
+    latency: dict[str, list[float]]
+    skipped: list[str] = field(default_factory=list)
+
+    def recall(self, results: Sequence[QuestionResult] | None = None) -> dict[str, float]:
+        rows = self.questions if results is None else results
+        return {str(k): 100.0 * float(np.mean([q.recall[str(k)] for q in rows])) if rows else 0.0 for k in self.ks}
+
+    def by_hop(self) -> dict[str, dict[str, Any]]:
+        groups: dict[str, list[QuestionResult]] = defaultdict(list)
+        for q in self.questions:
+            groups[q.hop].append(q)
+        return {hop: {"n": len(rows), "recall": self.recall(rows)} for hop, rows in sorted(groups.items())}
+
+    def latency_ms(self) -> dict[str, dict[str, float]]:
+        return {stage: {"mean": float(np.mean(v)), "p50": float(np.percentile(v, 50)),
+                        "p95": float(np.percentile(v, 95))} for stage, v in self.latency.items() if v}
+
+    def recall_per_iteration(self) -> dict[str, dict[str, float]]:
+        """R@k of the cumulative list after iteration n; questions that stopped earlier carry their last value."""
+        depth = max((len(q.recall_per_iteration) for q in self.questions), default=0)
+        out: dict[str, dict[str, float]] = {}
+        for n in range(depth):
+            vals = [q.recall_per_iteration[min(n, len(q.recall_per_iteration) - 1)]
+                    for q in self.questions if q.recall_per_iteration]
+            out[str(n + 1)] = {str(k): 100.0 * float(np.mean([v[str(k)] for v in vals])) for k in self.ks}
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "method": self.method, "retriever": self.retriever, "n_questions": len(self.questions),
+            "recall": self.recall(), "by_hop": self.by_hop(), "latency_ms": self.latency_ms(),
+            "settings": self.settings, "skipped": self.skipped,
+        }
+        answered = [q for q in self.questions if q.em is not None]
+        if answered:
+            data["em"] = 100.0 * float(np.mean([q.em for q in answered]))
+            data["f1"] = 100.0 * float(np.mean([q.f1 for q in answered]))
+        if any(q.prompt_tokens for q in self.questions):
+            data["tokens_per_question"] = {
+                "prompt": float(np.mean([q.prompt_tokens for q in self.questions])),
+                "completion": float(np.mean([q.completion_tokens for q in self.questions])),
+                "total": float(np.mean([q.prompt_tokens + q.completion_tokens for q in self.questions])),
+            }
+        per_iteration = self.recall_per_iteration()
+        if per_iteration:
+            data["recall_per_iteration"] = per_iteration
+        data["per_question"] = [asdict(q) for q in self.questions]
+        return data
+
+    def save(self, path: str | Path) -> None:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def _tokens(trace: Trace) -> tuple[int, int]:
+    calls = trace.of(LLMCalled)
+    return sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls)
+
+
+def _per_iteration_recall(trace: Trace, gold: Sequence[int], ks: Sequence[int]) -> list[dict[str, float]]:
+    """Cumulative list after each iteration: RRF of that iteration's and earlier fused lists, as the agent ranks."""
+    from gear.retrieve.fusion import rrf
+
+    lists: list[list[int]] = []
+    out = []
+    for n in trace.iterations():
+        fused = trace.first(PassagesFused, n)
+        if fused is None:
+            continue
+        lists.append([p.id for p in fused.passages])
+        ranked = [s.id for s in rrf(lists)]
+        out.append({str(k): recall_at(ranked, gold, k) for k in ks})
+    return out
+
+
+Progress = Callable[[int, int, str], None]
+
+
+def evaluate(engine: Engine, questions: Sequence[Question], settings: Settings, ks: Sequence[int] = (5, 10, 15),
+             progress: Progress | None = None, trace_dir: Path | None = None) -> EvalReport:
+    """Run every question; single-step methods run once per cut-off with base k = the cut-off."""
+    ks = sorted(set(ks))
+    report = EvalReport(settings.expand, settings.retriever, list(ks),
+                        {k: v for k, v in settings.model_dump(mode="json").items() if "key" not in k
+                         and "password" not in k}, [], defaultdict(list))
+    multi_step = settings.expand == "gear"
+    total = len(questions)
+    for n, q in enumerate(questions):
+        gold = engine.gold_ids(q.gold)
+        if not gold:
+            report.skipped.append(q.id)
+            continue
+        recall: dict[str, float] = {}
+        runs: list[Run] = []
+        for k in ([max(ks)] if multi_step else ks):
+            started = time.perf_counter()
+            run = engine.retrieve(q.question, k=(settings.agent_k if multi_step else k), settings=settings,
+                                  gold=gold, question_id=q.id, answers=q.answers)
+            for stage, ms in run.timings_ms.items():
+                report.latency[f"{stage} (k={k})" if not multi_step else stage].append(ms)
+            report.latency.setdefault("wall", []).append((time.perf_counter() - started) * 1000)
+            runs.append(run)
+            if multi_step:
+                recall = {str(kk): recall_at(run.ids, gold, kk) for kk in ks}
+            else:
+                recall[str(k)] = recall_at(run.ids, gold, k)
+        last = runs[-1]
+        prompt, completion = (sum(x) for x in zip(*(_tokens(r.trace) for r in runs), strict=True))
+        answered = last.trace.first(Answered)
+        result = QuestionResult(q.id, q.question, q.hop_type, len(gold), recall, prompt_tokens=prompt,
+                                completion_tokens=completion, iterations=max(1, len(last.trace.iterations())))
+        if answered is not None:
+            result.answer, result.em, result.f1 = answered.answer, answered.em, answered.f1
+        if multi_step:
+            result.recall_per_iteration = _per_iteration_recall(last.trace, gold, ks)
+        if trace_dir is not None:
+            path = trace_dir / f"{_safe(q.id)}.json"
+            last.trace.save(path)
+            result.trace_file = str(path)
+        report.questions.append(result)
+        if progress:
+            progress(n + 1, total, q.id)
+    return report
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:120]

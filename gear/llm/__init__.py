@@ -1,0 +1,71 @@
+"""LLM access for GeAR: one protocol, three backends (local llama.cpp, OpenAI-compatible, cache replay).
+
+`make_llm` is the only place that turns configuration into a backend, so the engine never branches on which model it
+talks to. Any backend can be wrapped with a record/replay cache to make runs reproducible and demos key-free.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gear.llm.base import LLM, LLMError, LLMResult, Message
+from gear.llm.replay import CachedLLM, Mode
+
+__all__ = ["KINDS", "LLM", "CachedLLM", "LLMError", "LLMResult", "Message", "make_llm"]
+
+KINDS = ("local", "openai", "replay", "record")
+
+
+def make_llm(
+    kind: str,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    cache_dir: Path | None = None,
+    mode: Mode | None = None,
+    timeout: float = 120.0,
+    max_retries: int = 3,
+    n_ctx: int | None = None,
+    n_threads: int | None = None,
+) -> LLM:
+    """Build the configured LLM.
+
+    kind "local": the embedded model; "openai": an OpenAI-compatible endpoint; "replay": answers from `cache_dir`
+    only (error on a miss; `model` defaults to the recorded one); "record": call a live model (OpenAI-compatible when
+    `base_url` or `api_key` is set, else local) and write every answer to `cache_dir`.
+    For "local"/"openai", a `cache_dir` wraps the model in a cache with `mode` (default "auto": serve hits, record
+    misses).
+    """
+    if kind not in KINDS:
+        raise LLMError(f"unknown LLM kind {kind!r}: use one of {', '.join(KINDS)}")
+    if kind in ("replay", "record") and cache_dir is None:
+        raise LLMError(f"LLM kind {kind!r} needs a cache directory: set GEAR_LLM_CACHE_DIR")
+    if kind == "replay":
+        assert cache_dir is not None
+        return CachedLLM.replay_only(Path(cache_dir), model=model)
+
+    live_kind = kind
+    if kind == "record":
+        live_kind = "openai" if (base_url or api_key) else "local"
+    inner: LLM
+    if live_kind == "openai":
+        from gear.llm.openai_client import OpenAILLM
+
+        inner = OpenAILLM(
+            model or "gpt-4o-mini", base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
+        )
+    else:
+        from gear.llm.local import DEFAULT_N_CTX, LocalLLM
+
+        inner = LocalLLM(
+            Path(model) if model and model.endswith(".gguf") else None,
+            n_ctx=n_ctx or DEFAULT_N_CTX,
+            n_threads=n_threads,
+        )
+    if kind == "record":
+        assert cache_dir is not None
+        return CachedLLM(inner, Path(cache_dir), mode or "record")
+    if cache_dir is not None:
+        return CachedLLM(inner, Path(cache_dir), mode or "auto")
+    return inner

@@ -1,0 +1,149 @@
+"""Record/replay cache for LLM calls: reproducible runs, and a demo and tests that need no key and no model.
+
+Each entry is one pretty, key-sorted JSON file named by the sha256 of the canonical request (model, messages, schema,
+max_tokens), so a cache directory can be committed and diffs stay readable. Served entries keep their original token
+counts and seconds, so token accounting of a replayed run matches the recorded one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Literal
+
+from gear.llm.base import LLM, LLMError, LLMResult, Message, last_user_content
+
+Mode = Literal["record", "replay", "auto"]
+_MODES = ("record", "replay", "auto")
+
+
+def cache_key(model: str, messages: list[Message], json_schema: dict | None, max_tokens: int) -> str:
+    """sha256 of the canonical JSON of the request: identical requests share one entry on every machine."""
+    payload = {"model": model, "messages": messages, "json_schema": json_schema, "max_tokens": max_tokens}
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Write atomically (temp file + rename) so a crash never leaves a truncated entry."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, sort_keys=True, ensure_ascii=False)
+            handle.write("\n")
+        os.replace(tmp_name, path)
+    finally:
+        Path(tmp_name).unlink(missing_ok=True)
+
+
+def recorded_models(cache_dir: Path) -> set[str]:
+    """Model names found in a cache directory (unreadable entries are ignored)."""
+    models: set[str] = set()
+    if not cache_dir.is_dir():
+        return models
+    for entry in cache_dir.glob("*.json"):
+        try:
+            model = json.loads(entry.read_text(encoding="utf-8")).get("model")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(model, str):
+            models.add(model)
+    return models
+
+
+class CachedLLM:
+    """Wraps an LLM with an on-disk cache.
+
+    mode "record": always call the inner model and (over)write the entry; "replay": serve from the cache only and
+    raise LLMError on a miss; "auto": serve hits, call through and record misses.
+    """
+
+    def __init__(self, inner: LLM | None, cache_dir: Path, mode: Mode = "auto", *, model: str | None = None) -> None:
+        if mode not in _MODES:
+            raise LLMError(f"unknown cache mode {mode!r}: use one of {', '.join(_MODES)}")
+        if inner is None and mode != "replay":
+            raise LLMError(f"cache mode {mode!r} needs a model to call; use mode 'replay' to serve from the cache only")
+        self.inner = inner
+        self.cache_dir = Path(cache_dir)
+        self.mode: Mode = mode
+        self.model: str = model or (inner.model if inner is not None else "")
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def replay_only(cls, cache_dir: Path, model: str | None = None) -> CachedLLM:
+        """Serve only from `cache_dir`; `model` defaults to the recorded one when the cache holds exactly one."""
+        cache_dir = Path(cache_dir)
+        if model is None:
+            models = recorded_models(cache_dir)
+            if len(models) == 1:
+                model = models.pop()
+            elif not models:
+                raise LLMError(f"LLM cache {cache_dir} is empty or missing: record a run first (GEAR_LLM=record)")
+            else:
+                raise LLMError(
+                    f"LLM cache {cache_dir} holds several models ({', '.join(sorted(models))}): set GEAR_LLM_MODEL"
+                )
+        return cls(None, cache_dir, "replay", model=model)
+
+    def path_for(self, messages: list[Message], json_schema: dict | None, max_tokens: int) -> Path:
+        return self.cache_dir / f"{cache_key(self.model, messages, json_schema, max_tokens)}.json"
+
+    def _load(self, path: Path) -> LLMResult | None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return LLMResult(
+                text=str(data["text"]),
+                prompt_tokens=int(data["prompt_tokens"]),
+                completion_tokens=int(data["completion_tokens"]),
+                seconds=float(data["seconds"]),
+                model=str(data.get("model", self.model)),
+                cached=True,
+            )
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # a corrupt entry counts as a miss; recording overwrites it
+
+    def complete(self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512) -> LLMResult:
+        path = self.path_for(messages, json_schema, max_tokens)
+        if self.mode != "record":
+            hit = self._load(path)
+            if hit is not None:
+                with self._lock:
+                    self.hits += 1
+                return hit
+        if self.inner is None or self.mode == "replay":
+            self.misses += 1
+            prompt = " ".join(last_user_content(messages).split())[:80]
+            raise LLMError(
+                f"no recorded answer in LLM cache {self.cache_dir} for model {self.model!r} and prompt "
+                f"{prompt!r}: record it first (GEAR_LLM=record) or use a live model"
+            )
+        with self._lock:
+            self.misses += 1
+        # no lock around the call: remote servers run calls in parallel; the atomic write makes races harmless
+        started = time.perf_counter()
+        result = self.inner.complete(messages, json_schema=json_schema, max_tokens=max_tokens)
+        seconds = result.seconds or (time.perf_counter() - started)
+        _write_json(
+            path,
+            {
+                "model": self.model,
+                "messages": messages,
+                "json_schema": json_schema,
+                "max_tokens": max_tokens,
+                "text": result.text,
+                "prompt_tokens": result.prompt_tokens,
+                "completion_tokens": result.completion_tokens,
+                "seconds": round(seconds, 4),
+            },
+        )
+        return result

@@ -1,0 +1,33 @@
+"""Turn engine results into trace views: the place where ids become the titles and texts a UI shows."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+
+from gear.retrieve.beam import BeamParams, BeamSearchResult
+from gear.store.base import SearchBackend
+from gear.trace import BeamsSearched, BeamView, PassageView, TripleView
+from gear.types import Scored
+
+
+def passage_views(backend: SearchBackend, ranked: Sequence[Scored] | Sequence[int],
+                  gold: Collection[int] = ()) -> list[PassageView]:
+    items = [(r.id, r.score) if isinstance(r, Scored) else (int(r), 0.0) for r in ranked]
+    found = backend.passages([i for i, _ in items])
+    return [PassageView(p.id, p.title, p.text, float(s), p.id in gold) for p, (_, s) in zip(found, items, strict=True)]
+
+
+def triple_views(backend: SearchBackend, ids: Iterable[int], gold: Collection[int] = ()) -> list[TripleView]:
+    triples = backend.triples(list(ids))
+    titles = {p.id: p.title for p in backend.passages(sorted({t.passage_id for t in triples}))}
+    return [TripleView(t.id, t.subject, t.predicate, t.object, t.passage_id, titles.get(t.passage_id, ""),
+                       t.passage_id in gold) for t in triples]
+
+
+def beams_event(iteration: int, search: BeamSearchResult, backend: SearchBackend, params: BeamParams,
+                score_mode: str, gold: Collection[int] = ()) -> BeamsSearched:
+    steps = [[BeamView(list(b.triple_ids), b.score, list(b.hop_scores), list(b.penalties)) for b in step]
+             for step in search.steps]
+    ids = sorted({t for step in search.steps for b in step for t in b.triple_ids})
+    return BeamsSearched(iteration, steps, triple_views(backend, ids, gold), params.width, params.length,
+                         params.max_neighbours, params.gamma, params.diversity, score_mode, search.candidates_scored)

@@ -1,0 +1,229 @@
+"""The embedded backend: bm25s for BM25, NumPy for exact dense search, CSR arrays for the triple graph.
+
+Everything lives in arrays saved as .npy files, so a saved index loads (memory-mapped) without re-encoding.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import Stemmer
+
+from gear.graph import Adjacency, build_adjacency
+from gear.retrieve.fusion import rrf
+from gear.store.base import IndexError_, Method, passage_text, triple_text
+from gear.types import Passage, Scored, Triple
+
+_STEMMER = Stemmer.Stemmer("english")
+
+Encode = Callable[[Sequence[str]], np.ndarray]
+
+
+def tokenize(texts: Sequence[str]) -> list[list[str]]:
+    """Lucene-like analysis: lower case, English stopwords, Snowball stemming."""
+    return bm25s.tokenize(list(texts), stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False)
+
+
+def build_bm25(texts: Sequence[str]) -> bm25s.BM25:
+    index = bm25s.BM25(method="lucene")
+    index.index(tokenize(texts), show_progress=False)
+    return index
+
+
+def bm25_search(index: bm25s.BM25, n_docs: int, queries: Sequence[str], k: int) -> list[list[Scored]]:
+    if n_docs == 0 or not queries:
+        return [[] for _ in queries]
+    k = min(k, n_docs)
+    docs, scores = index.retrieve(tokenize(queries), k=k, show_progress=False, n_threads=1)
+    # documents that share no term with the query score 0: a search engine would not return them
+    return [[Scored(int(d), float(s)) for d, s in zip(row_d, row_s, strict=True) if s > 0]
+            for row_d, row_s in zip(docs, scores, strict=True)]
+
+
+def dense_search(matrix: np.ndarray, query_vectors: np.ndarray, k: int) -> list[list[Scored]]:
+    """Exact cosine top-k (vectors are normalised); argpartition keeps it O(n) per query."""
+    n = matrix.shape[0]
+    if n == 0:
+        return [[] for _ in range(len(query_vectors))]
+    k = min(k, n)
+    sims = query_vectors @ matrix.T
+    out: list[list[Scored]] = []
+    for row in np.atleast_2d(sims):
+        top = np.argpartition(-row, k - 1)[:k] if k < n else np.arange(n)
+        top = top[np.lexsort((top, -row[top]))]
+        out.append([Scored(int(i), float(row[i])) for i in top])
+    return out
+
+
+@dataclass
+class Table:
+    """One searchable collection (passages or triples): texts, BM25 index and normalised vectors."""
+
+    bm25: bm25s.BM25
+    vectors: np.ndarray
+    size: int
+
+    def search(self, queries: Sequence[str], k: int, method: Method, query_vectors: np.ndarray | None,
+               encode: Encode, rrf_k: int) -> list[list[Scored]]:
+        if method == "bm25":
+            return bm25_search(self.bm25, self.size, queries, k)
+        qv = query_vectors if query_vectors is not None else encode(queries)
+        if method == "dense":
+            return dense_search(self.vectors, qv, k)
+        sparse = bm25_search(self.bm25, self.size, queries, k)
+        dense = dense_search(self.vectors, qv, k)
+        return [rrf([[s.id for s in a], [d.id for d in b]], k=rrf_k)[:k] for a, b in zip(sparse, dense, strict=True)]
+
+
+class MemoryBackend:
+    """An in-process index of passages C and triples T (the default; no server needed)."""
+
+    def __init__(self, *, embedder: str, encode: Encode, titles: list[str], texts: list[str],
+                 spo: list[tuple[str, str, str]], triple_passage: np.ndarray, passages: Table, triples: Table,
+                 adjacency: Adjacency, entities: list[str], rrf_k: int = 60) -> None:
+        self._embedder = embedder
+        self._encode = encode
+        self.titles, self.texts = titles, texts
+        self.spo = spo
+        self.triple_passage = np.asarray(triple_passage, dtype=np.int32)
+        self.passage_table, self.triple_table = passages, triples
+        self.adjacency = adjacency
+        self.entities = entities
+        self.rrf_k = rrf_k
+        order = np.argsort(self.triple_passage, kind="stable")
+        counts = np.bincount(self.triple_passage, minlength=len(titles))
+        self._by_passage_ptr = np.concatenate([[0], np.cumsum(counts)])
+        self._by_passage = order.astype(np.int32)
+        self._key_index: dict[tuple[str, str], int] | None = None
+        self._title_index: dict[str, list[int]] | None = None
+        self._lock = threading.Lock()
+
+    # -- building -------------------------------------------------------------------------------------------------
+    @classmethod
+    def build(cls, titles: list[str], texts: list[str], spo: list[tuple[str, str, str]],
+              triple_passage: Sequence[int], *, embedder: str, encode: Encode,
+              encode_batch: Callable[[Sequence[str], str], np.ndarray] | None = None,
+              rrf_k: int = 60) -> MemoryBackend:
+        """Index passages and triples; `encode_batch(texts, what)` may report progress for long corpora."""
+        embed = encode_batch or (lambda items, _what: encode(items))
+        ptexts = [passage_text(t, x) for t, x in zip(titles, texts, strict=True)]
+        ttexts = [triple_text(*t) for t in spo]
+        pvec = embed(ptexts, "passages")
+        tvec = embed(ttexts, "triples") if ttexts else np.zeros((0, pvec.shape[1]), np.float32)
+        adjacency, entities = build_adjacency([t[0] for t in spo], [t[2] for t in spo])
+        return cls(embedder=embedder, encode=encode, titles=titles, texts=texts, spo=spo,
+                   triple_passage=np.asarray(triple_passage, dtype=np.int32),
+                   passages=Table(build_bm25(ptexts), pvec, len(ptexts)),
+                   triples=Table(build_bm25(ttexts) if ttexts else build_bm25(["empty"]), tvec, len(ttexts)),
+                   adjacency=adjacency, entities=entities, rrf_k=rrf_k)
+
+    # -- persistence ----------------------------------------------------------------------------------------------
+    def save(self, directory: Path) -> list[str]:
+        """Write every part into `directory` (the caller makes it atomic); returns the files written."""
+        directory.mkdir(parents=True, exist_ok=True)
+        with (directory / "passages.json").open("w", encoding="utf-8") as fh:
+            json.dump({"titles": self.titles, "texts": self.texts}, fh, ensure_ascii=False)
+        with (directory / "triples.json").open("w", encoding="utf-8") as fh:
+            json.dump([list(t) for t in self.spo], fh, ensure_ascii=False)
+        with (directory / "entities.json").open("w", encoding="utf-8") as fh:
+            json.dump(self.entities, fh, ensure_ascii=False)
+        arrays = {
+            "passage_vectors.npy": self.passage_table.vectors, "triple_vectors.npy": self.triple_table.vectors,
+            "triple_passage.npy": self.triple_passage, "triple_head.npy": self.adjacency.head,
+            "triple_tail.npy": self.adjacency.tail, "entity_indptr.npy": self.adjacency.indptr,
+            "entity_triples.npy": self.adjacency.indices,
+        }
+        for name, arr in arrays.items():
+            np.save(directory / name, np.ascontiguousarray(arr))
+        self.passage_table.bm25.save(str(directory / "bm25_passages"), show_progress=False)
+        self.triple_table.bm25.save(str(directory / "bm25_triples"), show_progress=False)
+        return sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())
+
+    @classmethod
+    def load(cls, directory: Path, *, embedder: str, encode: Encode, rrf_k: int = 60) -> MemoryBackend:
+        def arr(name: str) -> np.ndarray:
+            return np.load(directory / name, mmap_mode="r")
+
+        try:
+            with (directory / "passages.json").open(encoding="utf-8") as fh:
+                p = json.load(fh)
+            with (directory / "triples.json").open(encoding="utf-8") as fh:
+                spo = [tuple(t) for t in json.load(fh)]
+            with (directory / "entities.json").open(encoding="utf-8") as fh:
+                entities = json.load(fh)
+            pb = bm25s.BM25.load(str(directory / "bm25_passages"), mmap=True, show_progress=False)
+            tb = bm25s.BM25.load(str(directory / "bm25_triples"), mmap=True, show_progress=False)
+            adjacency = Adjacency(np.asarray(arr("triple_head.npy")), np.asarray(arr("triple_tail.npy")),
+                                  np.asarray(arr("entity_indptr.npy")), np.asarray(arr("entity_triples.npy")))
+            pvec, tvec = arr("passage_vectors.npy"), arr("triple_vectors.npy")
+            tp = np.asarray(arr("triple_passage.npy"))
+        except (OSError, ValueError, KeyError) as exc:
+            raise IndexError_(f"{directory}: index is incomplete or corrupt ({exc}); rebuild it with `gear index`") \
+                from None
+        return cls(embedder=embedder, encode=encode, titles=p["titles"], texts=p["texts"], spo=spo,  # type: ignore[arg-type]
+                   triple_passage=tp, passages=Table(pb, pvec, len(p["titles"])), triples=Table(tb, tvec, len(spo)),
+                   adjacency=adjacency, entities=entities, rrf_k=rrf_k)
+
+    # -- protocol -------------------------------------------------------------------------------------------------
+    @property
+    def n_passages(self) -> int:
+        return len(self.titles)
+
+    @property
+    def n_triples(self) -> int:
+        return len(self.spo)
+
+    @property
+    def embedder(self) -> str:
+        return self._embedder
+
+    def passages(self, ids: Sequence[int]) -> list[Passage]:
+        return [Passage(int(i), self.titles[i], self.texts[i]) for i in ids]
+
+    def triples(self, ids: Sequence[int]) -> list[Triple]:
+        return [Triple(int(i), *self.spo[i], int(self.triple_passage[i])) for i in ids]
+
+    def passage_of(self, triple_id: int) -> int:
+        return int(self.triple_passage[triple_id])
+
+    def passages_of(self, triple_ids: Sequence[int]) -> np.ndarray:
+        return self.triple_passage[np.asarray(triple_ids, dtype=np.int64)]
+
+    def triples_of(self, passage_id: int) -> list[int]:
+        lo, hi = self._by_passage_ptr[passage_id], self._by_passage_ptr[passage_id + 1]
+        return [int(t) for t in self._by_passage[lo:hi]]
+
+    def neighbours(self, triple_id: int) -> np.ndarray:
+        return self.adjacency.neighbours(triple_id)
+
+    def triple_vectors(self, ids: Sequence[int]) -> np.ndarray:
+        return np.asarray(self.triple_table.vectors[np.asarray(ids, dtype=np.int64)])
+
+    def search_passages(self, queries: Sequence[str], k: int, method: Method,
+                        query_vectors: np.ndarray | None = None) -> list[list[Scored]]:
+        return self.passage_table.search(queries, k, method, query_vectors, self._encode, self.rrf_k)
+
+    def search_triples(self, queries: Sequence[str], k: int, method: Method,
+                       query_vectors: np.ndarray | None = None) -> list[list[Scored]]:
+        return self.triple_table.search(queries, k, method, query_vectors, self._encode, self.rrf_k)
+
+    def find_passage(self, title: str, text: str | None) -> int | None:
+        with self._lock:
+            if self._key_index is None:
+                self._key_index = {(t, x): i for i, (t, x) in enumerate(zip(self.titles, self.texts, strict=True))}
+                self._title_index = {}
+                for i, t in enumerate(self.titles):
+                    self._title_index.setdefault(t, []).append(i)
+        if text is not None:
+            found = self._key_index.get((title, text))
+            if found is None:
+                found = self._key_index.get((title, text.strip()))
+            return found
+        same = self._title_index.get(title, []) if self._title_index else []
+        return same[0] if len(same) == 1 else None

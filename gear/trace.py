@@ -1,0 +1,349 @@
+"""Typed events of a run, and the Trace that records them: the contract between the engine and every UI.
+
+Events carry the text of every passage and triple they mention, so a saved trace redraws the whole run without the
+index or an LLM. A run can stream events to listeners (the app draws them as they arrive).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+FORMAT_VERSION = 1
+
+
+class TraceError(ValueError):
+    """A trace file that cannot be read; the message names the file and the problem."""
+
+
+# -- views: what a trace keeps of passages, triples and beams ---------------------------------------------------------
+@dataclass(frozen=True)
+class PassageView:
+    id: int
+    title: str
+    text: str
+    score: float = 0.0
+    gold: bool = False
+
+
+@dataclass(frozen=True)
+class TripleView:
+    id: int
+    subject: str
+    predicate: str
+    object: str
+    passage_id: int
+    passage_title: str = ""
+    gold: bool = False
+
+    @property
+    def spo(self) -> tuple[str, str, str]:
+        return (self.subject, self.predicate, self.object)
+
+
+@dataclass(frozen=True)
+class BeamView:
+    triple_ids: list[int]
+    score: float
+    hop_scores: list[float]
+    penalties: list[float]
+
+
+@dataclass(frozen=True)
+class TripleLinkView:
+    proximal: list[str]
+    linked: TripleView | None
+    similarity: float
+
+
+@dataclass(frozen=True)
+class PassageLinkView:
+    triple: list[str]
+    passages: list[PassageView]
+
+
+# -- events ----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Event:
+    kind: ClassVar[str] = "event"
+    iteration: int
+
+
+@dataclass(frozen=True)
+class RunStarted(Event):
+    kind: ClassVar[str] = "run_started"
+    question: str
+    method: str
+    retriever: str
+    settings: dict[str, Any]
+    question_id: str = ""
+    gold_passage_ids: list[int] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class IterationStarted(Event):
+    kind: ClassVar[str] = "iteration_started"
+    query: str
+
+
+@dataclass(frozen=True)
+class BaseRetrieved(Event):
+    kind: ClassVar[str] = "base_retrieved"
+    query: str
+    k: int
+    passages: list[PassageView]
+
+
+@dataclass(frozen=True)
+class ProximalTriples(Event):
+    """Output of `read`. role "sync" = T′q (reads the base passages), "gist" = T^G_q(n) (goes into the memory)."""
+
+    kind: ClassVar[str] = "proximal_triples"
+    role: str
+    source: str
+    passage_ids: list[int]
+    triples: list[list[str]]
+    raw: str = ""
+
+
+@dataclass(frozen=True)
+class TriplesLinked(Event):
+    kind: ClassVar[str] = "triples_linked"
+    links: list[TripleLinkView]
+
+
+@dataclass(frozen=True)
+class InitialNodes(Event):
+    kind: ClassVar[str] = "initial_nodes"
+    source: str  # "naive" (all triples of the base passages) or "sync" (tripleLink of proximal triples)
+    triples: list[TripleView]
+
+
+@dataclass(frozen=True)
+class BeamsSearched(Event):
+    kind: ClassVar[str] = "beams_searched"
+    steps: list[list[BeamView]]
+    triples: list[TripleView]  # every triple any beam mentions
+    width: int
+    length: int
+    max_neighbours: int
+    gamma: float
+    diversity: bool
+    score_mode: str
+    candidates_scored: int
+
+
+@dataclass(frozen=True)
+class PassagesExpanded(Event):
+    kind: ClassVar[str] = "passages_expanded"
+    passages: list[PassageView]  # C̃q: source passages of the flattened beams, in order
+
+
+@dataclass(frozen=True)
+class PassagesFused(Event):
+    kind: ClassVar[str] = "passages_fused"
+    passages: list[PassageView]  # Cq(n) = RRF(C̃q, C′q)
+
+
+@dataclass(frozen=True)
+class GistUpdated(Event):
+    kind: ClassVar[str] = "gist_updated"
+    added: list[list[str]]
+    memory: list[list[str]]
+
+
+@dataclass(frozen=True)
+class Reasoned(Event):
+    kind: ClassVar[str] = "reasoned"
+    answerable: bool
+    answer: str
+    reason: str
+    raw: str = ""
+
+
+@dataclass(frozen=True)
+class QueryRewritten(Event):
+    kind: ClassVar[str] = "query_rewritten"
+    query: str
+    raw: str = ""
+
+
+@dataclass(frozen=True)
+class PassagesLinked(Event):
+    kind: ClassVar[str] = "passages_linked"
+    links: list[PassageLinkView]
+
+
+@dataclass(frozen=True)
+class FinalRanking(Event):
+    kind: ClassVar[str] = "final_ranking"
+    passages: list[PassageView]
+
+
+@dataclass(frozen=True)
+class Answered(Event):
+    kind: ClassVar[str] = "answered"
+    answer: str
+    raw: str
+    passage_ids: list[int]
+    em: float | None = None
+    f1: float | None = None
+
+
+@dataclass(frozen=True)
+class LLMCalled(Event):
+    kind: ClassVar[str] = "llm_called"
+    step: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class StageTimed(Event):
+    kind: ClassVar[str] = "stage_timed"
+    stage: str
+    ms: float
+
+
+@dataclass(frozen=True)
+class Warned(Event):
+    kind: ClassVar[str] = "warned"
+    message: str
+
+
+@dataclass(frozen=True)
+class RunFinished(Event):
+    kind: ClassVar[str] = "run_finished"
+    iterations: int
+    total_ms: float
+    recall: dict[str, float] = field(default_factory=dict)
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.kind: cls for cls in (RunStarted, IterationStarted, BaseRetrieved, ProximalTriples, TriplesLinked,
+                              InitialNodes, BeamsSearched, PassagesExpanded, PassagesFused, GistUpdated, Reasoned,
+                              QueryRewritten, PassagesLinked, FinalRanking, Answered, LLMCalled, StageTimed, Warned,
+                              RunFinished)
+}
+
+E = TypeVar("E", bound=Event)
+Listener = Callable[[Event], None]
+
+
+def _decode(tp: Any, value: Any) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None:
+            return None
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _decode(inner[0], value)
+    if origin is list:
+        (arg,) = typing.get_args(tp)
+        return [_decode(arg, v) for v in value]
+    if origin is dict:
+        return dict(value)
+    if dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        names = {f.name for f in dataclasses.fields(tp)}
+        return tp(**{k: _decode(hints[k], v) for k, v in value.items() if k in names})
+    if tp is float and isinstance(value, int):
+        return float(value)
+    return value
+
+
+class Trace:
+    """An ordered list of events; listeners see each event as it is recorded."""
+
+    def __init__(self, events: list[Event] | None = None) -> None:
+        self.events: list[Event] = list(events or [])
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+        for listener in self._listeners:
+            listener(event)
+
+    # -- queries ------------------------------------------------------------------------------------------------------
+    def of(self, cls: type[E], iteration: int | None = None) -> list[E]:
+        return [e for e in self.events if isinstance(e, cls) and (iteration is None or e.iteration == iteration)]
+
+    def first(self, cls: type[E], iteration: int | None = None) -> E | None:
+        found = self.of(cls, iteration)
+        return found[0] if found else None
+
+    def iterations(self) -> list[int]:
+        return sorted({e.iteration for e in self.events if isinstance(e, IterationStarted)})
+
+    @property
+    def question(self) -> str:
+        start = self.first(RunStarted)
+        return start.question if start else ""
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
+
+    def tokens(self) -> tuple[int, int]:
+        calls = self.of(LLMCalled)
+        return sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls)
+
+    # -- JSON ---------------------------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": "gear-trace", "version": FORMAT_VERSION,
+                "events": [{"kind": e.kind, **dataclasses.asdict(e)} for e in self.events]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "trace") -> Trace:
+        if not isinstance(data, dict) or data.get("format") != "gear-trace":
+            raise TraceError(f"{source}: not a GeAR trace (missing \"format\": \"gear-trace\")")
+        if data.get("version") != FORMAT_VERSION:
+            raise TraceError(f"{source}: trace version {data.get('version')} is not supported (expected "
+                             f"{FORMAT_VERSION})")
+        events: list[Event] = []
+        for n, raw in enumerate(data.get("events", [])):
+            kind = raw.get("kind") if isinstance(raw, dict) else None
+            etype = EVENT_TYPES.get(kind)  # type: ignore[arg-type]
+            if etype is None:
+                raise TraceError(f"{source}: event {n} has unknown kind {kind!r}")
+            try:
+                events.append(_decode(etype, {k: v for k, v in raw.items() if k != "kind"}))
+            except (TypeError, ValueError, AttributeError, KeyError) as exc:
+                raise TraceError(f"{source}: event {n} ({kind}) is malformed: {exc}") from None
+        return cls(events)
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "trace") -> Trace:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TraceError(f"{source}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        return cls.from_dict(data, source)
+
+    def save(self, path: str | Path) -> None:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(p.suffix + ".tmp")
+        tmp.write_text(self.to_json(), encoding="utf-8")
+        tmp.replace(p)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Trace:
+        p = Path(path)
+        if not p.exists():
+            raise TraceError(f"{p}: file not found")
+        return cls.from_json(p.read_text(encoding="utf-8"), str(p))
