@@ -49,7 +49,7 @@ class Encoder:
         self.encode_seconds = 0.0
 
     @property
-    def model(self):  # noqa: ANN201 - SentenceTransformer, imported lazily (torch import is slow)
+    def model(self):
         if self._model is None:
             import torch
             from sentence_transformers import SentenceTransformer

@@ -63,8 +63,14 @@ class Timer:
 class Engine:
     """Holds the heavy state (index, encoder) once; every call takes its own Settings, so runs never interfere."""
 
-    def __init__(self, backend: SearchBackend, encoder: Encoder, settings: Settings,
-                 manifest: Manifest | None = None, directory: Path | None = None) -> None:
+    def __init__(
+        self,
+        backend: SearchBackend,
+        encoder: Encoder,
+        settings: Settings,
+        manifest: Manifest | None = None,
+        directory: Path | None = None,
+    ) -> None:
         self.backend, self.encoder, self.settings = backend, encoder, settings
         self.manifest, self.directory = manifest, directory
         self._llm = None
@@ -93,12 +99,22 @@ class Engine:
 
     @staticmethod
     def beam_params(settings: Settings) -> BeamParams:
-        return BeamParams(settings.beam_width, settings.beam_length, settings.max_neighbours,
-                          settings.effective_gamma, settings.diversity)
+        return BeamParams(
+            settings.beam_width,
+            settings.beam_length,
+            settings.max_neighbours,
+            settings.effective_gamma,
+            settings.diversity,
+        )
 
-    def base_retrieve(self, query: str, k: int, settings: Settings, query_vector: np.ndarray | None = None) -> list[Scored]:
-        qv = None if settings.retriever == "bm25" else (query_vector if query_vector is not None
-                                                         else self.encode_query(query)[None, :])
+    def base_retrieve(
+        self, query: str, k: int, settings: Settings, query_vector: np.ndarray | None = None
+    ) -> list[Scored]:
+        qv = (
+            None
+            if settings.retriever == "bm25"
+            else (query_vector if query_vector is not None else self.encode_query(query)[None, :])
+        )
         if qv is not None and qv.ndim == 1:
             qv = qv[None, :]
         return self.backend.search_passages([query], k, settings.retriever, qv)[0]
@@ -108,15 +124,24 @@ class Engine:
         return list(dict.fromkeys(i for i in ids if i is not None))
 
     # -- methods ------------------------------------------------------------------------------------------------------
-    def retrieve(self, question: str, *, k: int = 10, settings: Settings | None = None,
-                 gold: Collection[int] = (), question_id: str = "", answers: Sequence[str] = (),
-                 trace: Trace | None = None) -> Run:
+    def retrieve(
+        self,
+        question: str,
+        *,
+        k: int = 10,
+        settings: Settings | None = None,
+        gold: Collection[int] = (),
+        question_id: str = "",
+        answers: Sequence[str] = (),
+        trace: Trace | None = None,
+    ) -> Run:
         """Single-step retrieval (base, NaiveGE, SyncGE) or the multi-step GeAR agent, per `settings`."""
         s = settings or self.settings
         method = s.expand
         trace = trace or Trace()
-        trace.emit(RunStarted(0, question, method, s.retriever, _public_settings(s), question_id, list(gold),
-                              list(answers)))
+        trace.emit(
+            RunStarted(0, question, method, s.retriever, _public_settings(s), question_id, list(gold), list(answers))
+        )
         if method in ("sync", "gear"):
             from gear.agent import run_agent, run_sync
 
@@ -124,8 +149,7 @@ class Engine:
             return runner(self, question, k=k, settings=s, gold=gold, trace=trace, answers=answers)
         return self._single_step(question, k, s, method, gold, trace)
 
-    def _single_step(self, question: str, k: int, s: Settings, method: str, gold: Collection[int],
-                     trace: Trace) -> Run:
+    def _single_step(self, question: str, k: int, s: Settings, method: str, gold: Collection[int], trace: Trace) -> Run:
         timer = Timer(trace)
         t0 = start = time.perf_counter()
         trace.emit(IterationStarted(1, question))

@@ -46,10 +46,7 @@ class Adjacency:
         """Triples sharing the head or tail entity of `triple`, itself excluded, ascending ids."""
         h, t = int(self.head[triple]), int(self.tail[triple])
         a = self.triples_with_entity(h)
-        if h == t:
-            out = a
-        else:
-            out = np.union1d(a, self.triples_with_entity(t))
+        out = a if h == t else np.union1d(a, self.triples_with_entity(t))
         return out[out != triple]
 
 

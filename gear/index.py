@@ -57,8 +57,10 @@ class Manifest:
         except json.JSONDecodeError as exc:
             raise IndexError_(f"{path}: corrupt manifest ({exc.msg}); rebuild the index") from None
         if data.get("format_version") != FORMAT_VERSION:
-            raise IndexError_(f"{directory}: index format {data.get('format_version')} is not supported by this "
-                              f"version of gear (expects {FORMAT_VERSION}); rebuild it with `gear index`")
+            raise IndexError_(
+                f"{directory}: index format {data.get('format_version')} is not supported by this "
+                f"version of gear (expects {FORMAT_VERSION}); rebuild it with `gear index`"
+            )
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -74,7 +76,9 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def align_openie(docs: Sequence[Document], openie: Sequence[OpenIEDoc], report: LoadReport) -> list[list[tuple[str, str, str]]]:
+def align_openie(
+    docs: Sequence[Document], openie: Sequence[OpenIEDoc], report: LoadReport
+) -> list[list[tuple[str, str, str]]]:
     """Triples for each document, matched by (title, text), then by text alone; unmatched docs get none."""
     by_key = {(d.title, d.text): d for d in openie}
     by_text = {d.text.strip(): d for d in openie}
@@ -95,8 +99,12 @@ def align_openie(docs: Sequence[Document], openie: Sequence[OpenIEDoc], report: 
 def _density(counts: np.ndarray) -> dict[str, float]:
     if len(counts) == 0:
         return {}
-    return {"mean": float(counts.mean()), "median": float(np.median(counts)), "max": float(counts.max()),
-            "zero": float((counts == 0).sum())}
+    return {
+        "mean": float(counts.mean()),
+        "median": float(np.median(counts)),
+        "max": float(counts.max()),
+        "zero": float((counts == 0).sum()),
+    }
 
 
 def atomic_directory(out: Path, write: Callable[[Path], None]) -> None:
@@ -116,9 +124,16 @@ def atomic_directory(out: Path, write: Callable[[Path], None]) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def build_index(docs: Sequence[Document], triples_by_doc: Sequence[Sequence[tuple[str, str, str]]], out: Path,
-                encoder: Encoder, *, source: dict[str, Any] | None = None, progress: Progress | None = None,
-                extraction: dict[str, Any] | None = None) -> Manifest:
+def build_index(
+    docs: Sequence[Document],
+    triples_by_doc: Sequence[Sequence[tuple[str, str, str]]],
+    out: Path,
+    encoder: Encoder,
+    *,
+    source: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+    extraction: dict[str, Any] | None = None,
+) -> Manifest:
     """Encode and index passages and triples, then save atomically to `out`."""
     titles = [d.title for d in docs]
     texts = [d.text for d in docs]
@@ -133,24 +148,37 @@ def build_index(docs: Sequence[Document], triples_by_doc: Sequence[Sequence[tupl
         chunk = 512
         parts = []
         for start in range(0, len(items), chunk):
-            parts.append(encoder.encode(items[start:start + chunk]))
+            parts.append(encoder.encode(items[start : start + chunk]))
             if progress:
                 progress(f"encoding {what}", min(start + chunk, len(items)), len(items))
         return np.concatenate(parts) if parts else np.zeros((0, encoder.dim), np.float32)
 
-    backend = MemoryBackend.build(titles, texts, spo, owner, embedder=encoder.name, encode=encoder.encode_cached,
-                                  encode_batch=encode_batch)
+    backend = MemoryBackend.build(
+        titles, texts, spo, owner, embedder=encoder.name, encode=encoder.encode_cached, encode_batch=encode_batch
+    )
     counts = np.bincount(np.asarray(owner, dtype=np.int64), minlength=len(docs)) if docs else np.zeros(0)
-    manifest = Manifest(FORMAT_VERSION, "memory", encoder.name, encoder.dim, len(docs), len(spo),
-                        backend.adjacency.n_entities, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                        source or {}, {}, _density(counts), extraction or {})
+    manifest = Manifest(
+        FORMAT_VERSION,
+        "memory",
+        encoder.name,
+        encoder.dim,
+        len(docs),
+        len(spo),
+        backend.adjacency.n_entities,
+        time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        source or {},
+        {},
+        _density(counts),
+        extraction or {},
+    )
 
     def write(directory: Path) -> None:
         if progress:
             progress("saving", 0, 1)
         files = backend.save(directory)
-        manifest.files = {f: {"bytes": (directory / f).stat().st_size, "sha256": sha256_file(directory / f)}
-                          for f in files}
+        manifest.files = {
+            f: {"bytes": (directory / f).stat().st_size, "sha256": sha256_file(directory / f)} for f in files
+        }
         np.save(directory / "triples_per_passage.npy", counts.astype(np.int32))
         manifest.write(directory)
         if progress:
@@ -181,6 +209,8 @@ def open_memory_backend(directory: Path, manifest: Manifest, encoder: Encoder, r
         if not path.exists() or path.stat().st_size != meta["bytes"]:
             raise IndexError_(f"{directory}: file {name} is missing or truncated; rebuild the index")
     if encoder.name != manifest.embedder:
-        raise IndexError_(f"{directory}: index was built with {manifest.embedder}, but the configured embedder is "
-                          f"{encoder.name}; set GEAR_EMBEDDER={manifest.embedder} or rebuild")
+        raise IndexError_(
+            f"{directory}: index was built with {manifest.embedder}, but the configured embedder is "
+            f"{encoder.name}; set GEAR_EMBEDDER={manifest.embedder} or rebuild"
+        )
     return MemoryBackend.load(directory, embedder=manifest.embedder, encode=encoder.encode_cached, rrf_k=rrf_k)

@@ -81,7 +81,7 @@ def beam_search(query_vector: np.ndarray, initial: Sequence[int], backend: Searc
             cands = backend.neighbours(beam.triple_ids[-1])
             cands = cands[~np.isin(cands, list(visited))] if len(cands) else cands
             per_beam.append(select_neighbours(backend, query_vector, cands, params.max_neighbours))
-        sequences = [beam.triple_ids + (int(t),) for beam, cands in zip(previous, per_beam, strict=True)
+        sequences = [(*beam.triple_ids, int(t)) for beam, cands in zip(previous, per_beam, strict=True)
                      for t in cands]
         raw = scorer(query_vector, sequences)
         result.candidates_scored += len(sequences)
@@ -98,8 +98,8 @@ def beam_search(query_vector: np.ndarray, initial: Sequence[int], backend: Searc
             order = np.argsort(-accumulated, kind="stable")
             for n, j in enumerate(order):
                 factor = params.penalty(n)
-                step.append(Beam(beam.triple_ids + (int(cands[j]),), float(accumulated[j] * factor),
-                                 beam.hop_scores + (float(scores[j]),), beam.penalties + (factor,)))
+                step.append(Beam((*beam.triple_ids, int(cands[j])), float(accumulated[j] * factor),
+                                 (*beam.hop_scores, float(scores[j])), (*beam.penalties, factor)))
         result.steps.append(top(step, params.width))
     return result
 

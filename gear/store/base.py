@@ -12,7 +12,7 @@ from gear.types import Passage, Scored, Triple
 Method = Literal["bm25", "dense", "hybrid"]
 
 
-class IndexError_(RuntimeError):  # noqa: N801 - avoid shadowing the builtin IndexError
+class IndexError_(RuntimeError):
     """A missing, corrupt or mismatched index; the message says which and what to do."""
 
 
