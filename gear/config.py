@@ -46,6 +46,7 @@ class Settings(BaseSettings):
     gist_read: GistRead = "fused"
     gist_read_k: int = Field(10, ge=1)
     qa_top_k: int = Field(5, ge=1)
+    answer: bool = True  # generate an answer with the paper's QA prompt (SyncGE and GeAR runs)
     # llm
     llm: Literal["local", "openai", "replay", "record"] = "local"
     llm_model: str | None = None

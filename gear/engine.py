@@ -3,10 +3,12 @@ method of the paper on a question and record a Trace of it."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,6 +33,9 @@ from gear.trace import (
     Trace,
 )
 from gear.types import Scored
+
+if TYPE_CHECKING:
+    from gear.llm import LLM
 
 
 @dataclass
@@ -73,7 +78,8 @@ class Engine:
     ) -> None:
         self.backend, self.encoder, self.settings = backend, encoder, settings
         self.manifest, self.directory = manifest, directory
-        self._llm = None
+        self._llms: dict[tuple[object, ...], object] = {}
+        self._llm_lock = threading.Lock()
 
     @classmethod
     def open(cls, directory: str | Path, settings: Settings | None = None, encoder: Encoder | None = None) -> Engine:
@@ -89,6 +95,25 @@ class Engine:
         else:
             backend = open_memory_backend(directory, manifest, encoder, base.rrf_k)
         return cls(backend, encoder, base, manifest, directory)
+
+    def llm(self, settings: Settings | None = None) -> LLM:
+        """The configured LLM, created once per configuration (the local model takes seconds to load)."""
+        from gear.llm import make_llm
+
+        s = settings or self.settings
+        key = (s.llm, s.llm_model, s.llm_base_url, str(s.llm_cache_dir))
+        with self._llm_lock:
+            if key not in self._llms:
+                api_key = s.llm_api_key.get_secret_value() if s.llm_api_key else None
+                self._llms[key] = make_llm(s.llm, model=s.llm_model, base_url=s.llm_base_url, api_key=api_key,
+                                           cache_dir=s.llm_cache_dir)
+            return self._llms[key]  # type: ignore[return-value]
+
+    def set_llm(self, settings: Settings, llm: LLM) -> None:
+        """Use a given LLM for this configuration (tests script one; the app may share one)."""
+        key = (settings.llm, settings.llm_model, settings.llm_base_url, str(settings.llm_cache_dir))
+        with self._llm_lock:
+            self._llms[key] = llm
 
     # -- building blocks ----------------------------------------------------------------------------------------------
     def encode_query(self, text: str) -> np.ndarray:

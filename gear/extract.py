@@ -1,0 +1,490 @@
+"""Offline triple extraction (the paper's offline stage): one LLM call per passage, resumable, observable, cheap.
+
+Each passage is sent with the paper's "Triple Extraction" prompt (Appendix "Offline Prompts", both demonstrations).
+Two message styles:
+
+- "paper": the prompt alone, as the paper sends it; the answer is read with the tolerant parsers (gear.parsing).
+- "one-shot" (default for the local model): the paper's prompt for its own Demonstration #1 as a first user turn,
+  answered by an assistant turn holding that demonstration as valid JSON ({"named_entities": [...], "triples":
+  [[s, p, o], ...]}), then the paper's prompt for the passage. Backends that support it get a JSON schema with
+  `maxItems` caps, so the output always parses and repetition loops stop (see TESTING.md, "Local LLM").
+
+Every finished passage is appended to a JSONL journal (flushed and fsynced) keyed by sha256(prompt version, message
+style, schema, model, title, passage text). A killed run therefore resumes with no lost and no repeated LLM calls, and
+changing the prompt or the model invalidates exactly the entries it must. The journal lives in a work directory beside
+the index (INDEX_DIR.extract/ by default); `gear index` never touches the index until extraction has finished.
+
+Each triple is aligned to exactly one passage: the one it was extracted from. Triples that are not three non-empty
+strings and duplicates are dropped and counted; optionally (`require_grounded`) triples whose subject and object both
+appear nowhere in the passage are dropped too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from gear.llm.base import LLM, LLMError, LLMResult, Message
+from gear.parsing import parse_entities, parse_triples
+from gear.prompts import extraction_prompt
+
+Triple = tuple[str, str, str]
+Style = Literal["paper", "one-shot"]
+
+PROMPT_VERSION = "gear-triple-extraction/1"
+JOURNAL = "extractions.jsonl"
+MAX_TRIPLES = 30  # schema cap: a 100-word passage holds 5-20 facts; longer lists are repetition loops
+MAX_ENTITIES = 30
+MAX_TOKENS = 1024
+MAX_PART_CHARS = 200  # subject/predicate/object longer than this are run-on sentences, not graph nodes
+
+# The paper's Demonstration #1 (Magic Johnson), written as valid JSON; used as the one-shot assistant turn.
+DEMO_TITLE = "Magic Johnson"
+DEMO_PASSAGE = (
+    'After winning a national championship with Michigan State in 1979, Johnson was selected first overall in the 1979 '
+    'NBA draft by the Lakers, leading the team to five NBA championships during their "Showtime" era.'
+)
+DEMO_ANSWER = {
+    "named_entities": [
+        "Michigan State", "national championship", "1979", "Magic Johnson", "National Basketball Association",
+        "Los Angeles Lakers", "NBA Championship",
+    ],
+    "triples": [
+        ["Magic Johnson", "member of sports team", "Michigan State"],
+        ["Michigan State", "award", "national championship"],
+        ["Michigan State", "award date", "1979"],
+        ["Magic Johnson", "draft pick number", "1"],
+        ["Magic Johnson", "drafted in", "1979"],
+        ["Magic Johnson", "drafted by", "Los Angeles Lakers"],
+        ["Magic Johnson", "member of sports team", "Los Angeles Lakers"],
+        ["Magic Johnson", "league", "National Basketball Association"],
+        ["Los Angeles Lakers", "league", "National Basketball Association"],
+        ["Los Angeles Lakers", "award received", "NBA Championship"],
+    ],
+}
+
+
+def extraction_schema(max_triples: int = MAX_TRIPLES, max_entities: int = MAX_ENTITIES) -> dict[str, Any]:
+    """JSON schema of the answer: entity list and [s, p, o] string triples, capped to stop repetition loops."""
+    return {
+        "type": "object",
+        "properties": {
+            "named_entities": {"type": "array", "items": {"type": "string"}, "maxItems": max_entities},
+            "triples": {
+                "type": "array",
+                "maxItems": max_triples,
+                "items": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3},
+            },
+        },
+        "required": ["named_entities", "triples"],
+    }
+
+
+def extraction_messages(title: str, passage: str, style: Style = "one-shot") -> list[Message]:
+    """The chat messages sent for one passage (see the module docstring for the two styles)."""
+    final = {"role": "user", "content": extraction_prompt(title, passage)}
+    if style == "paper":
+        return [final]
+    return [
+        {"role": "user", "content": extraction_prompt(DEMO_TITLE, DEMO_PASSAGE)},
+        {"role": "assistant", "content": json.dumps(DEMO_ANSWER, ensure_ascii=False)},
+        final,
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionConfig:
+    """What determines an extraction's answer (all of it goes into the journal key) plus how to run it."""
+
+    style: Style = "one-shot"
+    use_schema: bool = True
+    max_triples: int = MAX_TRIPLES
+    max_tokens: int = MAX_TOKENS
+    require_grounded: bool = False
+    concurrency: int = 1
+
+    def schema(self) -> dict[str, Any] | None:
+        return extraction_schema(self.max_triples) if self.use_schema else None
+
+
+def passage_key(model: str, title: str, text: str, config: ExtractionConfig) -> str:
+    """sha256 of everything that decides the LLM's answer for this passage."""
+    payload = {
+        "prompt": PROMPT_VERSION,
+        "style": config.style,
+        "schema": config.schema(),
+        "max_tokens": config.max_tokens,
+        "model": model,
+        "title": title,
+        "text": text,
+    }
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------------------- cleaning
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _words(text: str) -> set[str]:
+    return {w.casefold() for w in _WORD.findall(text)}
+
+
+def grounded(entity: str, passage_words: set[str]) -> bool:
+    """Whether an entity shares at least one word with the passage (titles count as part of the passage)."""
+    words = _words(entity)
+    return bool(words) and bool(words & passage_words)
+
+
+@dataclass
+class CleanStats:
+    malformed: int = 0
+    duplicates: int = 0
+    too_long: int = 0
+    ungrounded: int = 0
+
+    def add(self, other: CleanStats) -> None:
+        self.malformed += other.malformed
+        self.duplicates += other.duplicates
+        self.too_long += other.too_long
+        self.ungrounded += other.ungrounded
+
+
+_DROPPED = re.compile(r"dropped (\d+) item")
+_DUPES = re.compile(r"removed (\d+) duplicate")
+
+
+def parse_extraction(text: object, title: str = "", passage: str = "", *, require_grounded: bool = False
+                     ) -> tuple[list[Triple], list[str], CleanStats, list[str]]:
+    """Triples and named entities from one LLM answer, with drop counts and warnings. Never raises."""
+    stats = CleanStats()
+    try:
+        parsed = parse_triples(text)
+        warnings = list(parsed.warnings)
+        for warning in warnings:
+            if m := _DROPPED.search(warning):
+                stats.malformed += int(m.group(1))
+            if m := _DUPES.search(warning):
+                stats.duplicates += int(m.group(1))
+        entities = parse_entities(text)
+        words = _words(f"{title} {passage}") if require_grounded else set()
+        triples: list[Triple] = []
+        seen: set[tuple[str, str, str]] = set()
+        for s, p, o in parsed.triples:
+            if max(len(s), len(p), len(o)) > MAX_PART_CHARS:
+                stats.too_long += 1
+                continue
+            key = (s.casefold(), p.casefold(), o.casefold())
+            if key in seen:
+                stats.duplicates += 1
+                continue
+            if require_grounded and not (grounded(s, words) or grounded(o, words)):
+                stats.ungrounded += 1
+                continue
+            seen.add(key)
+            triples.append((s, p, o))
+        return triples, entities, stats, warnings
+    except Exception as exc:  # contract: never raise on model output
+        return [], [], stats, [f"could not parse extraction ({type(exc).__name__})"]
+
+
+# ----------------------------------------------------------------------------------------------------------- journal
+
+
+@dataclass
+class Record:
+    """One finished passage as stored in the journal."""
+
+    key: str
+    title: str
+    text: str
+    raw: str
+    triples: list[Triple]
+    entities: list[str]
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    model: str
+    dropped: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["triples"] = [list(t) for t in self.triples]
+        return json.dumps(data, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, line: str) -> Record | None:
+        try:
+            data = json.loads(line)
+            triples = [tuple(str(x) for x in t) for t in data["triples"] if isinstance(t, list) and len(t) == 3]
+            return cls(
+                key=str(data["key"]), title=str(data["title"]), text=str(data["text"]), raw=str(data.get("raw", "")),
+                triples=triples,  # type: ignore[arg-type]
+                entities=[str(e) for e in data.get("entities", [])],
+                prompt_tokens=int(data.get("prompt_tokens", 0)), completion_tokens=int(data.get("completion_tokens", 0)),
+                seconds=float(data.get("seconds", 0.0)), model=str(data.get("model", "")),
+                dropped={str(k): int(v) for k, v in (data.get("dropped") or {}).items()}, error=data.get("error"),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+
+class Journal:
+    """Append-only JSONL of finished passages; each line is flushed and fsynced before the passage counts as done.
+
+    A line cut short by a kill (no trailing newline, invalid JSON) is ignored on load and overwritten by the next
+    append, so the file never accumulates garbage.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / JOURNAL
+        self._lock = threading.Lock()
+        self.records: dict[str, Record] = {}
+        self.corrupt_lines = 0
+        self._load()
+
+    def _load(self) -> None:
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        good_end = 0
+        position = 0
+        for raw_line in data.splitlines(keepends=True):
+            position += len(raw_line)
+            if not raw_line.endswith(b"\n"):
+                break  # torn last line from a kill: truncated away below
+            record = Record.from_json(raw_line.decode("utf-8", errors="replace"))
+            if record is None:
+                self.corrupt_lines += 1
+            elif record.error is None:
+                self.records[record.key] = record
+            good_end = position
+        if good_end < len(data):
+            with self.path.open("r+b") as handle:
+                handle.truncate(good_end)
+                handle.flush()
+                os.fsync(handle.fileno())
+
+    def get(self, key: str) -> Record | None:
+        return self.records.get(key)
+
+    def append(self, record: Record) -> None:
+        line = (record.to_json() + "\n").encode("utf-8")
+        with self._lock:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with self.path.open("ab") as handle:
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if record.error is None:
+                self.records[record.key] = record
+
+
+# ------------------------------------------------------------------------------------------------------------ runner
+
+
+@dataclass
+class ExtractionResult:
+    """Per-passage triples (aligned to the input order) and the run's accounting."""
+
+    triples: list[list[Triple]]
+    entities: list[list[str]]
+    records: list[Record | None]
+    calls: int = 0
+    reused: int = 0
+    failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    llm_seconds: float = 0.0
+    dropped: CleanStats = field(default_factory=CleanStats)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def n_triples(self) -> int:
+        return sum(len(t) for t in self.triples)
+
+    def info(self, model: str, config: ExtractionConfig) -> dict[str, Any]:
+        """What `gear info` shows and the manifest keeps under "extraction"."""
+        done = [r for r in self.records if r is not None]
+        return {
+            "method": "llm",
+            "model": model,
+            "prompt": PROMPT_VERSION,
+            "style": config.style,
+            "json_schema": config.use_schema,
+            "max_triples": config.max_triples,
+            "require_grounded": config.require_grounded,
+            "passages": len(self.records),
+            "extracted": len(done),
+            "failed": self.failed,
+            "llm_calls_this_run": self.calls,
+            "reused_from_journal": self.reused,
+            "triples": self.n_triples,
+            "prompt_tokens": sum(r.prompt_tokens for r in done),
+            "completion_tokens": sum(r.completion_tokens for r in done),
+            "llm_seconds": round(sum(r.seconds for r in done), 2),
+            "dropped": asdict(self.dropped),
+        }
+
+
+Progress = Callable[["ExtractionResult", int, int], None]  # (result so far, done, total)
+
+
+def extract_one(llm: LLM, title: str, text: str, config: ExtractionConfig, key: str | None = None) -> Record:
+    """Call the LLM for one passage and clean its answer (LLMError propagates)."""
+    messages = extraction_messages(title, text, config.style)
+    result: LLMResult = llm.complete(messages, json_schema=config.schema(), max_tokens=config.max_tokens)
+    triples, entities, stats, _ = parse_extraction(result.text, title, text, require_grounded=config.require_grounded)
+    return Record(
+        key=key or passage_key(llm.model, title, text, config), title=title, text=text, raw=result.text,
+        triples=triples, entities=entities, prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens, seconds=round(result.seconds, 4), model=result.model or llm.model,
+        dropped={k: v for k, v in asdict(stats).items() if v},
+    )
+
+
+def extract_passages(
+    passages: Sequence[tuple[str, str]],
+    llm: LLM,
+    work_dir: Path,
+    config: ExtractionConfig | None = None,
+    *,
+    progress: Progress | None = None,
+    stop_on_error: bool = False,
+) -> ExtractionResult:
+    """Extract triples for (title, text) passages, reusing and extending the journal in `work_dir`.
+
+    Passages already in the journal cost no LLM call. Identical passages are extracted once. With concurrency > 1 the
+    calls run in a thread pool (remote endpoints); results are journaled as each completes. A failing passage
+    (LLMError) is counted and left without triples (it is retried on the next run) unless `stop_on_error`.
+    """
+    config = config or ExtractionConfig()
+    journal = Journal(work_dir)
+    model = llm.model
+    keys = [passage_key(model, title, text, config) for title, text in passages]
+    result = ExtractionResult([[] for _ in passages], [[] for _ in passages], [None] * len(passages))
+    started = time.perf_counter()
+    positions: dict[str, list[int]] = {}
+    for i, key in enumerate(keys):
+        positions.setdefault(key, []).append(i)
+    todo: list[str] = []
+    done_count = 0
+
+    def place(record: Record) -> None:
+        nonlocal done_count
+        for i in positions[record.key]:
+            result.triples[i] = list(record.triples)
+            result.entities[i] = list(record.entities)
+            result.records[i] = record
+            done_count += 1
+        result.prompt_tokens += record.prompt_tokens
+        result.completion_tokens += record.completion_tokens
+        for name, value in record.dropped.items():
+            setattr(result.dropped, name, getattr(result.dropped, name, 0) + value)
+
+    for key in positions:
+        record = journal.get(key)
+        if record is not None:
+            place(record)
+            result.reused += 1
+        else:
+            todo.append(key)
+    if progress:
+        progress(result, done_count, len(passages))
+
+    def run(key: str) -> Record:
+        title, text = passages[positions[key][0]]
+        return extract_one(llm, title, text, config, key)
+
+    def finish(key: str, future_result: Callable[[], Record]) -> None:
+        nonlocal done_count
+        try:
+            record = future_result()
+        except LLMError as exc:
+            result.failed += len(positions[key])
+            title = passages[positions[key][0]][0]
+            result.errors.append(f"{title!r}: {exc}")
+            if stop_on_error:
+                raise
+            done_count += len(positions[key])
+            return
+        journal.append(record)
+        result.calls += 1
+        result.llm_seconds += record.seconds
+        place(record)
+
+    if config.concurrency <= 1:
+        for key in todo:
+            finish(key, lambda key=key: run(key))  # type: ignore[misc]
+            if progress:
+                progress(result, done_count, len(passages))
+    else:
+        with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="gear-extract") as pool:
+            pending: dict[Future[Record], str] = {}
+            queue = list(reversed(todo))
+            try:
+                while queue or pending:
+                    while queue and len(pending) < config.concurrency * 2:
+                        key = queue.pop()
+                        pending[pool.submit(run, key)] = key
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        finish(pending.pop(future), future.result)
+                        if progress:
+                            progress(result, done_count, len(passages))
+            except BaseException:
+                for future in pending:
+                    future.cancel()
+                raise
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def estimate_prompt_tokens(passages: Iterable[tuple[str, str]], config: ExtractionConfig) -> int:
+    """Prompt tokens of a run (≈4 characters per token), for cost estimates before any call."""
+    total = 0
+    for title, text in passages:
+        total += sum(len(m["content"]) for m in extraction_messages(title, text, config.style)) // 4 + 8
+    return total
+
+
+def openie_document(title: str, text: str, entities: Sequence[str], triples: Sequence[Triple]) -> dict[str, Any]:
+    """One record of HippoRAG's OpenIE format."""
+    return {
+        "title": title,
+        "text": text,
+        "passage": f"{title}\n{text}",
+        "extracted_entities": list(entities),
+        "extracted_triples": [list(t) for t in triples],
+    }
+
+
+def write_openie(path: Path, documents: Sequence[dict[str, Any]], meta: dict[str, Any] | None = None) -> None:
+    """Write {"docs": [...]} atomically (plus optional metadata keys HippoRAG ignores)."""
+    import tempfile
+
+    payload: dict[str, Any] = {"docs": list(documents)}
+    if meta:
+        payload.update({k: v for k, v in meta.items() if k != "docs"})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(payload, handle, ensure_ascii=False, indent=1)
+            handle.write("\n")
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)

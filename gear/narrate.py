@@ -1,0 +1,74 @@
+"""Plain-text narration of trace events, for `gear ask` and logs: one event in, a few readable lines out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.markup import escape
+
+from gear import trace as t
+
+
+def _spo(triple: Iterable[str]) -> str:
+    return "(" + ", ".join(escape(x) for x in triple) + ")"
+
+
+def _passages(views: list[t.PassageView], limit: int = 5) -> list[str]:
+    lines = [f"    {n}. {'★ ' if p.gold else ''}{escape(p.title)}  [{p.score:.3f}]" for n, p in
+             enumerate(views[:limit], 1)]
+    if len(views) > limit:
+        lines.append(f"    … {len(views) - limit} more")
+    return lines
+
+
+def narrate(event: t.Event) -> list[str]:
+    """Lines describing one event (rich markup; passage text and LLM output are escaped)."""
+    n = event.iteration
+    match event:
+        case t.RunStarted():
+            return [f"[bold]Question:[/bold] {escape(event.question)}",
+                    f"method {event.method}, retriever {event.retriever}"]
+        case t.IterationStarted():
+            return ["", f"[bold cyan]── Iteration {n} ──[/bold cyan]  q({n}) = {escape(event.query)}"]
+        case t.BaseRetrieved():
+            return [f"  base passages C′q (k={event.k}):", *_passages(event.passages)]
+        case t.ProximalTriples():
+            head = "proximal triples T′q" if event.role == "sync" else "gist triples T^G"
+            return [f"  {head} — {escape(event.source)}:", *(f"    {_spo(x)}" for x in event.triples)]
+        case t.TriplesLinked():
+            return ["  tripleLink:", *(f"    {_spo(link.proximal)} → "
+                                       f"{_spo(link.linked.spo) if link.linked else '—'}  (cos {link.similarity:.2f})"
+                                       for link in event.links)]
+        case t.InitialNodes():
+            return [f"  initial nodes ({event.source}): {len(event.triples)} triples"]
+        case t.BeamsSearched():
+            by_id = {x.id: x for x in event.triples}
+            lines = [f"  beam search: b={event.width}, l={event.length}, γ={event.gamma:g}, "
+                     f"diversity {'on' if event.diversity else 'off'}, {event.candidates_scored} candidates scored"]
+            for i, beam in enumerate(event.steps[-1][:5] if event.steps else [], 1):
+                chain = " → ".join(_spo(by_id[x].spo) for x in beam.triple_ids if x in by_id)
+                lines.append(f"    beam {i} [{beam.score:.3f}]: {chain}")
+            return lines
+        case t.PassagesFused():
+            return ["  fused passages Cq(n) = RRF(C̃q, C′q):", *_passages(event.passages)]
+        case t.GistUpdated():
+            return [f"  gist memory G({n}): {len(event.memory)} triples"]
+        case t.Reasoned():
+            verdict = "[green]answerable[/green]" if event.answerable else "[yellow]not answerable[/yellow]"
+            detail = event.answer if event.answerable else event.reason
+            return [f"  reasoner: {verdict} — {escape(detail)}"]
+        case t.QueryRewritten():
+            return [f"  next query q({n + 1}): {escape(event.query)}"]
+        case t.PassagesLinked():
+            return ["", f"[bold]passageLink[/bold] for {len(event.links)} gist triples"]
+        case t.FinalRanking():
+            return ["", "[bold]Final ranking:[/bold]", *_passages(event.passages, 10)]
+        case t.Answered():
+            score = f"  (EM {event.em:.0f}, F1 {event.f1:.2f})" if event.em is not None else ""
+            return [f"[bold]Answer:[/bold] {escape(event.answer)}{score}"]
+        case t.Warned():
+            return [f"  [yellow]warning:[/yellow] {escape(event.message)}"]
+        case t.RunFinished():
+            recall = "  ".join(f"R@{k} {100 * v:.0f}" for k, v in event.recall.items())
+            return [f"done in {event.total_ms / 1000:.1f} s over {event.iterations} iteration(s)  {recall}"]
+    return []
