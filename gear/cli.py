@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -44,10 +45,12 @@ def friendly_errors() -> Iterator[None]:
         yield
     except ValidationError as exc:
         first = exc.errors()[0]
-        console.print(f"[red]error:[/red] setting {'.'.join(str(x) for x in first['loc'])}: {first['msg']}")
+        where = escape(".".join(str(x) for x in first["loc"]))
+        console.print(f"[red]error:[/red] setting {where}: {escape(first['msg'])}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     except _user_errors() as exc:
-        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        # escaped: paths like "data/[v2]/x.json" are text, not markup; soft_wrap: one line, even when piped
+        console.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 

@@ -2,7 +2,8 @@
 
 Formats: HippoRAG corpus (list of {title, text}); HotpotQA corpus ({title: [sentences]}); QA sets in the MuSiQue
 schema (paragraphs with is_supporting), the HippoRAG schema, and the raw HotpotQA / 2Wiki schema (supporting_facts
-titles); HippoRAG OpenIE output (docs[].extracted_triples). Gold passages are identified by (title, text).
+titles); HippoRAG OpenIE output (docs[].extracted_triples); plain .txt/.md files or a folder of them (title = file
+name, chunked into passages by gear.chunking). Gold passages are identified by (title, text).
 """
 
 from __future__ import annotations
@@ -253,3 +254,71 @@ def unique_documents(docs: Iterable[Document], report: LoadReport) -> list[Docum
         seen.add((d.title, d.text))
         out.append(d)
     return out
+
+
+TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+
+
+def _read_text_file(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def load_text_documents(path: str | Path, chunk_words: int | None = None) -> tuple[list[Document], LoadReport]:
+    """Plain text: one .txt/.md file, or every such file under a folder (sorted, recursive, hidden files skipped).
+
+    Title = the file name without its suffix; the text is cut into passages of about `chunk_words` words
+    (gear.chunking.DEFAULT_CHUNK_WORDS when None), every chunk keeping the file's title.
+    """
+    from gear.chunking import DEFAULT_CHUNK_WORDS, chunk_text
+
+    p = Path(path)
+    report = LoadReport(str(p))
+    if not p.exists():
+        raise InputError(f"{p}: file or folder not found")
+    if p.is_dir():
+        files = sorted(
+            f for f in p.rglob("*")
+            if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES
+            and not any(part.startswith(".") for part in f.relative_to(p).parts)
+        )
+        if not files:
+            raise InputError(f"{p}: folder holds no {'/'.join(TEXT_SUFFIXES)} files")
+    else:
+        files = [p]
+    docs: list[Document] = []
+    for f in files:
+        chunks = chunk_text(_read_text_file(f), chunk_words or DEFAULT_CHUNK_WORDS)
+        if not chunks:
+            report.warn(f"{f.name}: empty, skipped")
+            continue
+        docs.extend(Document(f.stem, chunk) for chunk in chunks)
+    if not docs:
+        raise InputError(f"{p}: no passages with text found")
+    return docs, report
+
+
+def load_any_corpus(path: str | Path, chunk_words: int | None = None) -> tuple[list[Document], LoadReport]:
+    """A corpus in any supported form: a folder or .txt/.md file (chunked), else a JSON corpus (see load_corpus).
+
+    JSON passages are kept as they are unless `chunk_words` is given, in which case longer ones are split too.
+    """
+    p = Path(path)
+    if p.is_dir() or p.suffix.lower() in TEXT_SUFFIXES:
+        return load_text_documents(p, chunk_words)
+    docs, report = load_corpus(p)
+    if chunk_words:
+        from gear.chunking import chunk_text
+
+        split: list[Document] = []
+        for d in docs:
+            if len(d.text.split()) <= chunk_words:
+                split.append(d)
+            else:
+                split.extend(Document(d.title, chunk) for chunk in chunk_text(d.text, chunk_words))
+        docs = split
+    return docs, report

@@ -1,0 +1,121 @@
+"""The `gear` command: user errors are one line with exit code 2, never a traceback; index/info on a tiny index."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gear import cli_elastic, cli_index  # noqa: F401 - they register their commands on `app`
+from gear.cli import app
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@pytest.fixture
+def runner(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
+    for name in ("GEAR_EMBEDDER", "GEAR_BACKEND", "GEAR_LLM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)  # no stray .env is read
+    return CliRunner()
+
+
+WIDE = {"COLUMNS": "400"}  # informational output may wrap at 80 columns when piped; errors must not
+
+
+def _error_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.strip()]
+
+
+def test_missing_corpus_file_is_a_one_line_error(runner: CliRunner, tmp_path: Path) -> None:
+    missing = tmp_path / "missing.json"
+    result = runner.invoke(app, ["index", str(missing), "--out", str(tmp_path / "idx")])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert _error_lines(result.output) == [f"error: {missing}: file not found"]
+    assert not (tmp_path / "idx").exists()
+
+
+def test_invalid_corpus_json_names_file_and_position(runner: CliRunner, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("[{]", encoding="utf-8")
+    result = runner.invoke(app, ["index", str(bad), "--out", str(tmp_path / "idx")])
+    assert result.exit_code == 2
+    lines = _error_lines(result.output)
+    assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: invalid JSON at line 1, column 3")
+
+
+@pytest.mark.parametrize(("value", "needle"), [("5,x", "comma-separated integers"), ("0", "positive cut-offs")])
+def test_bad_k_value(runner: CliRunner, tmp_path: Path, value: str, needle: str) -> None:
+    result = runner.invoke(app, ["eval", str(tmp_path / "idx"), str(tmp_path / "qa.json"), "--k", value])
+    assert result.exit_code == 2
+    assert needle in result.output
+    assert "Traceback" not in result.output
+
+
+def test_info_on_a_missing_index(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["info", str(tmp_path / "nothing")])
+    assert result.exit_code == 2
+    lines = _error_lines(result.output)
+    assert lines == [f"error: {tmp_path / 'nothing'}: no such index directory; build one with `gear index`"]
+
+
+def test_info_shows_counts_embedder_and_density(runner: CliRunner, tiny_index: Path) -> None:
+    result = runner.invoke(app, ["info", str(tiny_index)], env=WIDE)
+    assert result.exit_code == 0, result.output
+    assert f"{tiny_index}: 8 passages, 10 triples, 14 entities" in result.output
+    assert "embedder fake-hash-64 (64 dims), backend memory" in result.output
+    assert "triple density ρ_t: mean 1.25, median 1, max 2, passages without triples 1" in result.output
+    assert "checksums" not in result.output
+
+
+def test_info_verify(runner: CliRunner, tiny_index: Path) -> None:
+    ok = runner.invoke(app, ["info", str(tiny_index), "--verify"])
+    assert ok.exit_code == 0 and "checksums: all files intact" in ok.output
+    (tiny_index / "triples.json").write_text("[]", encoding="utf-8")
+    bad = runner.invoke(app, ["info", str(tiny_index), "--verify"])
+    assert bad.exit_code == 1
+    assert "triples.json: size 2 !=" in bad.output
+
+
+def test_index_command_with_the_fake_encoder(runner: CliRunner, tmp_path: Path, make_encoder,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[object] = []
+
+    def fake_encoder(name: str, **_kwargs: object) -> object:
+        enc = make_encoder(name=name)
+        made.append(enc)
+        return enc
+
+    monkeypatch.setattr("gear.embed.Encoder", fake_encoder)
+    out_dir = tmp_path / "idx"
+    result = runner.invoke(app, ["index", str(FIX / "corpus_hipporag.json"), "--out", str(out_dir),
+                                 "--openie", str(FIX / "openie.json")], env=WIDE)
+    assert result.exit_code == 0, result.output
+    assert "indexed 4 passages, 2 triples" in result.output
+    assert "warning:" in result.output  # skipped records and unmatched passages are reported
+    assert len(made) == 1
+    manifest = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["embedder"] == "all-MiniLM-L6-v2" and manifest["n_triples"] == 2
+    assert manifest["source"]["openie"] == str(FIX / "openie.json")
+
+
+def test_unknown_embedder_is_a_setting_error(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["index", str(FIX / "corpus_hipporag.json"), "--out", str(tmp_path / "i"),
+                                 "--openie", str(FIX / "openie.json"), "--embedder", "nope"])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    lines = _error_lines(result.output)
+    assert len(lines) == 1 and lines[0].startswith("error: setting embedder:") and "unknown embedder" in lines[0]
+
+
+def test_error_text_is_not_read_as_markup(runner: CliRunner, tmp_path: Path) -> None:
+    folder = tmp_path / "[v2]" / "[/red]"
+    folder.mkdir(parents=True)
+    missing = folder / "corpus.json"
+    result = runner.invoke(app, ["index", str(missing), "--out", str(tmp_path / "idx")])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert _error_lines(result.output) == [f"error: {missing}: file not found"]
