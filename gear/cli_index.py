@@ -1,52 +1,155 @@
-"""`gear index` and `gear info`: building, updating and describing an index directory."""
+"""`gear index`, `gear info` and `gear export-openie`: building, updating, describing and exporting an index."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from gear.cli import _settings, app, console, friendly_errors, out, progress_bar
 
 
+def _load_docs(path: Path, chunk_words: int | None) -> tuple[list, Any]:
+    from gear.corpus import load_any_corpus, unique_documents
+
+    docs, report = load_any_corpus(path, chunk_words)
+    return unique_documents(docs, report), report
+
+
+def _triples_for(docs: list, report: Any, openie: Path | None, settings: Any, out_dir: Path, options: Any
+                 ) -> tuple[list, dict]:
+    from gear.corpus import load_openie
+    from gear.index import align_openie
+
+    if openie is None:
+        from gear.extract_cli import extract_for_index
+
+        return extract_for_index(docs, settings, out_dir, console, options)
+    oie, oie_report = load_openie(openie)
+    report.warnings += oie_report.warnings
+    return align_openie(docs, oie, report), {"source": str(openie)}
+
+
+def _migrate(out_dir: Path, settings: Any) -> None:
+    from gear.store.elastic import migrate_to_elastic
+
+    with progress_bar() as update:
+        record = migrate_to_elastic(out_dir, settings, update)
+    out.print(f"copied into Elasticsearch: {json.dumps(record, ensure_ascii=False)}")
+
+
 @app.command()
 def index(
-    corpus: Annotated[Path, typer.Argument(help="corpus JSON (HippoRAG list or HotpotQA dict)")],
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="index directory to write")],
-    openie: Annotated[Path | None, typer.Option("--openie", help="HippoRAG OpenIE JSON with the triples")] = None,
+    corpus: Annotated[Path, typer.Argument(help="corpus (JSON list/dict, .txt/.md file or folder); with --add or "
+                                                "--remove: the index directory")],
+    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="index directory to write")] = None,
+    openie: Annotated[Path | None, typer.Option("--openie", help="HippoRAG OpenIE JSON with the triples; without "
+                                                "it triples are extracted with the configured LLM")] = None,
     embedder: Annotated[str | None, typer.Option("--embedder", help="all-MiniLM-L6-v2 or all-mpnet-base-v2")] = None,
+    chunk_words: Annotated[int | None, typer.Option("--chunk-words", min=10, help="passage length in words for "
+                                                    ".txt/.md (default 120); also splits longer JSON passages")] = None,
+    add: Annotated[Path | None, typer.Option("--add", help="add this corpus's passages to the index CORPUS")] = None,
+    remove: Annotated[str | None, typer.Option("--remove", help="remove passages by id (1,5,7-9) from the index "
+                                                                "CORPUS; remaining ids are renumbered")] = None,
+    work_dir: Annotated[Path | None, typer.Option("--work-dir", help="extraction journal (default OUT.extract/)")]
+    = None,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", min=1, help="parallel LLM calls (default 4 "
+                                                    "for remote endpoints, 1 for the local model)")] = None,
+    price_in: Annotated[float | None, typer.Option("--price-in", help="USD per 1M prompt tokens (cost estimate)")]
+    = None,
+    price_out: Annotated[float | None, typer.Option("--price-out", help="USD per 1M completion tokens")] = None,
+    style: Annotated[str, typer.Option("--prompt-style", help="one-shot (paper prompt + worked JSON example) or "
+                                                              "paper (the prompt alone)")] = "one-shot",
+    no_schema: Annotated[bool, typer.Option("--no-schema", help="do not constrain the answer by a JSON schema")]
+    = False,
+    grounded: Annotated[bool, typer.Option("--grounded", help="drop triples whose subject and object both do not "
+                                                              "occur in the passage")] = False,
+    backend: Annotated[str | None, typer.Option("--backend", help="memory (default) or elasticsearch: also copy "
+                                                                  "the index into Elasticsearch")] = None,
 ) -> None:
-    """Build an index from a corpus and its triples."""
+    """Build an index from a corpus: triples from an OpenIE file or extracted by the LLM (resumable)."""
     import time
 
     with friendly_errors():
-        from gear.corpus import load_corpus, load_openie, unique_documents
+        from gear.corpus import InputError
         from gear.embed import Encoder
-        from gear.index import align_openie, build_index
+        from gear.extract_cli import ExtractOptions
+        from gear.index import build_index
 
+        if style not in ("one-shot", "paper"):
+            raise InputError(f"--prompt-style must be one-shot or paper, not {style!r}")
+        if backend not in (None, "memory", "elasticsearch"):
+            raise InputError(f"--backend must be memory or elasticsearch, not {backend!r}")
+        if add is not None and remove is not None:
+            raise InputError("use either --add or --remove, not both")
         settings = _settings(embedder=embedder)
+        options = ExtractOptions(work_dir=work_dir, concurrency=concurrency, price_in=price_in, price_out=price_out,
+                                 style=style, use_schema=not no_schema, require_grounded=grounded)  # type: ignore[arg-type]
         started = time.perf_counter()
-        docs, report = load_corpus(corpus)
-        docs = unique_documents(docs, report)
-        if openie is None:
-            from gear.extract_cli import extract_for_index
-
-            triples, extraction = extract_for_index(docs, settings, out_dir, console)
-        else:
-            oie, oie_report = load_openie(openie)
-            report.warnings += oie_report.warnings
-            triples, extraction = align_openie(docs, oie, report), {"source": str(openie)}
+        if remove is not None or add is not None:
+            _update(corpus, add, remove, openie, chunk_words, settings, options, backend)
+            return
+        if out_dir is None:
+            raise InputError("--out INDEX_DIR is required to build an index")
+        docs, report = _load_docs(corpus, chunk_words)
+        triples, extraction = _triples_for(docs, report, openie, settings, out_dir, options)
         for line in report.summary():
             console.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
         encoder = Encoder(settings.embedder, bf16=settings.embed_bf16)
         with progress_bar() as update:
             manifest = build_index(docs, triples, out_dir, encoder, progress=update, extraction=extraction,
-                                   source={"corpus": str(corpus), "openie": str(openie) if openie else None})
+                                   source={"corpus": str(corpus), "openie": str(openie) if openie else None,
+                                           "chunk_words": chunk_words})
         seconds = time.perf_counter() - started
         out.print(f"indexed {manifest.n_passages} passages, {manifest.n_triples} triples, {manifest.n_entities} "
                   f"entities with {manifest.embedder} into {out_dir} in {seconds:.1f} s")
+        if backend == "elasticsearch":
+            _migrate(out_dir, settings)
+
+
+def _update(index_dir: Path, add: Path | None, remove: str | None, openie: Path | None, chunk_words: int | None,
+            settings: Any, options: Any, backend: str | None) -> None:
+    from gear.corpus import InputError
+    from gear.embed import Encoder
+    from gear.index import Manifest
+    from gear.index_update import add_passages, parse_ids, remove_passages
+
+    manifest = Manifest.read(index_dir)  # fails early, with a clear message, on a missing index
+    encoder = Encoder(manifest.embedder, bf16=settings.embed_bf16)
+    if remove is not None:
+        try:
+            ids = parse_ids(remove)
+        except ValueError as exc:
+            raise InputError(f"--remove expects ids like 3,5,10-12 ({exc})") from None
+        with progress_bar() as update:
+            new, mapping = remove_passages(index_dir, ids, encoder, progress=update)
+        shifted = sum(1 for old, new_id in mapping.items() if old != new_id)
+        out.print(f"removed {len(ids)} passages ({manifest.n_triples - new.n_triples} triples) from {index_dir}: "
+                  f"{new.n_passages} passages, {new.n_triples} triples remain; passage ids are row numbers, so "
+                  f"{shifted} remaining passages were renumbered (ids above each removed id shift down)")
+    else:
+        assert add is not None
+        docs, report = _load_docs(add, chunk_words)
+        known = set()
+        if (index_dir / "passages.json").exists():
+            saved = json.loads((index_dir / "passages.json").read_text(encoding="utf-8"))
+            known = set(zip(saved["titles"], saved["texts"], strict=True))
+        fresh = [d for d in docs if (d.title, d.text) not in known]
+        if len(fresh) < len(docs):
+            console.print(f"{len(docs) - len(fresh)} passages are already in the index: skipped", highlight=False)
+        triples, extraction = _triples_for(fresh, report, openie, settings, index_dir, options) if fresh else ([], {})
+        for line in report.summary():
+            console.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
+        with progress_bar() as update:
+            new, added = add_passages(index_dir, fresh, triples, encoder, progress=update, source=str(add),
+                                      extraction=extraction)
+        out.print(f"added {added} passages ({new.n_triples - manifest.n_triples} triples) to {index_dir}: "
+                  f"{new.n_passages} passages, {new.n_triples} triples, {new.n_entities} entities; existing ids "
+                  f"unchanged, new ones are {manifest.n_passages}..{new.n_passages - 1}")
+    if backend == "elasticsearch" or manifest.backend == "elasticsearch" or manifest.elasticsearch:
+        _migrate(index_dir, settings)
 
 
 @app.command()
@@ -54,7 +157,7 @@ def info(
     index_dir: Annotated[Path, typer.Argument(help="index directory")],
     verify: Annotated[bool, typer.Option("--verify", help="check every file's checksum")] = False,
 ) -> None:
-    """Show an index's manifest: counts, embedder, triple density."""
+    """Show an index's manifest: counts, embedder, triple density, the LLM and tokens used for extraction."""
     with friendly_errors():
         import numpy as np
 
@@ -63,8 +166,23 @@ def info(
         m = Manifest.read(index_dir)
         out.print(f"{index_dir}: {m.n_passages} passages, {m.n_triples} triples, {m.n_entities} entities")
         out.print(f"embedder {m.embedder} ({m.dims} dims), backend {m.backend}, built {m.created}")
-        if m.extraction:
-            out.print(f"triples from: {json.dumps(m.extraction, ensure_ascii=False)}")
+        ex = m.extraction or {}
+        if ex.get("method") == "llm":
+            out.print(f"triples extracted by {ex.get('llm')} model {ex.get('model')} ({ex.get('prompt')}, "
+                      f"{ex.get('style')}{', JSON schema' if ex.get('json_schema') else ''}): "
+                      f"{ex.get('prompt_tokens', 0):,} prompt + {ex.get('completion_tokens', 0):,} completion tokens, "
+                      f"{ex.get('llm_seconds', 0):.0f} s of LLM time" + (f", ${ex['usd']}" if "usd" in ex else ""),
+                      highlight=False)
+            dropped = ex.get("dropped") or {}
+            if any(dropped.values()):
+                out.print("dropped triples: " + ", ".join(f"{v} {k}" for k, v in dropped.items() if v))
+        elif ex:
+            shown = {k: v for k, v in ex.items() if k != "updates"}
+            out.print(f"triples from: {json.dumps(shown, ensure_ascii=False)}", highlight=False)
+        for change in ex.get("updates", []):
+            what = change.get("source") or ",".join(map(str, change.get("ids", [])[:10]))
+            out.print(f"update {change.get('at')}: {change.get('op')} {change.get('passages')} passages, "
+                      f"{change.get('triples')} triples ({what})", highlight=False)
         density_file = index_dir / "triples_per_passage.npy"
         if density_file.exists():
             counts = np.load(density_file)
@@ -82,3 +200,46 @@ def info(
             out.print("checksums: all files intact" if not problems else "checksums: " + "; ".join(problems))
             if problems:
                 raise typer.Exit(1)
+
+
+def openie_documents(index_dir: Path) -> list[dict[str, Any]]:
+    """The index's passages and triples in HippoRAG's OpenIE format; named entities come from the extraction journal
+    when it is still there, else from the triples' subjects and objects."""
+    import numpy as np
+
+    from gear.extract import Journal, openie_document
+    from gear.index import Manifest
+
+    manifest = Manifest.read(index_dir)
+    passages = json.loads((index_dir / "passages.json").read_text(encoding="utf-8"))
+    spo = json.loads((index_dir / "triples.json").read_text(encoding="utf-8"))
+    owner = np.load(index_dir / "triple_passage.npy")
+    by_passage: list[list[tuple[str, str, str]]] = [[] for _ in passages["titles"]]
+    for t, pid in zip(spo, owner, strict=True):
+        by_passage[int(pid)].append((t[0], t[1], t[2]))
+    entities_by_text: dict[tuple[str, str], list[str]] = {}
+    work_dir = (manifest.extraction or {}).get("work_dir")
+    if work_dir and Path(work_dir).is_dir():
+        for record in Journal(Path(work_dir)).records.values():
+            entities_by_text[(record.title, record.text)] = record.entities
+    docs = []
+    for title, text, triples in zip(passages["titles"], passages["texts"], by_passage, strict=True):
+        entities = entities_by_text.get((title, text))
+        if entities is None:
+            entities = list(dict.fromkeys(e for t in triples for e in (t[0], t[2])))
+        docs.append(openie_document(title, text, entities, triples))
+    return docs
+
+
+@app.command("export-openie")
+def export_openie(
+    index_dir: Annotated[Path, typer.Argument(help="index directory")],
+    out_file: Annotated[Path, typer.Argument(help="OpenIE JSON file to write")],
+) -> None:
+    """Write the index's passages and triples as HippoRAG OpenIE JSON (readable by `gear index --openie`)."""
+    with friendly_errors():
+        from gear.extract import write_openie
+
+        docs = openie_documents(index_dir)
+        write_openie(out_file, docs)
+        out.print(f"wrote {len(docs)} passages, {sum(len(d['extracted_triples']) for d in docs)} triples to {out_file}")

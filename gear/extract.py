@@ -232,7 +232,8 @@ class Record:
                 key=str(data["key"]), title=str(data["title"]), text=str(data["text"]), raw=str(data.get("raw", "")),
                 triples=triples,  # type: ignore[arg-type]
                 entities=[str(e) for e in data.get("entities", [])],
-                prompt_tokens=int(data.get("prompt_tokens", 0)), completion_tokens=int(data.get("completion_tokens", 0)),
+                prompt_tokens=int(data.get("prompt_tokens", 0)),
+                completion_tokens=int(data.get("completion_tokens", 0)),
                 seconds=float(data.get("seconds", 0.0)), model=str(data.get("model", "")),
                 dropped={str(k): int(v) for k, v in (data.get("dropped") or {}).items()}, error=data.get("error"),
             )

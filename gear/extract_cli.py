@@ -1,12 +1,139 @@
-"""Placeholder bridge to LLM triple extraction for `gear index` without --openie."""
+"""Bridge from `gear index` (and the app) to LLM triple extraction: the configured LLM, a work directory beside the
+index, a cost estimate, a rich progress bar, and the summary kept in the index manifest."""
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gear.corpus import Document, InputError
+from gear.extract import ExtractionConfig, ExtractionResult, Style, estimate_prompt_tokens, extract_passages
+from gear.llm.base import LLM
+
+# Output tokens per passage assumed by the cost estimate (measured: ≈150-400 with the one-shot JSON answer).
+EST_COMPLETION_TOKENS = 300
 
 
-def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, console: Any) -> tuple[list, dict]:
-    raise InputError("triple extraction from raw text is not available yet: pass --openie OPENIE_JSON")
+@dataclass(frozen=True, slots=True)
+class ExtractOptions:
+    """How `gear index` runs extraction (none of these change the extracted triples except style/schema/grounding)."""
+
+    work_dir: Path | None = None
+    concurrency: int | None = None  # None: 1 for the local model, 4 for remote endpoints
+    price_in: float | None = None  # USD per 1M prompt tokens
+    price_out: float | None = None  # USD per 1M completion tokens
+    style: Style | None = None  # None: "one-shot" (all backends: it makes the answer parse)
+    use_schema: bool = True
+    require_grounded: bool = False
+    max_triples: int | None = None
+
+
+def default_work_dir(out_dir: Path) -> Path:
+    """INDEX_DIR.extract/ beside the index: survives rebuilding the index, never inside it."""
+    out_dir = Path(out_dir)
+    return out_dir.parent / f"{out_dir.name}.extract"
+
+
+def llm_from_settings(settings: Any) -> LLM:
+    """The LLM named by Settings.llm (local, openai, replay or record with Settings.llm_cache_dir)."""
+    from gear.llm import make_llm
+
+    api_key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    return make_llm(settings.llm, model=settings.llm_model, base_url=settings.llm_base_url, api_key=api_key,
+                    cache_dir=settings.llm_cache_dir)
+
+
+def is_remote(settings: Any) -> bool:
+    remote_record = settings.llm == "record" and bool(settings.llm_base_url or settings.llm_api_key)
+    return settings.llm == "openai" or remote_record
+
+
+def config_for(settings: Any, options: ExtractOptions) -> ExtractionConfig:
+    concurrency = options.concurrency or (4 if is_remote(settings) else 1)
+    defaults = ExtractionConfig()
+    return ExtractionConfig(
+        style=options.style or defaults.style,
+        use_schema=options.use_schema,
+        max_triples=options.max_triples or defaults.max_triples,
+        require_grounded=options.require_grounded,
+        concurrency=concurrency,
+    )
+
+
+def cost_estimate(docs: list[Document], config: ExtractionConfig, price_in: float | None, price_out: float | None
+                  ) -> tuple[int, int, float | None]:
+    """(prompt tokens, completion tokens, USD or None without prices) for extracting `docs` from scratch."""
+    prompt = estimate_prompt_tokens([(d.title, d.text) for d in docs], config)
+    completion = EST_COMPLETION_TOKENS * len(docs)
+    if price_in is None and price_out is None:
+        return prompt, completion, None
+    return prompt, completion, (prompt * (price_in or 0) + completion * (price_out or 0)) / 1e6
+
+
+def run_extraction(docs: list[Document], llm: LLM, work_dir: Path, config: ExtractionConfig, console: Any = None,
+                   ) -> ExtractionResult:
+    """Extract with a rich progress bar (passages done/total, triples, tokens, rate, ETA) when `console` is given."""
+    passages = [(d.title, d.text) for d in docs]
+    if console is None:
+        return extract_passages(passages, llm, work_dir, config)
+    from rich import progress as rp
+
+    with rp.Progress(rp.TextColumn("extracting"), rp.BarColumn(), rp.MofNCompleteColumn(),
+                     rp.TextColumn("{task.fields[stats]}"), rp.TimeElapsedColumn(), rp.TimeRemainingColumn(),
+                     console=console, transient=False) as bar:
+        task = bar.add_task("extracting", total=len(passages), stats="")
+        started = time.perf_counter()
+        first_done: list[int] = []
+
+        def update(result: ExtractionResult, done: int, total: int) -> None:
+            if not first_done:
+                first_done.append(done)  # passages reused from the journal do not count towards the rate
+                bar.reset(task, total=total, completed=done)
+            elapsed = time.perf_counter() - started
+            rate = f"{result.calls / elapsed * 60:.1f} passages/min" if result.calls and elapsed > 0 else "…"
+            stats = (f"{result.n_triples} triples · {result.prompt_tokens + result.completion_tokens:,} tokens · "
+                     f"{rate}" + (f" · {result.failed} failed" if result.failed else ""))
+            bar.update(task, completed=done, total=total, stats=stats)
+
+        return extract_passages(passages, llm, work_dir, config, progress=update)
+
+
+def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, console: Any,
+                      options: ExtractOptions | None = None, llm: LLM | None = None) -> tuple[list, dict]:
+    """Triples for each document (aligned to `docs`) and the extraction summary for the manifest.
+
+    Raises InputError when passages failed (the journal keeps every finished one: re-running resumes).
+    """
+    options = options or ExtractOptions()
+    config = config_for(settings, options)
+    work_dir = Path(options.work_dir) if options.work_dir else default_work_dir(out_dir)
+    llm = llm or llm_from_settings(settings)
+    if console is not None:
+        prompt, completion, usd = cost_estimate(docs, config, options.price_in, options.price_out)
+        line = (f"extracting triples from {len(docs)} passages with {settings.llm} model {llm.model} "
+                f"(journal {work_dir}); from scratch ≈{prompt:,} prompt + ≈{completion:,} completion tokens")
+        if usd is not None:
+            line += f", ≈${usd:.2f} at ${options.price_in or 0}/${options.price_out or 0} per 1M tokens"
+        console.print(line, highlight=False)
+    result = run_extraction(docs, llm, work_dir, config, console)
+    info = result.info(llm.model, config)
+    info["llm"] = settings.llm
+    info["work_dir"] = str(work_dir)
+    if options.price_in is not None or options.price_out is not None:
+        info["usd"] = round((info["prompt_tokens"] * (options.price_in or 0)
+                             + info["completion_tokens"] * (options.price_out or 0)) / 1e6, 4)
+    if console is not None:
+        d = result.dropped
+        console.print(
+            f"extraction: {result.calls} LLM calls, {result.reused} passages reused from the journal, "
+            f"{result.n_triples} triples; dropped {d.malformed} malformed, {d.duplicates} duplicate, {d.too_long} "
+            f"over-long" + (f", {d.ungrounded} ungrounded" if config.require_grounded else "") + " triples",
+            highlight=False,
+        )
+    if result.failed:
+        shown = "; ".join(result.errors[:3])
+        raise InputError(f"{result.failed} of {len(docs)} passages failed extraction ({shown}); finished passages are "
+                         f"saved in {work_dir}: re-run the same command to retry only the failed ones")
+    return result.triples, info

@@ -306,6 +306,7 @@ class ElasticBackend:
         self._triples = _LRU(cache_size)  # id -> (s, p, o, passage_id, head, tail)
         self._vectors = _LRU(cache_size)
         self._neighbours = _LRU(20_000)
+        self.page_size = 1000  # hits per request when listing every match (search_after beyond it)
 
     def _errors(self, what: str) -> Any:
         return es_errors(self.url, what)
@@ -382,7 +383,7 @@ class ElasticBackend:
         out: list[int] = []
         after = None
         while len(out) < cap:
-            page = dict(body, size=min(1000, cap - len(out)), track_total_hits=False)
+            page = dict(body, size=min(self.page_size, cap - len(out)), track_total_hits=False)
             if after is not None:
                 page["search_after"] = after
             with self._errors(what):
@@ -409,7 +410,7 @@ class ElasticBackend:
         found, missing = self._neighbours.get_many(ids)
         if missing:
             rec = self._triple_records(missing)
-            page = min(self.neighbour_cap, 1000)
+            page = min(self.neighbour_cap, self.page_size)
             searches: list[dict[str, Any]] = []
             for t in missing:
                 searches += [{"index": self.names.triples}, {**self._neighbour_query(t, rec[t][4], rec[t][5]),

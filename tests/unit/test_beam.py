@@ -10,7 +10,6 @@ import pytest
 
 from gear.retrieve.beam import BeamParams, beam_search, flatten, select_neighbours, top
 from gear.retrieve.expand import expand, naive_initial_nodes
-from gear.retrieve.fusion import rrf
 from gear.retrieve.scoring import ExactScorer, FastScorer
 from gear.types import Beam, Triple
 

@@ -94,11 +94,11 @@ def test_index_command_with_the_fake_encoder(runner: CliRunner, tmp_path: Path, 
     result = runner.invoke(app, ["index", str(FIX / "corpus_hipporag.json"), "--out", str(out_dir),
                                  "--openie", str(FIX / "openie.json")], env=WIDE)
     assert result.exit_code == 0, result.output
-    assert "indexed 4 passages, 2 triples" in result.output
+    assert "indexed 4 passages, 3 triples" in result.output
     assert "warning:" in result.output  # skipped records and unmatched passages are reported
     assert len(made) == 1
     manifest = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["embedder"] == "all-MiniLM-L6-v2" and manifest["n_triples"] == 2
+    assert manifest["embedder"] == "all-MiniLM-L6-v2" and manifest["n_triples"] == 3
     assert manifest["source"]["openie"] == str(FIX / "openie.json")
 
 

