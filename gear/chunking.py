@@ -16,11 +16,29 @@ _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9À-Ý])")
 
 
+_ABBREVIATIONS = frozenset({
+    "st", "mr", "mrs", "ms", "dr", "jr", "sr", "prof", "gen", "col", "lt", "sgt", "capt", "mt", "ft", "no", "vol",
+    "inc", "co", "ltd", "corp", "vs", "etc", "al", "fig", "ed", "eds", "rev", "hon",
+})
+_LAST_WORD = re.compile(r"(\w+)\.[\"')\]]*\s*$")
+
+
+def _is_abbreviation(before: str) -> bool:
+    """Whether the text up to a candidate break ends in an abbreviation ("St.") or an initial ("R.")."""
+    match = _LAST_WORD.search(before)
+    if match is None:
+        return False
+    word = match.group(1)
+    return word.lower() in _ABBREVIATIONS or (len(word) == 1 and word.isalpha() and word.isupper())
+
+
 def sentences(text: str) -> list[str]:
-    """Sentences of a paragraph (a simple rule: end punctuation, whitespace, then a capital or digit)."""
+    """Sentences of a paragraph (end punctuation, whitespace, then a capital or digit; not after "St." or "R.")."""
     parts = []
     start = 0
     for match in _SENTENCE.finditer(text):
+        if _is_abbreviation(text[start : match.end()]):
+            continue
         parts.append(text[start : match.end()].strip())
         start = match.end()
     parts.append(text[start:].strip())

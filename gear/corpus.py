@@ -230,19 +230,6 @@ def load_openie(path: str | Path) -> tuple[list[OpenIEDoc], LoadReport]:
     return docs, report
 
 
-def gold_ids(question: Question, by_key: dict[tuple[str, str], int], by_title: dict[str, list[int]]) -> list[int]:
-    """Resolve a question's gold keys to passage ids: exact (title, text) first, title only when text is unknown."""
-    ids: list[int] = []
-    for title, text in question.gold:
-        if text is not None and (title, text) in by_key:
-            ids.append(by_key[(title, text)])
-        elif text is not None and (title, text.strip()) in by_key:
-            ids.append(by_key[(title, text.strip())])
-        elif title in by_title and (text is None or len(by_title[title]) == 1):
-            ids.append(by_title[title][0])
-    return list(dict.fromkeys(ids))
-
-
 def unique_documents(docs: Iterable[Document], report: LoadReport) -> list[Document]:
     """Drop exact duplicate (title, text) records, which would otherwise split gold matches."""
     seen: set[tuple[str, str]] = set()

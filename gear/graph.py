@@ -45,8 +45,19 @@ class Adjacency:
     def neighbours(self, triple: int) -> np.ndarray:
         """Triples sharing the head or tail entity of `triple`, itself excluded, ascending ids."""
         h, t = int(self.head[triple]), int(self.tail[triple])
-        a = self.triples_with_entity(h)
-        out = a if h == t else np.union1d(a, self.triples_with_entity(t))
+        ip = self.indptr
+        a = self.indices[ip[h]:ip[h + 1]]
+        if h == t:
+            out = a
+        else:
+            b = self.indices[ip[t]:ip[t + 1]]
+            out = np.concatenate((a, b))  # both ascending: sort the pair and drop the repeats
+            out.sort()
+            if len(out) > 1:
+                keep = np.empty(len(out), dtype=bool)
+                keep[0] = True
+                np.not_equal(out[1:], out[:-1], out=keep[1:])
+                out = out[keep]
         return out[out != triple]
 
 

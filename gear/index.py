@@ -23,7 +23,8 @@ from gear.embed import Encoder
 from gear.store.base import IndexError_
 from gear.store.memory import MemoryBackend
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: texts as UTF-8 blob + offsets .npy (memory-mapped), optional faiss IVF files
+READABLE_FORMATS = (1, 2)  # format 1 (texts as JSON lists) still loads
 MANIFEST = "manifest.json"
 
 Progress = Callable[[str, int, int], None]
@@ -56,7 +57,7 @@ class Manifest:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise IndexError_(f"{path}: corrupt manifest ({exc.msg}); rebuild the index") from None
-        if data.get("format_version") != FORMAT_VERSION:
+        if data.get("format_version") not in READABLE_FORMATS:
             raise IndexError_(
                 f"{directory}: index format {data.get('format_version')} is not supported by this "
                 f"version of gear (expects {FORMAT_VERSION}); rebuild it with `gear index`"
@@ -118,7 +119,12 @@ def atomic_directory(out: Path, write: Callable[[Path], None]) -> None:
         write(tmp)
         if out.exists():
             out.rename(old)
-        tmp.rename(out)
+        try:
+            tmp.rename(out)
+        except BaseException:
+            if old.exists() and not out.exists():
+                old.rename(out)  # put the previous index back before `finally` cleans up
+            raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)

@@ -73,35 +73,77 @@ def beam_search(query_vector: np.ndarray, initial: Sequence[int], backend: Searc
     b0 = [Beam((t,), float(s), (float(s),), (1.0,)) for t, s in zip(starts, first, strict=True)]
     result.steps.append(top(b0, params.width))
 
+    # the diversity factors exp(−min(n, γ)/γ) for n = 0 … (computed with math.exp, as BeamParams.penalty)
+    factors = np.array([params.penalty(n) for n in range(max(1, int(min(params.max_neighbours,
+                                                                         math.ceil(params.gamma))) + 1))])
+
     for _ in range(1, params.length):
         previous = result.steps[-1]
-        visited = {t for beam in previous for t in beam.triple_ids}
+        visited = np.fromiter({t for beam in previous for t in beam.triple_ids}, dtype=np.int64)
         per_beam: list[np.ndarray] = []
         for beam in previous:
             cands = backend.neighbours(beam.triple_ids[-1])
-            cands = cands[~np.isin(cands, list(visited))] if len(cands) else cands
+            if len(cands):
+                cands = cands[~np.isin(cands, visited)]
             per_beam.append(select_neighbours(backend, query_vector, cands, params.max_neighbours))
-        sequences = [(*beam.triple_ids, int(t)) for beam, cands in zip(previous, per_beam, strict=True)
-                     for t in cands]
-        raw = scorer(query_vector, sequences)
+        sequences = [(*beam.triple_ids, t) for beam, cands in zip(previous, per_beam, strict=True)
+                     for t in cands.tolist()]
+        raw = np.asarray(scorer(query_vector, sequences)) if sequences else np.zeros(0)
         result.candidates_scored += len(sequences)
 
-        step: list[Beam] = []
+        # Score every candidate in arrays; Beam objects are made only for the b that survive.
+        # Insertion order (the tie-break of `top`): beams in order; a beam's candidates sorted by s' (stable);
+        # a beam without candidates stands for itself.
+        finals: list[np.ndarray] = []  # s' × factor, in insertion order
+        accs: list[np.ndarray] = []  # s' (before the factor)
+        ranks: list[np.ndarray] = []  # n: the position within the beam's sorted candidates (−1: carried beam)
+        picks: list[np.ndarray] = []  # index into the beam's candidates
+        owners: list[np.ndarray] = []
+        offsets: list[int] = []
         offset = 0
-        for beam, cands in zip(previous, per_beam, strict=True):
-            if len(cands) == 0:
-                step.append(beam)  # no neighbours: carry forward unchanged
+        for bi, (beam, cands) in enumerate(zip(previous, per_beam, strict=True)):
+            m = len(cands)
+            offsets.append(offset)
+            if m == 0:  # no neighbours: carry forward unchanged
+                finals.append(np.array([beam.score]))
+                accs.append(finals[-1])
+                ranks.append(np.array([-1]))
+                picks.append(np.array([-1]))
+                owners.append(np.array([bi]))
                 continue
-            scores = raw[offset:offset + len(cands)]
-            offset += len(cands)
+            scores = raw[offset:offset + m]
+            offset += m
             accumulated = beam.score + scores.astype(np.float64)
             order = np.argsort(-accumulated, kind="stable")
-            for n, j in enumerate(order):
-                factor = params.penalty(n)
-                step.append(Beam((*beam.triple_ids, int(cands[j])), float(accumulated[j] * factor),
-                                 (*beam.hop_scores, float(scores[j])), (*beam.penalties, factor)))
-        result.steps.append(top(step, params.width))
+            acc_sorted = accumulated[order]
+            finals.append(acc_sorted * _factors(factors, m))
+            accs.append(acc_sorted)
+            ranks.append(np.arange(m))
+            picks.append(order)
+            owners.append(np.full(m, bi))
+        final = np.concatenate(finals)
+        winners = np.lexsort((np.arange(len(final)), -final))[:params.width]
+        acc_all, rank_all = np.concatenate(accs), np.concatenate(ranks)
+        pick_all, owner_all = np.concatenate(picks), np.concatenate(owners)
+        step: list[Beam] = []
+        for w in winners.tolist():
+            bi, j, n = int(owner_all[w]), int(pick_all[w]), int(rank_all[w])
+            beam = previous[bi]
+            if n < 0:
+                step.append(beam)
+                continue
+            factor = float(factors[min(n, len(factors) - 1)])
+            step.append(Beam((*beam.triple_ids, int(per_beam[bi][j])), float(acc_all[w] * factor),
+                             (*beam.hop_scores, float(raw[offsets[bi] + j])), (*beam.penalties, factor)))
+        result.steps.append(step)
     return result
+
+
+def _factors(table: np.ndarray, m: int) -> np.ndarray:
+    """The first m diversity factors (the last entry, n ≥ γ, repeats)."""
+    if m <= len(table):
+        return table[:m]
+    return np.concatenate([table, np.full(m - len(table), table[-1])])
 
 
 def flatten(beams: Sequence[Beam]) -> list[int]:

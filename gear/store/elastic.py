@@ -24,6 +24,7 @@ import os
 import re
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -297,7 +298,7 @@ class ElasticBackend:
     def __init__(self, client: Elasticsearch, names: EsNames, *, url: str, embedder: str,
                  encode: Callable[[Sequence[str]], np.ndarray], n_passages: int, n_triples: int, dims: int,
                  rrf_k: int = 60, num_candidates: int = 100, neighbour_cap: int = 10_000,
-                 cache_size: int = 200_000) -> None:
+                 cache_size: int = 200_000, rescore: bool = True, oversample: int = 2) -> None:
         self.es, self.names, self.url = client, names, url
         self._embedder, self._encode = embedder, encode
         self._n_passages, self._n_triples, self.dims = n_passages, n_triples, dims
@@ -306,6 +307,8 @@ class ElasticBackend:
         self._triples = _LRU(cache_size)  # id -> (s, p, o, passage_id, head, tail)
         self._vectors = _LRU(cache_size)
         self._neighbours = _LRU(20_000)
+        # kNN: fetch oversample × k candidates with their stored float vectors and rank them by exact cosine
+        self.rescore, self.oversample = rescore, max(1, oversample)
         self.page_size = 1000  # hits per request when listing every match (search_after beyond it)
 
     def _errors(self, what: str) -> Any:
@@ -484,18 +487,27 @@ class ElasticBackend:
         return {"query": {"match": {"body": query}}, "size": k, "_source": False,
                 "sort": ["_score", {"id": "asc"}], "track_total_hits": False}
 
-    def _knn_body(self, vector: np.ndarray, k: int) -> dict[str, Any]:
-        return {"knn": {"field": "vec", "query_vector": [float(x) for x in vector], "k": k,
-                        "num_candidates": max(self.num_candidates, k)}, "size": k, "_source": False}
+    def _knn_body(self, vector: np.ndarray, k: int, size: int) -> dict[str, Any]:
+        k_fetch = min(size, k * self.oversample) if self.rescore else k
+        return {"knn": {"field": "vec", "query_vector": [float(x) for x in vector], "k": k_fetch,
+                        "num_candidates": max(self.num_candidates, k_fetch)}, "size": k_fetch,
+                "_source": ["vec"] if self.rescore else False}
 
-    @staticmethod
-    def _hits(resp: dict[str, Any], dense: bool) -> list[Scored]:
-        hits = [(int(h["_id"]), float(h["_score"] if h.get("_score") is not None else h["sort"][0]))
-                for h in resp["hits"]["hits"]]
-        if dense:  # Elasticsearch's cosine score is (1 + cos) / 2; report the cosine like the embedded backend
-            hits = [(i, 2.0 * s - 1.0) for i, s in hits]
+    def _hits(self, resp: dict[str, Any], qv: np.ndarray | None, k: int, vectors: _LRU | None) -> list[Scored]:
+        raw = resp["hits"]["hits"]
+        if qv is None:
+            hits = [(int(h["_id"]), float(h["_score"] if h.get("_score") is not None else h["sort"][0]))
+                    for h in raw]
+        elif self.rescore and all("vec" in h.get("_source", {}) for h in raw):
+            # exact cosine from the stored float vectors: undoes int8 quantisation error, as the embedded backend
+            vecs = {int(h["_id"]): np.asarray(h["_source"]["vec"], dtype=np.float32) for h in raw}
+            if vectors is not None:
+                vectors.put_many(vecs)
+            hits = [(i, float(v @ qv)) for i, v in vecs.items()]
+        else:  # Elasticsearch's cosine score is (1 + cos) / 2; report the cosine like the embedded backend
+            hits = [(int(h["_id"]), 2.0 * float(h["_score"]) - 1.0) for h in raw]
         hits.sort(key=lambda x: (-x[1], x[0]))  # ties by id, as the embedded backend
-        return [Scored(i, s) for i, s in hits]
+        return [Scored(i, s) for i, s in hits[:k]]
 
     def _search(self, index: str, size: int, queries: Sequence[str], k: int, method: Method,
                 query_vectors: np.ndarray | None, what: str) -> list[list[Scored]]:
@@ -510,25 +522,26 @@ class ElasticBackend:
         if method != "bm25":
             qv = query_vectors if query_vectors is not None else self._encode(list(queries))
             qv = np.atleast_2d(np.asarray(qv, dtype=np.float32))
-        kinds: list[bool] = []  # dense?
+        kinds: list[np.ndarray | None] = []  # the query vector of a kNN request, None for BM25
         searches: list[dict[str, Any]] = []
         for i, q in enumerate(queries):
             if method in ("bm25", "hybrid"):
                 searches += [{"index": index}, self._bm25_body(q, k)]
-                kinds.append(False)
+                kinds.append(None)
             if method in ("dense", "hybrid"):
                 assert qv is not None
-                searches += [{"index": index}, self._knn_body(qv[i], k)]
-                kinds.append(True)
+                searches += [{"index": index}, self._knn_body(qv[i], k, size)]
+                kinds.append(qv[i])
         responses: list[dict[str, Any]] = []
         step = 200  # msearch requests per round trip
         for start in range(0, len(searches), 2 * step):
             with self._errors(what):
                 responses += self.es.msearch(searches=searches[start:start + 2 * step])["responses"]
         lists = []
-        for resp, dense in zip(responses, kinds, strict=True):
+        cache = self._vectors if index == self.names.triples else None
+        for resp, vector in zip(responses, kinds, strict=True):
             self._raise_item(resp, what)
-            lists.append(self._hits(resp, dense))
+            lists.append(self._hits(resp, vector, k, cache))
         if method != "hybrid":
             return lists
         return [rrf([[s.id for s in lists[2 * i]], [s.id for s in lists[2 * i + 1]]], k=self.rrf_k)[:k]
@@ -597,7 +610,9 @@ def open_elastic_backend(directory: Path, manifest: Manifest, settings: Settings
     return ElasticBackend(client, names, url=url, embedder=manifest.embedder, encode=encoder.encode_cached,
                           n_passages=manifest.n_passages, n_triples=manifest.n_triples, dims=manifest.dims,
                           rrf_k=settings.rrf_k, num_candidates=int(getattr(settings, "es_num_candidates", 100)),
-                          neighbour_cap=int(getattr(settings, "es_neighbour_cap", 10_000)))
+                          neighbour_cap=int(getattr(settings, "es_neighbour_cap", 10_000)),
+                          rescore=bool(getattr(settings, "es_rescore", True)),
+                          oversample=int(getattr(settings, "es_oversample", 2)))
 
 
 # -- building ---------------------------------------------------------------------------------------------------------
@@ -653,7 +668,7 @@ def load_into_elastic(client: Elasticsearch, backend: MemoryBackend, names: EsNa
                       dims: int, n_entities: int, index_type: str = "int8_hnsw", shards: int = 1, replicas: int = 0,
                       progress: Progress | None = None, keep_old: bool = False) -> dict[str, Any]:
     """Build new concrete indices, fill them, verify the counts, then move the aliases in one atomic call."""
-    stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime()) + f"-{os.getpid() % 100000}"
+    stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime()) + f"-{uuid.uuid4().hex[:6]}"
     concrete = {"passages": f"{names.passages}-{stamp}", "triples": f"{names.triples}-{stamp}",
                 "meta": f"{names.meta}-{stamp}"}
     created: list[str] = []

@@ -1,15 +1,20 @@
-"""The embedded backend: bm25s for BM25, NumPy for exact dense search, CSR arrays for the triple graph.
+"""The embedded backend: bm25s for BM25, NumPy (or faiss IVF above a measured size) for dense search, CSR arrays
+for the triple graph.
 
-Everything lives in arrays saved as .npy files, so a saved index loads (memory-mapped) without re-encoding.
+Everything lives in arrays saved as .npy files, so a saved index loads (memory-mapped) without re-encoding or
+parsing: texts are stored as a UTF-8 blob plus an offsets array (format 2) and decoded one string at a time when
+asked for, so a 1.5M-triple index opens in well under a second and only the pages touched count towards RSS.
+Format-1 indexes (texts as JSON lists) still load.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import overload
 
 import bm25s
 import numpy as np
@@ -18,6 +23,7 @@ import Stemmer
 from gear.graph import Adjacency, build_adjacency
 from gear.retrieve.fusion import rrf
 from gear.store.base import IndexError_, Method, passage_text, triple_text
+from gear.store.vectors import IVF_SUFFIX, VectorIndex, exact_top_k
 from gear.types import Passage, Scored, Triple
 
 _STEMMER = Stemmer.Stemmer("english")
@@ -47,18 +53,97 @@ def bm25_search(index: bm25s.BM25, n_docs: int, queries: Sequence[str], k: int) 
 
 
 def dense_search(matrix: np.ndarray, query_vectors: np.ndarray, k: int) -> list[list[Scored]]:
-    """Exact cosine top-k (vectors are normalised); argpartition keeps it O(n) per query."""
-    n = matrix.shape[0]
-    if n == 0:
-        return [[] for _ in range(len(query_vectors))]
-    k = min(k, n)
-    sims = query_vectors @ matrix.T
-    out: list[list[Scored]] = []
-    for row in np.atleast_2d(sims):
-        top = np.argpartition(-row, k - 1)[:k] if k < n else np.arange(n)
-        top = top[np.lexsort((top, -row[top]))]
-        out.append([Scored(int(i), float(row[i])) for i in top])
-    return out
+    """Exact cosine top-k (vectors are normalised)."""
+    return exact_top_k(matrix, query_vectors, k)
+
+
+class TextColumn(Sequence[str]):
+    """An immutable list of strings stored as one UTF-8 blob and int64 offsets (both memory-mappable .npy files)."""
+
+    def __init__(self, offsets: np.ndarray, blob: np.ndarray) -> None:
+        self.offsets, self.blob = offsets, blob
+
+    @classmethod
+    def from_strings(cls, strings: Sequence[str]) -> TextColumn:
+        encoded = [s.encode("utf-8") for s in strings]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter((len(b) for b in encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+        return cls(offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8))
+
+    @classmethod
+    def load(cls, directory: Path, name: str) -> TextColumn:
+        return cls(np.load(directory / f"{name}.offsets.npy", mmap_mode="r"),
+                   np.load(directory / f"{name}.utf8.npy", mmap_mode="r"))
+
+    def save(self, directory: Path, name: str) -> None:
+        np.save(directory / f"{name}.offsets.npy", np.ascontiguousarray(self.offsets, dtype=np.int64))
+        np.save(directory / f"{name}.utf8.npy", np.ascontiguousarray(self.blob, dtype=np.uint8))
+
+    def byte_lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        return self.blob[self.offsets[i]:self.offsets[i + 1]].tobytes().decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        for i in range(len(self)):
+            yield self[i]
+
+
+class TripleColumns(Sequence[tuple[str, str, str]]):
+    """(subject, predicate, object) per triple, as three TextColumns."""
+
+    PARTS = ("triple_subjects", "triple_predicates", "triple_objects")
+
+    def __init__(self, s: TextColumn, p: TextColumn, o: TextColumn) -> None:
+        self.columns = (s, p, o)
+
+    @classmethod
+    def from_spo(cls, spo: Sequence[tuple[str, str, str]]) -> TripleColumns:
+        return cls(*(TextColumn.from_strings([t[j] for t in spo]) for j in range(3)))
+
+    @classmethod
+    def load(cls, directory: Path) -> TripleColumns:
+        return cls(*(TextColumn.load(directory, name) for name in cls.PARTS))
+
+    def save(self, directory: Path) -> None:
+        for col, name in zip(self.columns, self.PARTS, strict=True):
+            col.save(directory, name)
+
+    def text_lengths(self) -> np.ndarray:
+        """Bytes of triple_text(s, p, o) per triple, from the offsets alone (no decoding)."""
+        return sum(c.byte_lengths() for c in self.columns) + 2
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[str, str, str]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[str, str, str]]: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[str, str, str] | list[tuple[str, str, str]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        s, p, o = self.columns
+        return (s[i], p[i], o[i])
 
 
 @dataclass
@@ -68,25 +153,31 @@ class Table:
     bm25: bm25s.BM25
     vectors: np.ndarray
     size: int
+    index: VectorIndex | None = None
+
+    def __post_init__(self) -> None:
+        if self.index is None:
+            self.index = VectorIndex(self.vectors)
 
     def search(self, queries: Sequence[str], k: int, method: Method, query_vectors: np.ndarray | None,
                encode: Encode, rrf_k: int) -> list[list[Scored]]:
         if method == "bm25":
             return bm25_search(self.bm25, self.size, queries, k)
         qv = query_vectors if query_vectors is not None else encode(queries)
+        assert self.index is not None
         if method == "dense":
-            return dense_search(self.vectors, qv, k)
+            return self.index.search(qv, k)
         sparse = bm25_search(self.bm25, self.size, queries, k)
-        dense = dense_search(self.vectors, qv, k)
+        dense = self.index.search(qv, k)
         return [rrf([[s.id for s in a], [d.id for d in b]], k=rrf_k)[:k] for a, b in zip(sparse, dense, strict=True)]
 
 
 class MemoryBackend:
     """An in-process index of passages C and triples T (the default; no server needed)."""
 
-    def __init__(self, *, embedder: str, encode: Encode, titles: list[str], texts: list[str],
-                 spo: list[tuple[str, str, str]], triple_passage: np.ndarray, passages: Table, triples: Table,
-                 adjacency: Adjacency, entities: list[str], rrf_k: int = 60) -> None:
+    def __init__(self, *, embedder: str, encode: Encode, titles: Sequence[str], texts: Sequence[str],
+                 spo: Sequence[tuple[str, str, str]], triple_passage: np.ndarray, passages: Table, triples: Table,
+                 adjacency: Adjacency, entities: Sequence[str], rrf_k: int = 60) -> None:
         self._embedder = embedder
         self._encode = encode
         self.titles, self.texts = titles, texts
@@ -102,6 +193,7 @@ class MemoryBackend:
         self._by_passage = order.astype(np.int32)
         self._key_index: dict[tuple[str, str], int] | None = None
         self._title_index: dict[str, list[int]] | None = None
+        self._text_lengths: np.ndarray | None = None
         self._lock = threading.Lock()
 
     # -- building -------------------------------------------------------------------------------------------------
@@ -127,12 +219,12 @@ class MemoryBackend:
     def save(self, directory: Path) -> list[str]:
         """Write every part into `directory` (the caller makes it atomic); returns the files written."""
         directory.mkdir(parents=True, exist_ok=True)
-        with (directory / "passages.json").open("w", encoding="utf-8") as fh:
-            json.dump({"titles": self.titles, "texts": self.texts}, fh, ensure_ascii=False)
-        with (directory / "triples.json").open("w", encoding="utf-8") as fh:
-            json.dump([list(t) for t in self.spo], fh, ensure_ascii=False)
-        with (directory / "entities.json").open("w", encoding="utf-8") as fh:
-            json.dump(self.entities, fh, ensure_ascii=False)
+        for name, values in (("passage_titles", self.titles), ("passage_texts", self.texts),
+                             ("entities", self.entities)):
+            col = values if isinstance(values, TextColumn) else TextColumn.from_strings(values)
+            col.save(directory, name)
+        spo = self.spo if isinstance(self.spo, TripleColumns) else TripleColumns.from_spo(self.spo)
+        spo.save(directory)
         arrays = {
             "passage_vectors.npy": self.passage_table.vectors, "triple_vectors.npy": self.triple_table.vectors,
             "triple_passage.npy": self.triple_passage, "triple_head.npy": self.adjacency.head,
@@ -143,6 +235,9 @@ class MemoryBackend:
             np.save(directory / name, np.ascontiguousarray(arr))
         self.passage_table.bm25.save(str(directory / "bm25_passages"), show_progress=False)
         self.triple_table.bm25.save(str(directory / "bm25_triples"), show_progress=False)
+        for table, name in ((self.passage_table, "passage_vectors"), (self.triple_table, "triple_vectors")):
+            assert table.index is not None
+            table.index.save_ivf(directory / f"{name}{IVF_SUFFIX}")
         return sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())
 
     @classmethod
@@ -150,24 +245,38 @@ class MemoryBackend:
         def arr(name: str) -> np.ndarray:
             return np.load(directory / name, mmap_mode="r")
 
+        titles: Sequence[str]
+        texts: Sequence[str]
+        spo: Sequence[tuple[str, str, str]]
+        entities: Sequence[str]
         try:
-            with (directory / "passages.json").open(encoding="utf-8") as fh:
-                p = json.load(fh)
-            with (directory / "triples.json").open(encoding="utf-8") as fh:
-                spo = [tuple(t) for t in json.load(fh)]
-            with (directory / "entities.json").open(encoding="utf-8") as fh:
-                entities = json.load(fh)
+            if (directory / "passages.json").exists():  # format 1
+                with (directory / "passages.json").open(encoding="utf-8") as fh:
+                    p = json.load(fh)
+                titles, texts = p["titles"], p["texts"]
+                with (directory / "triples.json").open(encoding="utf-8") as fh:
+                    spo = [tuple(t) for t in json.load(fh)]
+                with (directory / "entities.json").open(encoding="utf-8") as fh:
+                    entities = json.load(fh)
+            else:
+                titles = TextColumn.load(directory, "passage_titles")
+                texts = TextColumn.load(directory, "passage_texts")
+                spo = TripleColumns.load(directory)
+                entities = TextColumn.load(directory, "entities")
             pb = bm25s.BM25.load(str(directory / "bm25_passages"), mmap=True, show_progress=False)
             tb = bm25s.BM25.load(str(directory / "bm25_triples"), mmap=True, show_progress=False)
             adjacency = Adjacency(np.asarray(arr("triple_head.npy")), np.asarray(arr("triple_tail.npy")),
                                   np.asarray(arr("entity_indptr.npy")), np.asarray(arr("entity_triples.npy")))
             pvec, tvec = arr("passage_vectors.npy"), arr("triple_vectors.npy")
             tp = np.asarray(arr("triple_passage.npy"))
-        except (OSError, ValueError, KeyError) as exc:
+            pindex = VectorIndex.load(pvec, directory / f"passage_vectors{IVF_SUFFIX}")
+            tindex = VectorIndex.load(tvec, directory / f"triple_vectors{IVF_SUFFIX}")
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
             raise IndexError_(f"{directory}: index is incomplete or corrupt ({exc}); rebuild it with `gear index`") \
                 from None
-        return cls(embedder=embedder, encode=encode, titles=p["titles"], texts=p["texts"], spo=spo,  # type: ignore[arg-type]
-                   triple_passage=tp, passages=Table(pb, pvec, len(p["titles"])), triples=Table(tb, tvec, len(spo)),
+        return cls(embedder=embedder, encode=encode, titles=titles, texts=texts, spo=spo,
+                   triple_passage=tp, passages=Table(pb, pvec, len(titles), pindex),
+                   triples=Table(tb, tvec, len(spo), tindex),
                    adjacency=adjacency, entities=entities, rrf_k=rrf_k)
 
     # -- protocol -------------------------------------------------------------------------------------------------
@@ -201,6 +310,16 @@ class MemoryBackend:
 
     def neighbours(self, triple_id: int) -> np.ndarray:
         return self.adjacency.neighbours(triple_id)
+
+    def triple_text_lengths(self) -> np.ndarray:
+        """Length (UTF-8 bytes) of each triple's text; free for format-2 indexes (from the offsets)."""
+        if self._text_lengths is None:
+            if isinstance(self.spo, TripleColumns):
+                self._text_lengths = self.spo.text_lengths()
+            else:
+                self._text_lengths = np.fromiter((len(triple_text(*t).encode("utf-8")) for t in self.spo),
+                                                 dtype=np.int64, count=len(self.spo))
+        return self._text_lengths
 
     def triple_vectors(self, ids: Sequence[int]) -> np.ndarray:
         return np.asarray(self.triple_table.vectors[np.asarray(ids, dtype=np.int64)])

@@ -6,6 +6,7 @@ The emulator is the `noida-db` PyPI package (a single binary that speaks the Ela
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -54,7 +55,7 @@ def free_port() -> int:
 
 def _ready(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=1) as resp:  # noqa: S310 - local emulator
+        with urllib.request.urlopen(url, timeout=1) as resp:
             return resp.status == 200
     except (urllib.error.URLError, OSError):
         return False
@@ -90,10 +91,8 @@ def noida_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         yield url
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)  # its own session: only what this fixture started
-        except ProcessLookupError:
-            pass
         try:
             proc.wait(10)
         except subprocess.TimeoutExpired:

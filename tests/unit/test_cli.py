@@ -74,10 +74,10 @@ def test_info_shows_counts_embedder_and_density(runner: CliRunner, tiny_index: P
 def test_info_verify(runner: CliRunner, tiny_index: Path) -> None:
     ok = runner.invoke(app, ["info", str(tiny_index), "--verify"])
     assert ok.exit_code == 0 and "checksums: all files intact" in ok.output
-    (tiny_index / "triples.json").write_text("[]", encoding="utf-8")
-    bad = runner.invoke(app, ["info", str(tiny_index), "--verify"])
+    (tiny_index / "triple_passage.npy").write_bytes(b"xy")
+    bad = runner.invoke(app, ["info", str(tiny_index), "--verify"], env=WIDE)
     assert bad.exit_code == 1
-    assert "triples.json: size 2 !=" in bad.output
+    assert "triple_passage.npy: size 2 !=" in bad.output
 
 
 def test_index_command_with_the_fake_encoder(runner: CliRunner, tmp_path: Path, make_encoder,

@@ -99,7 +99,10 @@ def test_manifest_records_format_model_dims_counts_and_checksums(tiny_index: Pat
     assert m.n_entities == 14
     assert m.source == {"corpus": "tiny"}
     assert m.triples_per_passage == {"mean": 10 / 8, "median": 1.0, "max": 2.0, "zero": 1.0}
-    assert {"passages.json", "triples.json", "passage_vectors.npy", "triple_vectors.npy"} <= set(m.files)
+    assert {"passage_vectors.npy", "triple_vectors.npy", "triple_passage.npy"} <= set(m.files)
+    assert MANIFEST not in m.files
+    assert sorted(m.files) == sorted(str(p.relative_to(tiny_index)) for p in tiny_index.rglob("*")
+                                     if p.is_file() and p.name not in (MANIFEST, "triples_per_passage.npy"))
     for name, meta in m.files.items():
         assert meta["bytes"] == (tiny_index / name).stat().st_size
         assert len(meta["sha256"]) == 64
@@ -122,7 +125,7 @@ def test_round_trip_gives_identical_results_without_re_encoding(tiny_index: Path
     assert loaded.passages(range(8)) == backend.passages(range(8))
     assert [loaded.triples_of(p) for p in range(8)] == [backend.triples_of(p) for p in range(8)]
     np.testing.assert_array_equal(loaded.triple_vectors([0, 5]), backend.triple_vectors([0, 5]))
-    assert loaded.entities == backend.entities
+    assert list(loaded.entities) == list(backend.entities)
 
 
 def test_open_with_a_different_embedder_is_refused(tiny_index: Path, make_encoder) -> None:
@@ -138,16 +141,16 @@ def test_open_detects_a_truncated_file(tiny_index: Path, make_encoder) -> None:
 
 
 def test_verify_detects_modified_truncated_and_missing_files(tiny_index: Path) -> None:
-    path = tiny_index / "passages.json"
+    path = tiny_index / "passage_vectors.npy"
     data = bytearray(path.read_bytes())
-    data[-3] = ord("X") if data[-3] != ord("X") else ord("Y")  # same size, different content
+    data[-3] ^= 0xFF  # same size, different content
     path.write_bytes(bytes(data))
-    assert verify_index(tiny_index) == ["passages.json: checksum mismatch"]
-    (tiny_index / "triples.json").write_text("[]", encoding="utf-8")
-    (tiny_index / "entities.json").unlink()
+    assert verify_index(tiny_index) == ["passage_vectors.npy: checksum mismatch"]
+    (tiny_index / "triple_passage.npy").write_bytes(b"xy")
+    (tiny_index / "entity_indptr.npy").unlink()
     problems = verify_index(tiny_index)
-    assert "entities.json: missing" in problems
-    assert any(p.startswith("triples.json: size 2 != ") for p in problems)
+    assert "entity_indptr.npy: missing" in problems
+    assert any(p.startswith("triple_passage.npy: size 2 != ") for p in problems)
     assert len(problems) == 3
 
 
@@ -214,3 +217,20 @@ def test_load_of_a_corrupt_part_raises_index_error(tiny_index: Path, make_encode
     (tiny_index / "entity_indptr.npy").write_bytes(b"garbage")
     with pytest.raises(IndexError_, match="incomplete or corrupt"):
         MemoryBackend.load(tiny_index, embedder="fake-hash-64", encode=make_encoder().encode_cached)
+
+
+def test_failed_swap_restores_the_previous_index(tiny_index: Path, tiny_docs, tiny_triples, make_encoder,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    before = {p.name: p.read_bytes() for p in tiny_index.iterdir() if p.is_file()}
+    real_rename = Path.rename
+
+    def rename(self: Path, target):
+        if self.name.startswith(".index.tmp-"):
+            raise OSError("rename failed")
+        return real_rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", rename)
+    with pytest.raises(OSError, match="rename failed"):
+        build_index(tiny_docs[:2], tiny_triples[:2], tiny_index, make_encoder())
+    assert {p.name: p.read_bytes() for p in tiny_index.iterdir() if p.is_file()} == before
+    assert sorted(p.name for p in tiny_index.parent.iterdir()) == ["index"]

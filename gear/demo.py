@@ -1,0 +1,134 @@
+"""The bundled demos: corpora, triples and QA sets shipped in assets/, indexed into data/indexes/<name> on first use.
+
+Nothing here fakes data: a demo whose files are missing reports "not available yet" and is never built.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = ROOT / "assets"
+LLM_CACHE = ASSETS / "llm_cache"
+BUNDLED_TRACES = ASSETS / "traces"
+
+#: the paper's walk-through question (App. C, Table 9; MuSiQue, answer 1929)
+WALKTHROUGH_QUESTION = ("When did the location of the basilica which is named for the same saint that the Bremen "
+                        "Cathedral is named for become a country?")
+
+
+@dataclass(frozen=True)
+class Demo:
+    name: str
+    title: str
+    corpus: Path
+    openie: Path
+    qa: Path
+
+    @property
+    def files(self) -> list[Path]:
+        return [self.corpus, self.openie, self.qa]
+
+    def missing(self) -> list[Path]:
+        return [p for p in self.files if not p.is_file()]
+
+    @property
+    def available(self) -> bool:
+        return not self.missing()
+
+
+DEMOS: dict[str, Demo] = {
+    "walkthrough": Demo("walkthrough", "Paper walk-through (Bremen Cathedral)",
+                        ASSETS / "walkthrough" / "walkthrough_corpus.json",
+                        ASSETS / "walkthrough" / "openie_walkthrough_qwen2.5-coder-1.5b.json",
+                        ASSETS / "walkthrough" / "walkthrough_qa.json"),
+    "musique": Demo("musique", "MuSiQue sample (1,890 passages, 50 questions)",
+                    ASSETS / "musique" / "musique_corpus1890.json",
+                    ASSETS / "musique" / "openie_musique_gpt-3.5-turbo-1106_1890.json",
+                    ASSETS / "musique" / "musique_dev50.json"),
+}
+
+Progress = Callable[[str, int, int], None]
+_build_lock = threading.Lock()
+
+
+def data_dir() -> Path:
+    """Where the app writes indexes, traces and evaluations: $GEAR_STUDIO_DATA or ./data in the project."""
+    env = os.environ.get("GEAR_STUDIO_DATA")
+    return Path(env) if env else ROOT / "data"
+
+
+def indexes_dir() -> Path:
+    return data_dir() / "indexes"
+
+
+def index_dir(name: str) -> Path:
+    return indexes_dir() / name
+
+
+def is_built(name: str) -> bool:
+    return (index_dir(name) / "manifest.json").is_file()
+
+
+def status(name: str) -> str:
+    demo = DEMOS[name]
+    if not demo.available:
+        return "not available yet (missing " + ", ".join(p.name for p in demo.missing()) + ")"
+    return "built" if is_built(name) else "not built yet (built on first use)"
+
+
+def ensure_demo_index(name: str, progress: Progress | None = None, encoder: object | None = None) -> Path:
+    """The demo's index directory, building it first if needed (atomic; concurrent callers wait for one build)."""
+    if name not in DEMOS:
+        raise KeyError(f"unknown demo {name!r}; choose one of {', '.join(DEMOS)}")
+    demo = DEMOS[name]
+    out = index_dir(name)
+    if is_built(name):
+        return out
+    if not demo.available:
+        raise FileNotFoundError(f"demo {name!r} is not available yet: missing "
+                                + ", ".join(str(p.relative_to(ROOT)) for p in demo.missing()))
+    with _build_lock:
+        if is_built(name):
+            return out
+        from gear.config import Settings
+        from gear.corpus import load_corpus, load_openie, unique_documents
+        from gear.index import align_openie, build_index
+
+        if progress:
+            progress("reading corpus and triples", 0, 1)
+        docs, report = load_corpus(demo.corpus)
+        docs = unique_documents(docs, report)
+        oie, _ = load_openie(demo.openie)
+        triples = align_openie(docs, oie, report)
+        if encoder is None:
+            from gear.embed import Encoder
+
+            settings = Settings()
+            encoder = Encoder(settings.embedder, bf16=settings.embed_bf16)
+        build_index(docs, triples, out, encoder, progress=progress,  # type: ignore[arg-type]
+                    source={"demo": name, "corpus": str(demo.corpus.relative_to(ROOT)),
+                            "openie": str(demo.openie.relative_to(ROOT)), "qa": str(demo.qa.relative_to(ROOT))},
+                    extraction={"source": demo.openie.name})
+    return out
+
+
+def demo_of_index(directory: Path) -> Demo | None:
+    """The demo an index directory was built from (by location), if any."""
+    for name, demo in DEMOS.items():
+        if directory.resolve() == index_dir(name).resolve():
+            return demo
+    return None
+
+
+def replay_cache_dir() -> Path:
+    return LLM_CACHE
+
+
+def replay_entries(cache_dir: Path | None = None) -> int:
+    d = cache_dir or LLM_CACHE
+    return sum(1 for _ in d.glob("*.json")) if d.is_dir() else 0

@@ -1,0 +1,146 @@
+"""Evaluate: run gear.eval.evaluate on a QA set from the page, chart the results, save and reload them."""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from gear import viz
+from gear.ui.common import (
+    METHODS,
+    choose_index,
+    engine_for,
+    ensure_index,
+    evals_dir,
+    guarded,
+    method_settings,
+    one_line,
+    qa_for_index,
+    setup,
+    sidebar_settings,
+)
+
+
+def saved_reports() -> dict[str, Path]:
+    d = evals_dir()
+    return {p.stem: p for p in sorted(d.glob("*.json"), reverse=True)} if d.is_dir() else {}
+
+
+def questions_from_upload(upload) -> list:
+    from gear.corpus import load_qa
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / re.sub(r"[^A-Za-z0-9_.-]", "_", upload.name)
+        path.write_bytes(upload.getvalue())
+        questions, _ = load_qa(path)
+    return questions
+
+
+@guarded
+def page() -> None:
+    setup("Evaluate", "📊")
+    index = choose_index()
+    base = sidebar_settings(show_method=False)
+    run_tab, results_tab = st.tabs(["Run an evaluation", "Results"])
+    with run_tab:
+        if index is None:
+            st.info("Pick or build an index first.")
+        else:
+            run_form(index, base)
+    with results_tab:
+        show_results()
+
+
+def run_form(index: Path, base) -> None:
+    questions = qa_for_index(index)
+    upload = st.file_uploader("QA set (JSON: MuSiQue, HippoRAG or HotpotQA/2Wiki schema) — optional when the "
+                              "index has its own", type=["json"], key="eval_upload")
+    if upload is not None:
+        questions = questions_from_upload(upload)
+    if not questions:
+        st.info("No QA set for this index: upload one.")
+        return
+    n = st.slider("Questions", 1, len(questions), min(10, len(questions)), key="eval_n")
+    methods = st.multiselect("Methods", list(METHODS), default=["BM25", "Hybrid"], key="eval_methods")
+    ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], default=[5, 10, 15], key="eval_ks")
+    save_traces = st.checkbox("Save a trace per question (for error analysis on the Traces page)", value=True,
+                              key="eval_traces")
+    if not st.button("Run evaluation", type="primary", key="eval_run", disabled=not methods or not ks):
+        return
+    engine = engine_for(ensure_index(index))
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    done = []
+    for label in methods:
+        settings = method_settings(base, label)
+        with st.status(f"Evaluating {label} on {n} questions…", expanded=True) as box:
+            bar = st.progress(0, text="starting")
+
+            def progress(i: int, total: int, qid: str, bar=bar) -> None:
+                bar.progress(min(100, int(100 * i / max(total, 1))), text=f"{i} / {total}  ({qid})")
+
+            name = f"{stamp}_{index.name}_{re.sub(r'[^A-Za-z0-9]+', '-', label).strip('-').lower()}"
+            trace_dir = evals_dir() / name / "traces" if save_traces else None
+            try:
+                report = viz_report = None
+                from gear.eval import evaluate
+
+                report = evaluate(engine, questions[:n], settings, ks, progress=progress, trace_dir=trace_dir)
+                viz_report = report.to_dict()
+                viz_report["label"] = label
+                viz_report["index"] = index.name
+                path = evals_dir() / f"{name}.json"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(viz_report, indent=1, ensure_ascii=False), encoding="utf-8")
+                done.append(name)
+                box.update(label=f"{label}: R@{ks[-1]} = {viz_report['recall'][str(sorted(ks)[-1])]:.1f}%  "
+                                 f"(saved {path.name})", state="complete", expanded=False)
+            except Exception as exc:
+                box.update(label=f"{label} failed", state="error")
+                st.error(f"{type(exc).__name__}: {one_line(exc)}")
+    if done:
+        st.session_state["eval_selected"] = done
+        st.success(f"Saved {len(done)} report(s) to data/evals/ — see the Results tab.")
+
+
+def show_results() -> None:
+    reports = saved_reports()
+    if not reports:
+        st.info("No saved evaluations yet (data/evals/*.json).")
+        return
+    default = [n for n in st.session_state.get("eval_selected", []) if n in reports] or list(reports)[:3]
+    chosen = st.multiselect("Saved evaluations", list(reports), default=default, key="eval_show")
+    data = []
+    for name in chosen:
+        try:
+            data.append(json.loads(reports[name].read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            st.error(f"{name}: cannot read ({one_line(exc)})")
+    if not data:
+        return
+    rows = []
+    for name, r in zip(chosen, data, strict=False):
+        row = {"report": name, "method": viz.report_label(r), "questions": r.get("n_questions")}
+        row.update({f"R@{k}": round(v, 1) for k, v in r.get("recall", {}).items()})
+        if "em" in r:
+            row["EM"], row["F1"] = round(r["em"], 1), round(r["f1"], 1)
+        if "tokens_per_question" in r:
+            row["tokens/question"] = round(r["tokens_per_question"]["total"])
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.plotly_chart(viz.recall_by_method_figure(data), width="stretch", key="fig_recall")
+    if any(r.get("recall_per_iteration") for r in data):
+        st.plotly_chart(viz.recall_per_iteration_figure(data), width="stretch", key="fig_iter")
+    else:
+        st.caption("Recall per iteration appears for GeAR runs.")
+    st.plotly_chart(viz.recall_by_hop_figure(data), width="stretch", key="fig_hop")
+    if any(r.get("tokens_per_question") for r in data):
+        st.plotly_chart(viz.tokens_per_question_figure(data), width="stretch", key="fig_tokens")
+
+
+page()

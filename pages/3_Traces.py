@@ -1,0 +1,136 @@
+"""Traces: browse saved runs, filter them, open one in the Ask view, and tag failures with the paper's error
+categories (saved beside the trace as TRACE.tags.json)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from gear import demo, viz
+from gear.trace import Answered, RunFinished, RunStarted, Trace, TraceError
+from gear.ui.common import esc, evals_dir, guarded, one_line, setup, traces_dir
+
+CATEGORIES = ["base retriever limitation", "reader hallucination", "reasoner hallucination", "dataset issue",
+              "missing extraction detail", "graph quality"]
+
+
+def tags_path(trace: Path) -> Path:
+    return trace.with_name(trace.stem + ".tags.json")
+
+
+def read_tags(trace: Path) -> dict:
+    p = tags_path(trace)
+    try:
+        return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def trace_files() -> list[tuple[str, Path]]:
+    found = []
+    for folder, where in ((traces_dir(), "saved"), (demo.BUNDLED_TRACES, "bundled")):
+        if folder.is_dir():
+            found += [(where, p) for p in sorted(folder.glob("*.json")) if not p.name.endswith(".tags.json")]
+    if evals_dir().is_dir():
+        for p in sorted(evals_dir().glob("*/traces/*.json")):
+            if not p.name.endswith(".tags.json"):
+                found.append((f"eval {p.parent.parent.name}", p))
+    return found
+
+
+@st.cache_data(show_spinner=False, max_entries=5000)
+def summary(path: str, mtime: float) -> dict:
+    trace = Trace.load(path)
+    start = trace.first(RunStarted)
+    end = trace.first(RunFinished)
+    answered = trace.first(Answered)
+    return {"question": trace.question, "method": f"{start.retriever}/{start.method}" if start else "",
+            "R@5": (end.recall.get("5") if end else None), "R@10": (end.recall.get("10") if end else None),
+            "answer": answered.answer if answered else "", "EM": answered.em if answered else None,
+            "iterations": len(trace.iterations()), "tokens": sum(trace.tokens())}
+
+
+@guarded
+def page() -> None:
+    setup("Traces — error analysis", "🗂️")
+    files = trace_files()
+    if not files:
+        st.info("No traces yet. Save a run on the Ask page, or run an evaluation with traces.")
+        return
+    rows, broken = [], 0
+    for where, p in files:
+        try:
+            s = summary(str(p), p.stat().st_mtime)
+        except (TraceError, OSError):
+            broken += 1
+            continue
+        tags = read_tags(p)
+        rows.append({"where": where, "file": p.name, **s, "tags": ", ".join(tags.get("categories", [])),
+                     "path": str(p)})
+    if broken:
+        st.caption(f"{broken} unreadable trace file(s) skipped")
+    df = pd.DataFrame(rows)
+    with st.sidebar:
+        st.subheader("Filter")
+        r_range = st.slider("R@10 (%)", 0, 100, (0, 100), key="tr_recall")
+        answered = st.selectbox("Answer", ["any", "correct (EM 1)", "wrong (EM 0)", "no answer"], key="tr_answered")
+        max_it = int(df["iterations"].max()) if len(df) else 1
+        its = st.slider("Iterations", 0, max(1, max_it), (0, max(1, max_it)), key="tr_its")
+        only_tagged = st.checkbox("Only tagged", key="tr_tagged")
+    view = df.copy()
+    r10 = view["R@10"].fillna(-1) * 100
+    keep = ((r10 >= r_range[0]) & (r10 <= r_range[1])) | view["R@10"].isna()
+    if answered == "correct (EM 1)":
+        keep &= view["EM"] == 1
+    elif answered == "wrong (EM 0)":
+        keep &= view["EM"] == 0
+    elif answered == "no answer":
+        keep &= view["EM"].isna()
+    keep &= (view["iterations"] >= its[0]) & (view["iterations"] <= its[1])
+    if only_tagged:
+        keep &= view["tags"] != ""
+    view = view[keep]
+    st.caption(f"{len(view)} of {len(df)} traces")
+    st.dataframe(view.drop(columns=["path"]), hide_index=True, width="stretch", height=320)
+    if view.empty:
+        return
+    labels = {f"{r['where']} · {r['file']}": r["path"] for _, r in view.iterrows()}
+    choice = st.selectbox("Trace", list(labels), key="tr_choice")
+    path = Path(labels[choice])
+    trace = Trace.load(path)
+    st.markdown(f"**Question:** {esc(trace.question)}")
+    if st.button("Open in the Ask view", key="tr_open", type="primary"):
+        st.session_state["trace"] = trace
+        st.session_state["trace_source"] = f"trace file {path.name}"
+        st.session_state["teach_step"] = 0
+        st.switch_page(st.session_state.get("_ask_page") or "app.py")
+    tag_form(path)
+    counts = Counter(c for r in rows for c in (r["tags"].split(", ") if r["tags"] else []))
+    if counts:
+        st.plotly_chart(viz.category_figure({c: counts.get(c, 0) for c in CATEGORIES}), width="stretch",
+                        key="tr_fig")
+
+
+def tag_form(path: Path) -> None:
+    tags = read_tags(path)
+    with st.form(key=f"tags-{path}"):
+        st.markdown("**Tag this trace** (error categories of the paper's analysis)")
+        cats = st.multiselect("Categories", CATEGORIES, default=[c for c in tags.get("categories", [])
+                                                                  if c in CATEGORIES])
+        note = st.text_area("Note", value=tags.get("note", ""))
+        if st.form_submit_button("Save tags"):
+            try:
+                tags_path(path).write_text(json.dumps({"trace": path.name, "categories": cats, "note": note,
+                                                       "updated": time.strftime("%Y-%m-%dT%H:%M:%S")},
+                                                      indent=1, ensure_ascii=False), encoding="utf-8")
+                st.success(f"saved {tags_path(path).name}")
+            except OSError as exc:
+                st.error(f"cannot save tags: {one_line(exc)}")
+
+
+page()

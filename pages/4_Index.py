@@ -1,0 +1,166 @@
+"""Index: build an index from uploaded files or pick one; statistics; browse an entity's neighbourhood."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from gear import demo, viz
+from gear.config import Settings
+from gear.ui.common import (
+    choose_index,
+    encoder_for,
+    engine_for,
+    ensure_index,
+    guarded,
+    one_line,
+    setup,
+)
+from gear.ui.render import iframe
+
+
+@guarded
+def page() -> None:
+    setup("Index", "🧱")
+    explore, build = st.tabs(["Explore an index", "Build a new index"])
+    with explore:
+        explore_tab()
+    with build:
+        build_tab()
+
+
+def explore_tab() -> None:
+    index = choose_index(key="index_choice", container=st)
+    if index is None:
+        return
+    index = ensure_index(index)
+    from gear.index import Manifest
+
+    m = Manifest.read(index)
+    c = st.columns(4)
+    c[0].metric("Passages", f"{m.n_passages:,}")
+    c[1].metric("Triples", f"{m.n_triples:,}")
+    c[2].metric("Entities", f"{m.n_entities:,}")
+    c[3].metric("Triples / passage", f"{m.triples_per_passage.get('mean', 0):.2f}")
+    st.caption(f"embedder {m.embedder} ({m.dims} dims) · backend {m.backend} · built {m.created}")
+    counts_file = index / "triples_per_passage.npy"
+    left, right = st.columns(2)
+    if counts_file.is_file():
+        left.plotly_chart(viz.density_figure(np.load(counts_file).tolist()), width="stretch", key="ix_density")
+    engine = engine_for(index)
+    top = viz.top_entities(engine.backend, 20)
+    if top:
+        right.plotly_chart(viz.degree_figure(top), width="stretch", key="ix_degree")
+    st.subheader("Entity neighbourhood")
+    query = st.text_input("Find an entity", value=top[0][0] if top else "", key="ix_entity_q")
+    matches = viz.find_entities(engine.backend, query) if query else []
+    if not matches:
+        st.caption("No matching entity." if query else "Type part of an entity name.")
+        return
+    entity = st.selectbox("Entity", matches, key="ix_entity")
+    h, lim = st.columns(2)
+    hops = h.slider("Hops", 1, 3, 1, key="ix_hops")
+    limit = lim.slider("At most this many triples", 10, 200, 60, key="ix_limit")
+    g = viz.neighbourhood(engine.backend, entity, hops, limit)
+    st.caption(f"{g.number_of_nodes()} entities, {g.number_of_edges()} triples")
+    iframe(viz.graph_html(g, height=560, legend=viz.neighbourhood_legend()), 620)
+
+
+def build_tab() -> None:
+    st.markdown("Upload a corpus (HippoRAG `[{title, text}]` JSON, HotpotQA-style JSON, or .txt/.md files) and its "
+                "OpenIE triples (HippoRAG OpenIE JSON). The index is written to `data/indexes/<name>`.")
+    name = st.text_input("Index name", value="my-index", key="ix_name")
+    corpus_files = st.file_uploader("Corpus", type=["json", "txt", "md"], accept_multiple_files=True,
+                                    key="ix_corpus")
+    openie = st.file_uploader("OpenIE triples (JSON)", type=["json"], key="ix_openie")
+    qa = st.file_uploader("QA set (optional, JSON) — gives Ask/Evaluate their example questions", type=["json"],
+                          key="ix_qa")
+    if not openie:
+        st.caption(raw_text_note())
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
+    if st.button("Build index", type="primary", key="ix_build", disabled=not corpus_files or not safe):
+        if safe in demo.DEMOS:
+            st.error(f"“{safe}” is reserved for a demo; choose another name.")
+            return
+        build(safe, corpus_files, openie, qa)
+
+
+def raw_text_note() -> str:
+    if extraction_available():
+        return "Without an OpenIE file, triples are extracted from the text by the configured LLM (slow on CPU)."
+    return "Raw-text upload needs an OpenIE file for now: LLM triple extraction is not available in this build."
+
+
+def extraction_available() -> bool:
+    try:
+        import inspect
+
+        from gear import extract_cli
+
+        source = inspect.getsource(extract_cli.extract_for_index)
+    except (ImportError, OSError, AttributeError):
+        return False
+    return "not available yet" not in source
+
+
+def build(name: str, corpus_files, openie, qa) -> None:
+    from gear.corpus import load_any_corpus, load_openie, unique_documents
+    from gear.index import align_openie, build_index
+
+    out = demo.indexes_dir() / name
+    with tempfile.TemporaryDirectory() as tmp, st.status(f"Building {name}…", expanded=True) as box:
+        tmpdir = Path(tmp)
+        folder = tmpdir / "corpus"
+        folder.mkdir()
+        for f in corpus_files:
+            (folder / re.sub(r"[^A-Za-z0-9_.-]", "_", f.name)).write_bytes(f.getvalue())
+        paths = sorted(folder.iterdir())
+        source = paths[0] if len(paths) == 1 else folder
+        docs, report = load_any_corpus(source)
+        docs = unique_documents(docs, report)
+        st.write(f"{len(docs):,} passages read")
+        settings = Settings()
+        if openie is not None:
+            oie_path = tmpdir / "openie.json"
+            oie_path.write_bytes(openie.getvalue())
+            oie, oie_report = load_openie(oie_path)
+            report.warnings += oie_report.warnings
+            triples, extraction = align_openie(docs, oie, report), {"source": openie.name}
+        else:
+            if not extraction_available():
+                box.update(label="Needs an OpenIE file", state="error")
+                st.error(raw_text_note())
+                return
+            from gear.extract_cli import extract_for_index
+
+            triples, extraction = extract_for_index(docs, settings, out, None)
+        for line in report.summary():
+            st.caption(line)
+        bar = st.progress(0, text="encoding")
+
+        def progress(stage: str, done: int, total: int) -> None:
+            bar.progress(min(100, int(100 * done / max(total, 1))), text=f"{stage}: {done:,} / {total:,}")
+
+        try:
+            manifest = build_index(docs, triples, out, encoder_for(settings.embedder), progress=progress,
+                                   extraction=extraction, source={"corpus": ", ".join(f.name for f in corpus_files),
+                                                                  "openie": openie.name if openie else None})
+        except Exception as exc:
+            box.update(label="Build failed", state="error")
+            st.error(one_line(exc))
+            return
+        if qa is not None:
+            (out / "qa.json").write_bytes(qa.getvalue())
+        box.update(label=f"Built {name}: {manifest.n_passages:,} passages, {manifest.n_triples:,} triples",
+                   state="complete")
+    st.dataframe(pd.DataFrame([{"passages": manifest.n_passages, "triples": manifest.n_triples,
+                                "entities": manifest.n_entities}]), hide_index=True)
+    st.success(f"Index {name} is ready: pick it in the sidebar.")
+
+
+page()

@@ -1,0 +1,59 @@
+"""The GeAR agent end to end with the real embedded LLM and the real encoder on the walk-through corpus.
+
+CI sets GEAR_REQUIRE_LOCAL_LLM=1, so a missing model fails instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gear.config import Settings
+from gear.corpus import load_corpus, load_openie
+from gear.engine import Engine
+from gear.index import align_openie, build_index
+from gear.trace import BeamsSearched, GistUpdated, LLMCalled, ProximalTriples, Reasoned, Trace, TriplesLinked
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets" / "walkthrough"
+QUESTION = ("When did the location of the basilica which is named for the same saint that the Bremen Cathedral is "
+            "named for become a country?")
+
+pytestmark = [pytest.mark.slow, pytest.mark.llm]
+
+
+def _require_model() -> None:
+    from gear.llm.local import llama_cpp_available
+
+    if llama_cpp_available():
+        return
+    if os.environ.get("GEAR_REQUIRE_LOCAL_LLM") == "1":
+        pytest.fail("llama-cpp-python is not installed but GEAR_REQUIRE_LOCAL_LLM=1 (run make llm)")
+    pytest.skip("the embedded local LLM is not installed (make llm)")
+
+
+def test_gear_agent_runs_end_to_end_with_the_local_model(tmp_path: Path) -> None:
+    _require_model()
+    from gear.embed import Encoder
+
+    docs, report = load_corpus(ASSETS / "walkthrough_corpus.json")
+    oie, _ = load_openie(ASSETS / "openie_walkthrough_qwen2.5-coder-1.5b.json")
+    encoder = Encoder("all-MiniLM-L6-v2")
+    build_index(docs, align_openie(docs, oie, report), tmp_path / "index", encoder)
+    settings = Settings(llm="local", expand="gear", max_iterations=2, retriever="hybrid")
+    engine = Engine.open(tmp_path / "index", settings, encoder=encoder)
+    trace = Trace()
+    run = engine.retrieve(QUESTION, settings=settings, trace=trace)
+
+    reads = trace.of(ProximalTriples)
+    assert reads and any(r.triples for r in reads), "the reader produced no triples at all"
+    assert trace.of(TriplesLinked) and trace.of(BeamsSearched) and trace.of(GistUpdated) and trace.of(Reasoned)
+    calls = trace.of(LLMCalled)
+    assert all(c.prompt_tokens > 0 and c.completion_tokens > 0 for c in calls)
+    assert not any(c.cached for c in calls)
+    titles = [p.title for p in engine.backend.passages(run.ids[:10])]
+    assert "Bremen Cathedral" in titles
+    prompt, completion = trace.tokens()
+    print(f"\nlocal agent: {len(trace.iterations())} iteration(s), {len(calls)} LLM calls, {prompt} prompt + "
+          f"{completion} completion tokens, answer {run.answer!r}, {run.timings_ms['total'] / 1000:.0f} s")
