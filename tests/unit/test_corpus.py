@@ -11,7 +11,6 @@ from gear.corpus import (
     InputError,
     LoadReport,
     Question,
-    gold_ids,
     load_corpus,
     load_openie,
     load_qa,
@@ -94,12 +93,17 @@ def test_raw_hotpotqa_supporting_facts_titles_only() -> None:
     assert "record 2 (id raw3): no 'paragraphs' or 'supporting_facts'" in joined
 
 
-def test_gold_matching_by_key_then_title() -> None:
-    by_key = {("Paris", "P1"): 0, ("Paris", "P2"): 1, ("Seine", "S"): 2, ("Etna", "E"): 3}
-    by_title = {"Paris": [0, 1], "Seine": [2], "Etna": [3]}
-    q = Question("q", "?", (), (("Paris", "P2"), ("Seine", None), ("Etna", " E "), ("Gone", "x"), ("Seine", "S")))
-    # exact key; unique title without text; stripped text; unknown title; repeat removed
-    assert gold_ids(q, by_key, by_title) == [1, 2, 3]
+def test_gold_matching_by_key_then_title(make_encoder) -> None:
+    from gear.store.memory import MemoryBackend
+
+    enc = make_encoder()
+    backend = MemoryBackend.build(["Paris", "Paris", "Seine", "Etna"], ["P1", "P2", "S", "E"], [], [],
+                                  embedder=enc.name, encode=enc.encode_cached)
+    assert backend.find_passage("Paris", "P2") == 1  # exact (title, text): MuSiQue reuses titles
+    assert backend.find_passage("Seine", None) == 2  # title only, and the title is unique
+    assert backend.find_passage("Paris", None) is None  # title only but ambiguous: no guess
+    assert backend.find_passage("Etna", " E ") == 3  # surrounding whitespace in the QA file
+    assert backend.find_passage("Gone", "x") is None
 
 
 def test_unique_documents_drops_exact_duplicates() -> None:
