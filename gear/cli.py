@@ -206,8 +206,12 @@ def _print_report(data: dict[str, Any], ks: list[int]) -> None:
     if "em" in data:
         out.print(f"EM {data['em']:.1f}  F1 {data['f1']:.1f}")
     if "tokens_per_question" in data:
-        t = data["tokens_per_question"]
-        out.print(f"tokens/question: {t['prompt']:.0f} prompt + {t['completion']:.0f} completion")
+        t = data["tokens_per_question_detail"]
+        out.print(f"tokens/question: {data['tokens_per_question']:.0f} ({t['prompt']:.0f} prompt + "
+                  f"{t['completion']:.0f} completion)")
+    if "recall_per_iteration" in data:
+        for n, row in data["recall_per_iteration"].items():
+            out.print(f"after iteration {n}: " + "  ".join(f"R@{k} {v:.1f}" for k, v in row.items()))
     if data.get("skipped"):
         out.print(f"{len(data['skipped'])} questions skipped (gold passages not in the index)")
     wall = data["latency_ms"].get("wall")

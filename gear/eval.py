@@ -120,10 +120,11 @@ class EvalReport:
             data["em"] = 100.0 * float(np.mean([q.em for q in answered]))
             data["f1"] = 100.0 * float(np.mean([q.f1 for q in answered]))
         if any(q.prompt_tokens for q in self.questions):
-            data["tokens_per_question"] = {
+            data["tokens_per_question"] = float(np.mean([q.prompt_tokens + q.completion_tokens
+                                                          for q in self.questions]))
+            data["tokens_per_question_detail"] = {
                 "prompt": float(np.mean([q.prompt_tokens for q in self.questions])),
                 "completion": float(np.mean([q.completion_tokens for q in self.questions])),
-                "total": float(np.mean([q.prompt_tokens + q.completion_tokens for q in self.questions])),
             }
         per_iteration = self.recall_per_iteration()
         if per_iteration:
