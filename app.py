@@ -23,7 +23,9 @@ from gear.ui.common import (
     qa_for_index,
     setup,
     sidebar_settings,
+    start_demo_builds,
     traces_dir,
+    warm_engine,
 )
 from gear.ui.render import TraceView, teach
 
@@ -56,12 +58,14 @@ def first_visit() -> None:
         return
     st.session_state["ask_ready"] = True
     st.session_state.setdefault("question", demo.WALKTHROUGH_QUESTION)
-    example = demo.BUNDLED_TRACES / "walkthrough.json"
-    if "trace" not in st.session_state and example.is_file():
+    examples = [demo.BUNDLED_TRACES / "walkthrough.json", *sorted(demo.BUNDLED_TRACES.glob("walkthrough_*.json"))]
+    for example in examples:
+        if "trace" in st.session_state or not example.is_file():
+            continue
         try:
-            load_trace(example, "example: walkthrough (recorded run of the paper's question)")
+            load_trace(example, f"example: {example.stem} (a recorded run of the paper's walk-through question)")
         except TraceError:
-            pass
+            continue
 
 
 def replay_panel() -> None:
@@ -102,7 +106,10 @@ def question_box(index: Path | None) -> tuple[str, object | None]:
 
 
 def run_live(index: Path, question: str, qa: object | None, settings) -> None:
-    engine = engine_for(ensure_index(index))
+    ready = ensure_index(index)
+    if ready is None:
+        return
+    engine = engine_for(ready)
     gold = engine.gold_ids(qa.gold) if qa is not None else []
     trace = Trace()
     view = TraceView(live=True, key="live")
@@ -150,19 +157,27 @@ def save_panel(trace: Trace) -> None:
 def ask_page() -> None:
     setup("GeAR Studio — Ask", "💬")
     first_visit()
+    start_demo_builds()
     index = choose_index()
     settings = sidebar_settings()
-    st.markdown(
-        "Type a multi-hop question and watch each GeAR iteration: base passages, proximal triples, the linked "
-        "initial nodes, the expanded beams as a graph, the fused list, the gist memory, the reasoner's verdict "
-        "and the rewritten query.")
-    replay_panel()
-    question, qa = question_box(index)
-    c1, c2, c3 = st.columns([1, 2, 3])
-    ask = c1.button("Ask", type="primary", key="ask", disabled=index is None or not question, width="stretch")
-    teaching = c2.toggle("Teaching mode (one module at a time)", key="teaching")
-    if qa is not None:
-        c3.caption("From the QA set: gold passages (★) and answers are known.")
+    warm_engine(index)
+    teaching = bool(st.session_state.get("teaching"))
+    if not teaching:
+        st.markdown(
+            "Type a multi-hop question and watch each GeAR iteration: base passages, proximal triples, the linked "
+            "initial nodes, the expanded beams as a graph, the fused list, the gist memory, the reasoner's verdict "
+            "and the rewritten query.")
+        replay_panel()
+    # teaching mode keeps the screen for the lesson: the question box folds away (its widgets stay alive)
+    box = st.expander("Question", expanded=False) if teaching else st.container()
+    with box:
+        question, qa = question_box(index)
+        c1, c2, c3 = st.columns([1, 2, 3])
+        ask = c1.button("Ask", type="primary", key="ask", disabled=index is None or not question, width="stretch")
+        if qa is not None:
+            c3.caption("From the QA set: gold passages (★) and answers are known.")
+    toggle_at = c2 if not teaching else st
+    teaching = toggle_at.toggle("Teaching mode (one module at a time)", key="teaching")
     if ask and index is not None:
         run_live(index, question, qa, settings)
         trace = st.session_state.get("trace")

@@ -114,7 +114,7 @@ def _update(index_dir: Path, add: Path | None, remove: str | None, openie: Path 
     from gear.corpus import InputError
     from gear.embed import Encoder
     from gear.index import Manifest
-    from gear.index_update import add_passages, parse_ids, remove_passages
+    from gear.index_update import add_passages, parse_ids, remove_passages, saved_passages
 
     manifest = Manifest.read(index_dir)  # fails early, with a clear message, on a missing index
     encoder = Encoder(manifest.embedder, bf16=settings.embed_bf16)
@@ -132,10 +132,8 @@ def _update(index_dir: Path, add: Path | None, remove: str | None, openie: Path 
     else:
         assert add is not None
         docs, report = _load_docs(add, chunk_words)
-        known = set()
-        if (index_dir / "passages.json").exists():
-            saved = json.loads((index_dir / "passages.json").read_text(encoding="utf-8"))
-            known = set(zip(saved["titles"], saved["texts"], strict=True))
+        titles, texts, _, _ = saved_passages(index_dir)
+        known = set(zip(titles, texts, strict=True))
         fresh = [d for d in docs if (d.title, d.text) not in known]
         if len(fresh) < len(docs):
             console.print(f"{len(docs) - len(fresh)} passages are already in the index: skipped", highlight=False)
@@ -205,25 +203,22 @@ def info(
 def openie_documents(index_dir: Path) -> list[dict[str, Any]]:
     """The index's passages and triples in HippoRAG's OpenIE format; named entities come from the extraction journal
     when it is still there, else from the triples' subjects and objects."""
-    import numpy as np
-
     from gear.extract import Journal, openie_document
     from gear.index import Manifest
+    from gear.index_update import saved_passages
 
     manifest = Manifest.read(index_dir)
-    passages = json.loads((index_dir / "passages.json").read_text(encoding="utf-8"))
-    spo = json.loads((index_dir / "triples.json").read_text(encoding="utf-8"))
-    owner = np.load(index_dir / "triple_passage.npy")
-    by_passage: list[list[tuple[str, str, str]]] = [[] for _ in passages["titles"]]
+    titles, texts, spo, owner = saved_passages(index_dir)
+    by_passage: list[list[tuple[str, str, str]]] = [[] for _ in titles]
     for t, pid in zip(spo, owner, strict=True):
-        by_passage[int(pid)].append((t[0], t[1], t[2]))
+        by_passage[int(pid)].append(t)
     entities_by_text: dict[tuple[str, str], list[str]] = {}
     work_dir = (manifest.extraction or {}).get("work_dir")
     if work_dir and Path(work_dir).is_dir():
         for record in Journal(Path(work_dir)).records.values():
             entities_by_text[(record.title, record.text)] = record.entities
     docs = []
-    for title, text, triples in zip(passages["titles"], passages["texts"], by_passage, strict=True):
+    for title, text, triples in zip(titles, texts, by_passage, strict=True):
         entities = entities_by_text.get((title, text))
         if entities is None:
             entities = list(dict.fromkeys(e for t in triples for e in (t[0], t[2])))

@@ -60,6 +60,12 @@ class Settings(BaseSettings):
     es_password: SecretStr | None = None
     es_ca_certs: Path | None = None
     es_prefix: str = "gear"
+    es_index_type: Literal["int8_hnsw", "hnsw", "int4_hnsw", "bbq_hnsw", "flat", "int8_flat"] = "int8_hnsw"
+    es_num_candidates: int = Field(100, ge=1)
+    es_oversample: int = Field(2, ge=1)  # kNN fetches oversample·k candidates, re-ranked by exact cosine
+    es_rescore: bool = True
+    es_neighbour_cap: int = Field(10_000, ge=1)
+    es_timeout: float = Field(30.0, gt=0)
 
     @field_validator("embedder")
     @classmethod

@@ -132,3 +132,31 @@ def replay_cache_dir() -> Path:
 def replay_entries(cache_dir: Path | None = None) -> int:
     d = cache_dir or LLM_CACHE
     return sum(1 for _ in d.glob("*.json")) if d.is_dir() else 0
+
+
+def record_walkthrough_trace(expand: str = "gear", out: Path | None = None, llm: str = "replay") -> Path:
+    """Run the paper's walk-through question on the walkthrough demo and save the trace into assets/traces/.
+
+    With expand="gear"/"sync" the LLM answers come from assets/llm_cache (replay); "none"/"naive" need no LLM.
+    """
+    from gear.config import Settings
+    from gear.corpus import load_qa
+    from gear.engine import Engine
+
+    directory = ensure_demo_index("walkthrough")
+    questions, _ = load_qa(DEMOS["walkthrough"].qa)
+    question = next(q for q in questions if q.question == WALKTHROUGH_QUESTION)
+    settings = Settings().with_(retriever="hybrid", expand=expand, llm=llm, llm_cache_dir=LLM_CACHE)
+    engine = Engine.open(directory, settings)
+    run = engine.retrieve(question.question, k=settings.agent_k, settings=settings,
+                          gold=engine.gold_ids(question.gold), question_id=question.id, answers=question.answers)
+    name = "walkthrough.json" if expand == "gear" else f"walkthrough_{expand}.json"
+    path = out or BUNDLED_TRACES / name
+    run.trace.save(path)
+    return path
+
+
+if __name__ == "__main__":  # python -m gear.demo [gear|sync|naive|none]: record the bundled walk-through trace
+    import sys
+
+    print(record_walkthrough_trace(sys.argv[1] if len(sys.argv) > 1 else "gear"))

@@ -27,8 +27,9 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -373,6 +374,32 @@ def extract_passages(
     (LLMError) is counted and left without triples (it is retried on the next run) unless `stop_on_error`.
     """
     config = config or ExtractionConfig()
+    with work_dir_lock(Path(work_dir)):
+        return _extract_locked(passages, llm, Path(work_dir), config, progress, stop_on_error)
+
+
+@contextmanager
+def work_dir_lock(work_dir: Path) -> Iterator[None]:
+    """One run per work directory: a second concurrent run would interleave and truncate the journal."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    handle = (work_dir / ".lock").open("a")
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            pass
+        except OSError:
+            raise LLMError(f"another extraction is running in {work_dir}; wait for it or use another work "
+                           f"directory") from None
+        yield
+    finally:
+        handle.close()
+
+
+def _extract_locked(passages: Sequence[tuple[str, str]], llm: LLM, work_dir: Path, config: ExtractionConfig,
+                    progress: Progress | None, stop_on_error: bool) -> ExtractionResult:
     journal = Journal(work_dir)
     model = llm.model
     keys = [passage_key(model, title, text, config) for title, text in passages]
@@ -486,6 +513,9 @@ def write_openie(path: Path, documents: Sequence[dict[str, Any]], meta: dict[str
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(payload, handle, ensure_ascii=False, indent=1)
             handle.write("\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a shared data file should be readable
         os.replace(tmp, path)
     finally:
         Path(tmp).unlink(missing_ok=True)

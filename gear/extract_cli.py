@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from gear.corpus import Document, InputError
-from gear.extract import ExtractionConfig, ExtractionResult, Style, estimate_prompt_tokens, extract_passages
+from gear.extract import (
+    ExtractionConfig,
+    ExtractionResult,
+    Progress,
+    Style,
+    estimate_prompt_tokens,
+    extract_passages,
+)
 from gear.llm.base import LLM
 
 # Output tokens per passage assumed by the cost estimate (measured: ≈150-400 with the one-shot JSON answer).
@@ -101,9 +108,12 @@ def run_extraction(docs: list[Document], llm: LLM, work_dir: Path, config: Extra
 
 
 def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, console: Any,
-                      options: ExtractOptions | None = None, llm: LLM | None = None) -> tuple[list, dict]:
+                      options: ExtractOptions | None = None, llm: LLM | None = None,
+                      progress: Progress | None = None) -> tuple[list, dict]:
     """Triples for each document (aligned to `docs`) and the extraction summary for the manifest.
 
+    `console` (a rich Console, or None for silence) gets the cost estimate, a progress bar and a summary; a
+    `progress(result_so_far, done, total)` callback (e.g. a Streamlit progress bar) replaces the rich bar.
     Raises InputError when passages failed (the journal keeps every finished one: re-running resumes).
     """
     options = options or ExtractOptions()
@@ -115,9 +125,13 @@ def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, consol
         line = (f"extracting triples from {len(docs)} passages with {settings.llm} model {llm.model} "
                 f"(journal {work_dir}); from scratch ≈{prompt:,} prompt + ≈{completion:,} completion tokens")
         if usd is not None:
-            line += f", ≈${usd:.2f} at ${options.price_in or 0}/${options.price_out or 0} per 1M tokens"
+            line += f", ≈${usd:.2f}" if usd >= 0.01 else f", ≈${usd:.4f}"
+            line += f" at ${options.price_in or 0}/${options.price_out or 0} per 1M tokens (in/out)"
         console.print(line, highlight=False)
-    result = run_extraction(docs, llm, work_dir, config, console)
+    if progress is not None:
+        result = extract_passages([(d.title, d.text) for d in docs], llm, work_dir, config, progress=progress)
+    else:
+        result = run_extraction(docs, llm, work_dir, config, console)
     info = result.info(llm.model, config)
     info["llm"] = settings.llm
     info["work_dir"] = str(work_dir)

@@ -11,7 +11,6 @@ runs that name passage ids refer to the old numbering. `remove_passages` returns
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ import numpy as np
 from gear.corpus import Document
 from gear.embed import Encoder
 from gear.graph import build_adjacency
-from gear.index import Manifest, Progress, _density, atomic_directory, sha256_file
+from gear.index import FORMAT_VERSION, Manifest, Progress, _density, atomic_directory, sha256_file
 from gear.store.base import IndexError_, passage_text, triple_text
 from gear.store.memory import MemoryBackend, Table, build_bm25
 
@@ -42,22 +41,28 @@ class _Saved:
 
 
 def _load(directory: Path) -> _Saved:
+    """The saved index as plain lists and in-memory arrays, whatever its storage format (via MemoryBackend.load)."""
     manifest = Manifest.read(directory)
     for name, meta in manifest.files.items():
         path = directory / name
         if not path.exists() or path.stat().st_size != meta["bytes"]:
             raise IndexError_(f"{directory}: file {name} is missing or truncated; rebuild the index")
-    try:
-        passages = json.loads((directory / "passages.json").read_text(encoding="utf-8"))
-        spo = [tuple(t) for t in json.loads((directory / "triples.json").read_text(encoding="utf-8"))]
-        owner = np.load(directory / "triple_passage.npy")
-        pvec = np.load(directory / "passage_vectors.npy")
-        tvec = np.load(directory / "triple_vectors.npy")
-    except (OSError, ValueError, KeyError) as exc:
-        raise IndexError_(f"{directory}: index is incomplete or corrupt ({exc}); rebuild with `gear index`") from None
-    triples: list[Triple] = [(str(t[0]), str(t[1]), str(t[2])) for t in spo]
-    return _Saved(manifest, list(passages["titles"]), list(passages["texts"]), triples, owner.astype(np.int32),
-                  pvec, tvec)
+
+    def no_encoder(_texts: Sequence[str]) -> np.ndarray:
+        raise AssertionError("index updates never encode through the loaded backend")
+
+    backend = MemoryBackend.load(directory, embedder=manifest.embedder, encode=no_encoder)
+    spo: list[Triple] = [(str(t[0]), str(t[1]), str(t[2])) for t in backend.spo]
+    return _Saved(manifest, list(backend.titles), list(backend.texts), spo,
+                  np.array(backend.triple_passage, dtype=np.int32),
+                  np.array(backend.passage_table.vectors, dtype=np.float32),
+                  np.array(backend.triple_table.vectors, dtype=np.float32))
+
+
+def saved_passages(directory: Path) -> tuple[list[str], list[str], list[Triple], np.ndarray]:
+    """(titles, texts, triples, triple → passage ids) of a saved index, whatever its storage format."""
+    saved = _load(directory)
+    return saved.titles, saved.texts, saved.spo, saved.owner
 
 
 def _save(directory: Path, saved: _Saved, titles: list[str], texts: list[str], spo: list[Triple], owner: np.ndarray,
@@ -81,7 +86,7 @@ def _save(directory: Path, saved: _Saved, titles: list[str], texts: list[str], s
     extraction = dict(old.extraction)
     extraction["updates"] = [*extraction.get("updates", []), change]
     manifest = Manifest(
-        old.format_version, "memory", old.embedder, old.dims, len(titles), len(spo), adjacency.n_entities,
+        FORMAT_VERSION, "memory", old.embedder, old.dims, len(titles), len(spo), adjacency.n_entities,
         time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), old.source, {}, _density(counts), extraction, None,
     )
 

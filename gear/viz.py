@@ -12,7 +12,7 @@ import html
 import json
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -129,7 +129,7 @@ def beam_graph(beams: BeamsSearched, initial: InitialNodes | None = None,
         g.add_edge(head, tail, key=tid, triple=t, uses=sorted(tuses, key=lambda u: u.beam), hop=pos, gold=t.gold,
                    label=t.predicate, color=HOP_COLOURS[min(pos, 3)], width=width(best),
                    title=_triple_tooltip(t, tuses, passages.get(t.passage_id)))
-    for key, data in g.nodes(data=True):
+    for _, data in g.nodes(data=True):
         data["color"] = START_ENTITY_COLOUR if data["start"] else ENTITY_COLOUR
         n = len(set(data["triples"]))
         data["title"] = (f"<b>{esc(data['label'])}</b><br>entity in {n} beam triple{'s' if n != 1 else ''}"
@@ -152,9 +152,12 @@ def _triple_tooltip(t: TripleView, uses: Sequence[TripleUse], passage: PassageVi
     return "<br>".join(lines)
 
 
-def beams_legend(gold_known: bool) -> list[tuple[str, str, str]]:
-    """(kind, colour, text) entries describing beam_graph's encoding."""
-    items = [("edge", HOP_COLOURS[i], HOP_NAMES[i]) for i in range(3)]
+def beams_legend(gold_known: bool, source: str = "sync", hops: Iterable[int] = (0, 1)) -> list[tuple[str, str, str]]:
+    """(kind, colour, text) entries describing beam_graph's encoding (only the hops that are drawn)."""
+    names = list(HOP_NAMES)
+    if source == "naive":
+        names[0] = "initial node (NaiveGE: triple of a base passage)"
+    items = [("edge", HOP_COLOURS[min(i, 3)], names[min(i, 3)]) for i in sorted(set(hops))]
     items += [("node", START_ENTITY_COLOUR, "entity of an initial node"), ("node", ENTITY_COLOUR, "other entity"),
               ("text", "#495057", "edge width = beam score")]
     if gold_known:
@@ -245,17 +248,17 @@ def graph_html(g: nx.MultiDiGraph, *, height: int = 560, legend: Sequence[tuple[
                      color=str(data.get("color", "#868e96")), arrows="to")
     net.set_options(json.dumps({
         "nodes": {"font": {"size": 18, "face": FONT, "strokeWidth": 3, "strokeColor": "#ffffff"}},
-        "edges": {"font": {"size": 14, "face": FONT, "align": "middle", "strokeWidth": 3, "strokeColor": "#ffffff"},
+        "edges": {"font": {"size": 15, "face": FONT, "align": "horizontal", "strokeWidth": 4,
+                           "strokeColor": "#ffffff"},
                   "smooth": {"type": "dynamic"}, "selectionWidth": 2},
         "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False},
         "physics": {"enabled": physics, "solver": "forceAtlas2Based",
-                    "forceAtlas2Based": {"gravitationalConstant": -80, "springLength": 140, "avoidOverlap": 0.6},
+                    "forceAtlas2Based": {"gravitationalConstant": -80, "springLength": 170, "avoidOverlap": 0.6},
                     "stabilization": {"iterations": 250}},
     }))
     page = net.generate_html(notebook=False)
     page = _CDN_TAG.sub("", page)
-    page = page.replace("<center>\n<h1></h1>\n</center>", "").replace("<center>\n          <h1></h1>\n        </center>",
-                                                                       "")
+    page = re.sub(r"<center>\s*<h1>\s*</h1>\s*</center>", "", page)
     page = page.replace("</head>", _STYLE + "</head>", 1)
     if legend:
         page = page.replace('<div id="mynetwork"', _legend_html(legend) + '<div id="mynetwork"', 1)
@@ -265,7 +268,10 @@ def graph_html(g: nx.MultiDiGraph, *, height: int = 560, legend: Sequence[tuple[
 def beams_html(beams: BeamsSearched, initial: InitialNodes | None = None,
                passages: Mapping[int, PassageView] | None = None, *, height: int = 560,
                gold_known: bool = False) -> str:
-    return graph_html(beam_graph(beams, initial, passages), height=height, legend=beams_legend(gold_known))
+    g = beam_graph(beams, initial, passages)
+    hops = {d["hop"] for _, _, d in g.edges(data=True)} or {0}
+    legend = beams_legend(gold_known, initial.source if initial else "sync", hops)
+    return graph_html(g, height=height, legend=legend)
 
 
 def outside_urls(page: str) -> list[str]:
@@ -305,7 +311,7 @@ def neighbourhood(backend: Any, entity: str, hops: int = 1, limit: int = 60) -> 
         raise KeyError(f"entity {entity!r} is not in this index")
     start = index[key]
     g = nx.MultiDiGraph()
-    g.add_node(names[start], label=names[start], color=CENTRE_COLOUR, size=26, depth=0,
+    g.add_node(names[start], label=entity, color=CENTRE_COLOUR, size=26, depth=0,
                title=f"<b>{esc(names[start])}</b><br>centre")
     frontier, seen_e, seen_t = [start], {start}, set()
     for depth in range(1, max(1, hops) + 1):
@@ -326,6 +332,9 @@ def neighbourhood(backend: Any, entity: str, hops: int = 1, limit: int = 60) -> 
                         nxt.append(ent)
                         g.add_node(names[ent], label=names[ent], color=ENTITY_COLOUR if depth > 1 else "#74c0fc",
                                    size=16, depth=depth, title=f"<b>{esc(names[ent])}</b><br>{depth} hop(s) away")
+                for ent, surface in ((h, s), (t, o)):
+                    if g.nodes[names[ent]].get("label") == names[ent] and ent != start:
+                        g.nodes[names[ent]]["label"] = surface  # show the name as written, not normalised
                 pid = backend.passage_of(tid)
                 title = backend.titles[pid] if hasattr(backend, "titles") else ""
                 g.add_edge(names[h], names[t], key=tid, label=p, color=HOP_COLOURS[min(depth, 3)], width=2.0,
@@ -334,10 +343,12 @@ def neighbourhood(backend: Any, entity: str, hops: int = 1, limit: int = 60) -> 
     return g
 
 
-def neighbourhood_legend() -> list[tuple[str, str, str]]:
-    return [("node", CENTRE_COLOUR, "chosen entity"), ("node", "#74c0fc", "1 hop away"),
-            ("node", ENTITY_COLOUR, "2+ hops away"), ("edge", HOP_COLOURS[1], "triple at hop 1"),
-            ("edge", HOP_COLOURS[2], "triple at hop 2")]
+def neighbourhood_legend(hops: int = 2) -> list[tuple[str, str, str]]:
+    items = [("node", CENTRE_COLOUR, "chosen entity"), ("node", "#74c0fc", "1 hop away")]
+    if hops > 1:
+        items.append(("node", ENTITY_COLOUR, "2+ hops away"))
+    items += [("edge", HOP_COLOURS[min(h, 3)], f"triple at hop {h}") for h in range(1, hops + 1)]
+    return items
 
 
 def top_entities(backend: Any, n: int = 20) -> list[tuple[str, int]]:
@@ -424,7 +435,7 @@ def time_figure(trace: Trace) -> go.Figure:
     return fig
 
 
-# -- plotly figures of evaluation reports (EvalReport.to_dict() form) ---------------------------------------------------
+# -- plotly figures of evaluation reports (EvalReport.to_dict() form) --------------------------------------------------
 def report_label(report: Mapping[str, Any]) -> str:
     method = {"none": "", "naive": " + NaiveGE", "sync": " + SyncGE", "gear": " GeAR"}.get(report.get("method", ""),
                                                                                           report.get("method", ""))
@@ -488,7 +499,7 @@ def tokens_per_question_figure(reports: Sequence[Mapping[str, Any]]) -> go.Figur
     return fig
 
 
-# -- index statistics ---------------------------------------------------------------------------------------------------
+# -- index statistics --------------------------------------------------------------------------------------------------
 def density_figure(counts: Sequence[int]) -> go.Figure:
     """Histogram of triples per passage (triple density ρ_t)."""
     counts = [int(c) for c in counts]
@@ -496,12 +507,16 @@ def density_figure(counts: Sequence[int]) -> go.Figure:
                                  marker_color="#1971c2"))
     mean = sum(counts) / len(counts) if counts else 0.0
     fig.update_layout(title=f"Triples per passage (mean {mean:.1f})", xaxis_title="triples in a passage",
-                      yaxis_title="passages", bargap=0.05, **_LAYOUT)
+                      yaxis_title="passages", bargap=0.05, xaxis_dtick=1 if max(counts, default=0) <= 30 else None,
+                      yaxis_rangemode="tozero", **_LAYOUT)
+    peak = max(Counter(counts).values(), default=0)
+    if peak <= 10:
+        fig.update_yaxes(dtick=1)
     return fig
 
 
 def degree_figure(top: Sequence[tuple[str, int]]) -> go.Figure:
-    fig = go.Figure(go.Bar(x=[d for _, d in top][::-1], y=[short(n, 40) for n, _ in top][::-1], orientation="h",
+    fig = go.Figure(go.Bar(x=[d for _, d in top][::-1], y=[esc(short(n, 40)) for n, _ in top][::-1], orientation="h",
                            marker_color="#7b2cbf"))
     fig.update_layout(title="Top entities by degree (triples touching them)", xaxis_title="triples",
                       height=max(320, 26 * len(top) + 100), **_LAYOUT)

@@ -43,7 +43,10 @@ def page() -> None:
     methods = st.multiselect("Methods", list(METHODS), default=DEFAULT_METHODS, key="cmp_methods")
     k = st.slider("k (passages shown and used for single-step methods)", 5, 20, 10, key="cmp_k")
     if st.button("Compare", type="primary", key="cmp_run", disabled=not question or not methods):
-        engine = engine_for(ensure_index(index))
+        ready = ensure_index(index)
+        if ready is None:
+            return
+        engine = engine_for(ready)
         qa = by_text.get(question)
         gold = engine.gold_ids(qa.gold) if qa is not None else []
         results: dict[str, Trace | str] = {}
@@ -94,7 +97,7 @@ def page() -> None:
             if isinstance(result, str):
                 st.error(result)
                 continue
-            rows = [{"#": n, "gold": "★" if p.gold else "", "title": p.title}
+            rows = [{"rank": n, "gold": "★" if p.gold else "", "title": p.title}
                     for n, p in enumerate(rankings[label][:k], 1)]
             table(rows, height=38 + 35 * max(1, len(rows)))
     st.subheader("Recall per method")

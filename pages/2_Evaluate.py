@@ -66,14 +66,18 @@ def run_form(index: Path, base) -> None:
     if not questions:
         st.info("No QA set for this index: upload one.")
         return
-    n = st.slider("Questions", 1, len(questions), min(10, len(questions)), key="eval_n")
+    n = (st.slider("Questions", 1, len(questions), min(10, len(questions)), key="eval_n") if len(questions) > 1
+         else 1)
     methods = st.multiselect("Methods", list(METHODS), default=["BM25", "Hybrid"], key="eval_methods")
     ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], default=[5, 10, 15], key="eval_ks")
     save_traces = st.checkbox("Save a trace per question (for error analysis on the Traces page)", value=True,
                               key="eval_traces")
     if not st.button("Run evaluation", type="primary", key="eval_run", disabled=not methods or not ks):
         return
-    engine = engine_for(ensure_index(index))
+    ready = ensure_index(index)
+    if ready is None:
+        return
+    engine = engine_for(ready)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     done = []
     for label in methods:

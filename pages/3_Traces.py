@@ -49,8 +49,12 @@ def summary(path: str, mtime: float) -> dict:
     start = trace.first(RunStarted)
     end = trace.first(RunFinished)
     answered = trace.first(Answered)
+    def pct(k: str) -> float | None:
+        value = end.recall.get(k) if end else None
+        return None if value is None else round(100 * value)
+
     return {"question": trace.question, "method": f"{start.retriever}/{start.method}" if start else "",
-            "R@5": (end.recall.get("5") if end else None), "R@10": (end.recall.get("10") if end else None),
+            "R@5": pct("5"), "R@10": pct("10"),
             "answer": answered.answer if answered else "", "EM": answered.em if answered else None,
             "iterations": len(trace.iterations()), "tokens": sum(trace.tokens())}
 
@@ -83,7 +87,7 @@ def page() -> None:
         its = st.slider("Iterations", 0, max(1, max_it), (0, max(1, max_it)), key="tr_its")
         only_tagged = st.checkbox("Only tagged", key="tr_tagged")
     view = df.copy()
-    r10 = view["R@10"].fillna(-1) * 100
+    r10 = view["R@10"].fillna(-1)
     keep = ((r10 >= r_range[0]) & (r10 <= r_range[1])) | view["R@10"].isna()
     if answered == "correct (EM 1)":
         keep &= view["EM"] == 1
@@ -96,7 +100,10 @@ def page() -> None:
         keep &= view["tags"] != ""
     view = view[keep]
     st.caption(f"{len(view)} of {len(df)} traces")
-    st.dataframe(view.drop(columns=["path"]), hide_index=True, width="stretch", height=320)
+    st.dataframe(view.drop(columns=["path"]), hide_index=True, width="stretch",
+                 height=min(420, 38 + 35 * max(1, len(view))),
+                 column_config={"R@5": st.column_config.NumberColumn("R@5 %"),
+                                "R@10": st.column_config.NumberColumn("R@10 %")})
     if view.empty:
         return
     labels = {f"{r['where']} · {r['file']}": r["path"] for _, r in view.iterrows()}
@@ -110,7 +117,7 @@ def page() -> None:
         st.session_state["teach_step"] = 0
         st.switch_page(st.session_state.get("_ask_page") or "app.py")
     tag_form(path)
-    counts = Counter(c for r in rows for c in (r["tags"].split(", ") if r["tags"] else []))
+    counts = Counter(c for _, p in files for c in read_tags(p).get("categories", []))
     if counts:
         st.plotly_chart(viz.category_figure({c: counts.get(c, 0) for c in CATEGORIES}), width="stretch",
                         key="tr_fig")

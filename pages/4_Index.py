@@ -20,6 +20,7 @@ from gear.ui.common import (
     guarded,
     one_line,
     setup,
+    sidebar_settings,
 )
 from gear.ui.render import iframe
 
@@ -27,11 +28,13 @@ from gear.ui.render import iframe
 @guarded
 def page() -> None:
     setup("Index", "🧱")
+    # the LLM used when triples are extracted from raw text
+    settings = sidebar_settings(show_method=False, show_knobs=False)
     explore, build = st.tabs(["Explore an index", "Build a new index"])
     with explore:
         explore_tab()
     with build:
-        build_tab()
+        build_tab(settings)
 
 
 def explore_tab() -> None:
@@ -39,6 +42,8 @@ def explore_tab() -> None:
     if index is None:
         return
     index = ensure_index(index)
+    if index is None:
+        return
     from gear.index import Manifest
 
     m = Manifest.read(index)
@@ -68,10 +73,10 @@ def explore_tab() -> None:
     limit = lim.slider("At most this many triples", 10, 200, 60, key="ix_limit")
     g = viz.neighbourhood(engine.backend, entity, hops, limit)
     st.caption(f"{g.number_of_nodes()} entities, {g.number_of_edges()} triples")
-    iframe(viz.graph_html(g, height=560, legend=viz.neighbourhood_legend()), 620)
+    iframe(viz.graph_html(g, height=560, legend=viz.neighbourhood_legend(hops)), 620)
 
 
-def build_tab() -> None:
+def build_tab(settings: Settings) -> None:
     st.markdown("Upload a corpus (HippoRAG `[{title, text}]` JSON, HotpotQA-style JSON, or .txt/.md files) and its "
                 "OpenIE triples (HippoRAG OpenIE JSON). The index is written to `data/indexes/<name>`.")
     name = st.text_input("Index name", value="my-index", key="ix_name")
@@ -87,28 +92,29 @@ def build_tab() -> None:
         if safe in demo.DEMOS:
             st.error(f"“{safe}” is reserved for a demo; choose another name.")
             return
-        build(safe, corpus_files, openie, qa)
+        build(safe, corpus_files, openie, qa, settings)
 
 
 def raw_text_note() -> str:
     if extraction_available():
-        return "Without an OpenIE file, triples are extracted from the text by the configured LLM (slow on CPU)."
+        return ("Without an OpenIE file, triples are extracted from the text by the LLM chosen in the sidebar "
+                "(the local model manages a few passages a minute on a CPU).")
     return "Raw-text upload needs an OpenIE file for now: LLM triple extraction is not available in this build."
 
 
 def extraction_available() -> bool:
+    """Whether gear.extract_cli.extract_for_index does real extraction (it takes a progress callback)."""
     try:
         import inspect
 
         from gear import extract_cli
 
-        source = inspect.getsource(extract_cli.extract_for_index)
-    except (ImportError, OSError, AttributeError):
+        return "progress" in inspect.signature(extract_cli.extract_for_index).parameters
+    except (ImportError, AttributeError, TypeError, ValueError):
         return False
-    return "not available yet" not in source
 
 
-def build(name: str, corpus_files, openie, qa) -> None:
+def build(name: str, corpus_files, openie, qa, settings: Settings) -> None:
     from gear.corpus import load_any_corpus, load_openie, unique_documents
     from gear.index import align_openie, build_index
 
@@ -124,7 +130,6 @@ def build(name: str, corpus_files, openie, qa) -> None:
         docs, report = load_any_corpus(source)
         docs = unique_documents(docs, report)
         st.write(f"{len(docs):,} passages read")
-        settings = Settings()
         if openie is not None:
             oie_path = tmpdir / "openie.json"
             oie_path.write_bytes(openie.getvalue())
@@ -138,7 +143,19 @@ def build(name: str, corpus_files, openie, qa) -> None:
                 return
             from gear.extract_cli import extract_for_index
 
-            triples, extraction = extract_for_index(docs, settings, out, None)
+            st.write(f"extracting triples with the {settings.llm} LLM (resumable: a journal is kept beside the index)")
+            ebar = st.progress(0, text="extracting triples")
+
+            def on_extract(_result, done: int, total: int) -> None:
+                ebar.progress(min(100, int(100 * done / max(total, 1))), text=f"extracting triples: {done:,} / "
+                              f"{total:,} passages")
+
+            try:
+                triples, extraction = extract_for_index(docs, settings, out, None, progress=on_extract)
+            except Exception as exc:
+                box.update(label="Extraction failed", state="error")
+                st.error(one_line(exc))
+                return
         for line in report.summary():
             st.caption(line)
         bar = st.progress(0, text="encoding")

@@ -79,12 +79,12 @@ def beam_search(query_vector: np.ndarray, initial: Sequence[int], backend: Searc
 
     for _ in range(1, params.length):
         previous = result.steps[-1]
-        visited = np.fromiter({t for beam in previous for t in beam.triple_ids}, dtype=np.int64)
+        visited = np.sort(np.fromiter({t for beam in previous for t in beam.triple_ids}, dtype=np.int64))
         per_beam: list[np.ndarray] = []
         for beam in previous:
             cands = backend.neighbours(beam.triple_ids[-1])
             if len(cands):
-                cands = cands[~np.isin(cands, visited)]
+                cands = cands[~_member(cands, visited)]
             per_beam.append(select_neighbours(backend, query_vector, cands, params.max_neighbours))
         sequences = [(*beam.triple_ids, t) for beam, cands in zip(previous, per_beam, strict=True)
                      for t in cands.tolist()]
@@ -137,6 +137,12 @@ def beam_search(query_vector: np.ndarray, initial: Sequence[int], backend: Searc
                              (*beam.hop_scores, float(raw[offsets[bi] + j])), (*beam.penalties, factor)))
         result.steps.append(step)
     return result
+
+
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """values ∈ sorted_set, elementwise (np.isin without its per-call overhead, for a small sorted set)."""
+    pos = np.searchsorted(sorted_set, values)
+    return sorted_set[np.minimum(pos, len(sorted_set) - 1)] == values
 
 
 def _factors(table: np.ndarray, m: int) -> np.ndarray:

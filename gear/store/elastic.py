@@ -153,6 +153,23 @@ def connect(url: str, settings: Settings | None = None, *, request_timeout: floa
                           "something like http://127.0.0.1:9200") from None
 
 
+def check_cluster(client: Elasticsearch, url: str, timeout: float = 10.0) -> dict[str, Any]:
+    """One quick request (`timeout` s, one retry) so a wrong URL fails fast; returns the server's version info."""
+    from elasticsearch import NotFoundError, UnsupportedProductError
+
+    try:
+        with es_errors(url, "connecting"):
+            return dict(client.options(request_timeout=timeout, max_retries=1).info())
+    except IndexError_ as exc:
+        if isinstance(exc.__context__, NotFoundError):
+            raise IndexError_(f"{safe_url(url)} does not answer like Elasticsearch (HTTP 404 on /); check GEAR_ES_URL")\
+                from None
+        raise
+    except UnsupportedProductError:
+        raise IndexError_(f"{safe_url(url)} is not an Elasticsearch server the client supports; check GEAR_ES_URL")\
+            from None
+
+
 @contextmanager
 def es_errors(url: str, what: str, *, hint_missing: str = "run `gear migrate INDEX_DIR --to elasticsearch`"
               ) -> Iterator[None]:
@@ -307,8 +324,10 @@ class ElasticBackend:
         self._triples = _LRU(cache_size)  # id -> (s, p, o, passage_id, head, tail)
         self._vectors = _LRU(cache_size)
         self._neighbours = _LRU(20_000)
+        self._by_passage = _LRU(50_000)
         # kNN: fetch oversample × k candidates with their stored float vectors and rank them by exact cosine
         self.rescore, self.oversample = rescore, max(1, oversample)
+        self.msearch_batch = 50  # searches per _msearch round trip (each one well inside the request timeout)
         self.page_size = 1000  # hits per request when listing every match (search_after beyond it)
 
     def _errors(self, what: str) -> Any:
@@ -376,9 +395,39 @@ class ElasticBackend:
         return np.asarray([rec[i][3] for i in ids], dtype=np.int32)
 
     def triples_of(self, passage_id: int) -> list[int]:
-        body = {"query": {"term": {"passage_id": str(int(passage_id))}}, "_source": False,
-                "sort": [{"id": "asc"}], "docvalue_fields": ["id"]}
-        return self._search_all(self.names.triples, body, "listing a passage's triples")
+        found, _ = self._by_passage.get_many([int(passage_id)])
+        if found:
+            return list(found[int(passage_id)])
+        body = {"query": {"term": {"passage_id": str(int(passage_id))}}, "_source": False, "sort": [{"id": "asc"}]}
+        ids = self._search_all(self.names.triples, body, "listing a passage's triples")
+        self._by_passage.put_many({int(passage_id): tuple(ids)})
+        return ids
+
+    def triples_of_many(self, passage_ids: Sequence[int]) -> list[list[int]]:
+        """triples_of for several passages in one msearch (NaiveGE's initial nodes: every triple of the base
+        passages); a passage with more triples than one page is completed with triples_of."""
+        pids = [int(p) for p in passage_ids]
+        found, missing = self._by_passage.get_many(pids)
+        if missing:
+            searches: list[dict[str, Any]] = []
+            for p in missing:
+                searches += [{"index": self.names.triples},
+                             {"query": {"term": {"passage_id": str(p)}}, "_source": False, "sort": [{"id": "asc"}],
+                              "size": self.page_size, "track_total_hits": False}]
+            responses: list[dict[str, Any]] = []
+            for start in range(0, len(searches), 2 * self.msearch_batch):
+                with self._errors("listing passages' triples"):
+                    responses += self.es.msearch(searches=searches[start:start + 2 * self.msearch_batch])[
+                        "responses"]
+            new: dict[int, tuple[int, ...]] = {}
+            for p, resp in zip(missing, responses, strict=True):
+                self._raise_item(resp, "listing passages' triples")
+                hits = resp["hits"]["hits"]
+                if len(hits) < self.page_size:
+                    new[p] = tuple(int(h["_id"]) for h in hits)
+            self._by_passage.put_many(new)
+            found.update(new)
+        return [list(found[p]) if p in found else self.triples_of(p) for p in pids]
 
     def _search_all(self, index: str, body: dict[str, Any], what: str, cap: int | None = None) -> list[int]:
         """Every matching id (ascending), paged with search_after, at most `cap`."""
@@ -418,8 +467,11 @@ class ElasticBackend:
             for t in missing:
                 searches += [{"index": self.names.triples}, {**self._neighbour_query(t, rec[t][4], rec[t][5]),
                                                              "size": page}]
-            with self._errors("looking up neighbours"):
-                responses = self.es.msearch(searches=searches)["responses"]
+            responses: list[dict[str, Any]] = []
+            for start in range(0, len(searches), 2 * self.msearch_batch):
+                with self._errors("looking up neighbours"):
+                    responses += self.es.msearch(searches=searches[start:start + 2 * self.msearch_batch])[
+                        "responses"]
             new: dict[int, np.ndarray] = {}
             for t, resp in zip(missing, responses, strict=True):
                 self._raise_item(resp, "looking up neighbours")
@@ -533,7 +585,7 @@ class ElasticBackend:
                 searches += [{"index": index}, self._knn_body(qv[i], k, size)]
                 kinds.append(qv[i])
         responses: list[dict[str, Any]] = []
-        step = 200  # msearch requests per round trip
+        step = self.msearch_batch
         for start in range(0, len(searches), 2 * step):
             with self._errors(what):
                 responses += self.es.msearch(searches=searches[start:start + 2 * step])["responses"]
@@ -584,13 +636,9 @@ def open_elastic_backend(directory: Path, manifest: Manifest, settings: Settings
     if not url:
         raise IndexError_("GEAR_BACKEND=elasticsearch needs GEAR_ES_URL (e.g. http://127.0.0.1:9200), and the index "
                           "copied there with `gear migrate INDEX_DIR --to elasticsearch`")
-    if manifest.elasticsearch is None and settings.es_url is None:
-        raise IndexError_(f"{directory} has not been migrated to Elasticsearch; run `gear migrate {directory} "
-                          "--to elasticsearch`")
     names = _names_for(directory, manifest, settings)
-    client = connect(url, settings)
-    with es_errors(url, "connecting"):
-        client.info()
+    client = connect(url, settings, request_timeout=settings.es_timeout)
+    check_cluster(client, url)
     meta = read_meta(client, names, url)
     if meta.get("format") != ES_FORMAT:
         raise IndexError_(f"Elasticsearch index {names.base} has layout version {meta.get('format')}, this gear "
@@ -609,10 +657,10 @@ def open_elastic_backend(directory: Path, manifest: Manifest, settings: Settings
                           "elasticsearch`")
     return ElasticBackend(client, names, url=url, embedder=manifest.embedder, encode=encoder.encode_cached,
                           n_passages=manifest.n_passages, n_triples=manifest.n_triples, dims=manifest.dims,
-                          rrf_k=settings.rrf_k, num_candidates=int(getattr(settings, "es_num_candidates", 100)),
-                          neighbour_cap=int(getattr(settings, "es_neighbour_cap", 10_000)),
-                          rescore=bool(getattr(settings, "es_rescore", True)),
-                          oversample=int(getattr(settings, "es_oversample", 2)))
+                          rrf_k=settings.rrf_k, num_candidates=settings.es_num_candidates,
+                          neighbour_cap=settings.es_neighbour_cap,
+                          rescore=settings.es_rescore,
+                          oversample=settings.es_oversample)
 
 
 # -- building ---------------------------------------------------------------------------------------------------------
@@ -765,11 +813,10 @@ def migrate_to_elastic(directory: Path, settings: Settings, progress: Progress |
     if dims != manifest.dims:
         raise IndexError_(f"{directory}: stored vectors have {dims} dims, manifest says {manifest.dims}; rebuild")
     names = EsNames(check_prefix(settings.es_prefix), slug(name or directory.resolve().name))
-    kind = index_type or str(getattr(settings, "es_index_type", "int8_hnsw"))
+    kind = index_type or settings.es_index_type
     index_options(kind)
     client = connect(settings.es_url, settings, request_timeout=120.0)
-    with es_errors(settings.es_url, "connecting"):
-        client.info()
+    check_cluster(client, settings.es_url)
     meta = load_into_elastic(client, backend, names, url=settings.es_url, embedder=manifest.embedder, dims=dims,
                              n_entities=manifest.n_entities, index_type=kind, progress=progress)
     record = {"url": safe_url(settings.es_url), "prefix": names.prefix, "name": names.name,

@@ -41,8 +41,8 @@ def exact_top_k(matrix: np.ndarray, query_vectors: np.ndarray, k: int) -> list[l
 
 def ivf_params(n: int) -> tuple[int, int]:
     """(nlist, nprobe) for n rows: nlist ≈ √n (capped so training stays seconds), nprobe = nlist / 16."""
-    nlist = int(min(2048, max(16, round(math.sqrt(n)))))
-    return nlist, max(8, nlist // 16)
+    nlist = max(1, min(n, int(min(2048, max(16, round(math.sqrt(n)))))))
+    return nlist, min(nlist, max(8, nlist // 16))
 
 
 def build_ivf(matrix: np.ndarray, *, nlist: int | None = None, seed: int = 0):
@@ -68,7 +68,7 @@ class VectorIndex:
     """Top-k cosine search over a (memory-mapped) float32 matrix; uses `ivf` (a faiss index) when given."""
 
     def __init__(self, matrix: np.ndarray, ivf=None) -> None:
-        self.matrix = matrix
+        self.matrix = np.asarray(matrix)  # a memmap stays mapped; only the np.memmap subclass overhead goes
         self.ivf = ivf
 
     @property
@@ -89,8 +89,8 @@ class VectorIndex:
 
     # -- persistence ----------------------------------------------------------------------------------------------
     @staticmethod
-    def wants_ivf(n: int, threshold: int = IVF_THRESHOLD) -> bool:
-        if n < threshold:
+    def wants_ivf(n: int, threshold: int | None = None) -> bool:
+        if n < (IVF_THRESHOLD if threshold is None else threshold):
             return False
         try:
             import faiss  # noqa: F401

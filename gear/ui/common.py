@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import os
 import re
 import threading
 from collections.abc import Callable
@@ -109,7 +110,7 @@ def unavailable_demos() -> list[str]:
             and not demo.is_built(name)]
 
 
-# -- heavy objects ------------------------------------------------------------------------------------------------------
+# -- heavy objects -----------------------------------------------------------------------------------------------------
 _lock = threading.Lock()
 
 
@@ -144,25 +145,102 @@ def engine_for(directory: Path) -> Any:
     return _engine(str(directory), mtime)
 
 
-def ensure_index(directory: Path) -> Path:
-    """Build a demo index on first use, with a progress bar in the page."""
+_builds: dict[str, dict[str, Any]] = {}
+
+
+def _build_demos() -> None:
+    for name in ("walkthrough", "musique"):  # the small one first: it is ready in seconds
+        d = demo.DEMOS[name]
+        if not d.available or demo.is_built(name):
+            continue
+        state = _builds.setdefault(name, {"stage": "waiting", "done": 0, "total": 1, "error": None})
+
+        def progress(stage: str, done: int, total: int, state: dict[str, Any] = state) -> None:
+            state.update(stage=stage, done=done, total=total)
+
+        try:
+            demo.ensure_demo_index(name, progress)
+            state["stage"] = "built"
+        except Exception as exc:  # shown in the page
+            state["error"] = one_line(exc)
+
+
+@st.cache_resource(show_spinner=False)
+def start_demo_builds() -> dict[str, dict[str, Any]]:
+    """Build missing demo indexes once per server process, in the background ($GEAR_STUDIO_BUILD_DEMOS=0: off)."""
+    if os.environ.get("GEAR_STUDIO_BUILD_DEMOS", "1") != "0" and any(
+            d.available and not demo.is_built(n) for n, d in demo.DEMOS.items()):
+        threading.Thread(target=_build_demos, name="gear-demo-build", daemon=True).start()
+    return _builds
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _warm(directory: str, mtime: float) -> threading.Thread:
+    engine = _engine(directory, mtime)
+    thread = threading.Thread(target=lambda: engine.encode_query("warm up the encoder"), name="gear-warm",
+                              daemon=True)
+    thread.start()
+    return thread
+
+
+def warm_engine(directory: Path | None) -> threading.Thread | None:
+    """Open the index and load the embedder in the background as soon as a page shows, so the first Ask does not
+    wait for the model to load; the sidebar says when it is ready."""
+    if directory is None or not (directory / "manifest.json").is_file():
+        return None
+    with _lock:
+        mtime = (directory / "manifest.json").stat().st_mtime
+    thread = _warm(str(directory), mtime)
+    with st.sidebar:
+        _engine_status(thread)
+    return thread
+
+
+@st.fragment(run_every=2)
+def _engine_status(thread: threading.Thread) -> None:
+    if thread.is_alive():
+        st.caption("⏳ loading the index and embedder (first use)…")
+    else:
+        st.caption("✅ index and embedder ready")
+
+
+def ensure_index(directory: Path) -> Path | None:
+    """The index directory when it is ready; for a demo still building, a progress bar (and None)."""
     d = demo.demo_of_index(directory)
     if d is None or demo.is_built(d.name):
         return directory
-    with st.status(f"Building the {d.name} demo index (first start only)…", expanded=True) as box:
-        bar = st.progress(0, text="starting")
+    builds = start_demo_builds()
+    state = builds.get(d.name)
+    if state is None and os.environ.get("GEAR_STUDIO_BUILD_DEMOS", "1") == "0":
+        with st.status(f"Building the {d.name} demo index…", expanded=True) as box:
+            bar = st.progress(0, text="starting")
 
-        def progress(stage: str, done: int, total: int) -> None:
-            bar.progress(min(100, int(100 * done / max(total, 1))), text=f"{stage}: {done:,} / {total:,}")
+            def progress(stage: str, done: int, total: int) -> None:
+                bar.progress(min(100, int(100 * done / max(total, 1))), text=f"{stage}: {done:,} / {total:,}")
 
-        out = demo.ensure_demo_index(d.name, progress, encoder=encoder_for(Settings().embedder))
-        box.update(label=f"Built the {d.name} demo index", state="complete", expanded=False)
-    return out
+            out = demo.ensure_demo_index(d.name, progress, encoder=encoder_for(Settings().embedder))
+            box.update(label=f"Built the {d.name} demo index", state="complete", expanded=False)
+        return out
+    _build_progress(d.name)
+    return None
+
+
+@st.fragment(run_every=2)
+def _build_progress(name: str) -> None:
+    if demo.is_built(name):
+        st.rerun(scope="app")
+    state = _builds.get(name) or {"stage": "waiting for the walk-through demo", "done": 0, "total": 1}
+    if state.get("error"):
+        st.error(f"Building the {name} demo index failed: {state['error']}")
+        return
+    pct = min(100, int(100 * state["done"] / max(state["total"], 1)))
+    st.info(f"The {name} demo index is being built in the background (first start only; the MuSiQue demo takes a "
+            "few minutes on a CPU). This page continues when it is ready.")
+    st.progress(pct, text=f"{state['stage']}: {state['done']:,} / {state['total']:,}")
 
 
 def qa_for_index(directory: Path) -> list[Any]:
     """The QA set that goes with an index: the demo's, or one named in the manifest's source."""
-    from gear.corpus import load_qa
 
     path: Path | None = None
     d = demo.demo_of_index(directory)
@@ -223,24 +301,33 @@ def _rel(p: Path) -> str:
 
 
 def choose_index(key: str = "index_choice", container: Any = None) -> Path | None:
+    """The index picker. The choice lives in session_state["index_selected"] (not in the widget's own state, which
+    Streamlit drops when the page changes), so every page opens on the same index."""
     box = container or st.sidebar
     options = list_indexes()
     if not options:
         box.warning("No index yet: build one on the Index page.")
         return None
     labels = list(options)
-    if st.session_state.get(key) not in labels:
-        preferred = [lbl for lbl in labels if lbl.startswith("walkthrough")] + \
+    selected = st.session_state.get("index_selected")
+    if selected not in labels:
+        wanted = os.environ.get("GEAR_STUDIO_INDEX", "")
+        preferred = [lbl for lbl in labels if wanted and lbl.split(" ")[0] == wanted] + \
+                    [lbl for lbl in labels if lbl.startswith("walkthrough")] + \
                     [lbl for lbl in labels if not lbl.endswith("(demo)")] + labels
-        st.session_state[key] = preferred[0]
-    label = box.selectbox("Index", labels, key=key,
+        selected = preferred[0]
+    label = box.selectbox("Index", labels, index=labels.index(selected), key=f"{key}:{selected}",
                           help="Demo indexes are built from assets/ on first use; others live in data/indexes/.")
+    if label != selected:
+        st.session_state["index_selected"] = label
+        st.rerun()
+    st.session_state["index_selected"] = label
     for line in unavailable_demos():
         box.caption(line)
     return options[label]
 
 
-def sidebar_settings(show_method: bool = True) -> Settings:
+def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Settings:
     """Method, LLM and knobs from the sidebar, as Settings (paper defaults, App. B)."""
     sb = st.sidebar
     base = Settings()
@@ -264,6 +351,8 @@ def sidebar_settings(show_method: bool = True) -> Settings:
         changes["llm_base_url"] = sb.text_input("Base URL", value=base.llm_base_url or "", key="llm_base_url") or None
         changes["llm_model"] = sb.text_input("Model", value=base.llm_model or "gpt-4o-mini", key="llm_model") or None
     sb.caption(llm_status(kind, cache if kind == "replay" else None))
+    if not show_knobs:
+        return _finish_settings(base, changes, kind)
     sb.subheader("Knobs")
     changes["agent_k"] = sb.slider("k (passages per retrieval)", 1, 30, base.agent_k, key="k")
     changes["beam_width"] = sb.slider("beam width b", 1, 20, base.beam_width, key="beam_width")
@@ -275,6 +364,10 @@ def sidebar_settings(show_method: bool = True) -> Settings:
                "exp(−min(n, γ)/γ)")
     changes["max_neighbours"] = sb.slider("neighbours per beam", 5, 200, base.max_neighbours, key="neighbours")
     changes["max_iterations"] = sb.slider("max iterations", 1, 6, base.max_iterations, key="max_iterations")
+    return _finish_settings(base, changes, kind)
+
+
+def _finish_settings(base: Settings, changes: dict[str, Any], kind: str) -> Settings:
     settings = base.with_(**changes)
     if kind != "openai":
         settings = settings.model_copy(update={"llm_model": None, "llm_base_url": None})

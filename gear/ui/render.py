@@ -25,11 +25,23 @@ def iframe(page: str, height: int) -> None:
         components.html(page, height=height)
 
 
+FORMATS = {"score": "{:.4f}", "similarity": "{:.3f}"}
+
+
 def gold_style(df: pd.DataFrame) -> Any:
+    """Gold rows highlighted; scores with a readable number of decimals."""
+    style = df.style.format({c: f for c, f in FORMATS.items() if c in df.columns}, na_rep="")
     if "gold" not in df.columns or df.empty:
-        return df
-    return df.style.apply(lambda row: ["background-color: #fff3bf; font-weight: 600" if row["gold"] else ""
-                                       for _ in row], axis=1)
+        return style
+    return style.apply(lambda row: ["background-color: #fff3bf; font-weight: 600" if row["gold"] else ""
+                                    for _ in row], axis=1)
+
+
+def column_config() -> dict[str, Any]:
+    return {"rank": st.column_config.NumberColumn("#", width="small"),
+            "gold": st.column_config.TextColumn("gold", width="small"),
+            "title": st.column_config.TextColumn("title", width="medium"),
+            "text": st.column_config.TextColumn("text", width="large")}
 
 
 def table(rows: Sequence[dict[str, Any]], height: int | None = None, hide: Sequence[str] = ("id",)) -> None:
@@ -38,7 +50,7 @@ def table(rows: Sequence[dict[str, Any]], height: int | None = None, hide: Seque
         return
     df = pd.DataFrame(rows)
     df = df.drop(columns=[c for c in hide if c in df.columns])
-    kwargs: dict[str, Any] = {"hide_index": True, "width": "stretch"}
+    kwargs: dict[str, Any] = {"hide_index": True, "width": "stretch", "column_config": column_config()}
     if height:
         kwargs["height"] = height
     st.dataframe(gold_style(df), **kwargs)
@@ -122,7 +134,7 @@ class TraceView:
             facts.append(f"{len(e.gold_passage_ids)} gold passages (★)")
         st.caption(" · ".join(facts))
 
-    def draw(self, e: t.Event) -> None:  # noqa: C901 - one branch per event kind
+    def draw(self, e: t.Event) -> None:
         n = e.iteration
         if isinstance(e, t.IterationStarted):
             st.markdown(f"<div style='font-size:1.05rem'>q<sup>({n})</sup> = <i>{esc(e.query)}</i></div>",
@@ -231,36 +243,37 @@ class TraceView:
             right.plotly_chart(viz.time_figure(trace), width="stretch", key=f"{self.key}-time")
 
 
-# -- teaching mode ------------------------------------------------------------------------------------------------------
+# -- teaching mode -----------------------------------------------------------------------------------------------------
 TEACH = {
-    t.BaseRetrieved: ("Base retrieval", "C′q = h^k_base(q⁽ⁿ⁾, C)",
+    t.BaseRetrieved: ("Base retrieval", "C′<sub>q</sub> = h<sup>k</sup><sub>base</sub>(q<sup>(n)</sup>, C)",
                       "A normal retriever (BM25, dense SBERT or a hybrid of both) fetches the k passages most similar "
                       "to the current query. Multi-hop questions usually need a passage that shares few words with "
                       "the question — which is why GeAR does not stop here."),
-    t.ProximalTriples: ("Reader", "T′q = read(C′q, q)",
+    t.ProximalTriples: ("Reader", "T′<sub>q</sub> = read(C′<sub>q</sub>, q)",
                         "An LLM reads the base passages and writes down the facts that matter for the question as "
                         "(subject, predicate, object) triples — the proximal triples. They are short, so later steps "
                         "are cheap, and they point at entities we can follow in the graph."),
-    t.TriplesLinked: ("tripleLink", "T_q^init = { h¹_base(t′, T) : t′ ∈ T′q }",
+    t.TriplesLinked: ("tripleLink", "T<sub>q</sub><sup>init</sup> = { h¹<sub>base</sub>(t′, T) : t′ ∈ T′<sub>q</sub> }",
                       "Each proximal triple is matched to the single most similar triple in the index. These index "
                       "triples are the initial nodes: the places where the graph walk starts."),
-    t.BeamsSearched: ("Graph expansion", "Diverse Triple Beam Search over T",
+    t.BeamsSearched: ("Graph expansion", "beams B = DTBS(T<sub>q</sub><sup>init</sup>, q<sup>(n)</sup>; b, l, γ)",
                       "From each initial triple we step to neighbouring triples (sharing a head or tail entity), "
                       "keeping the b best chains. Later candidates of the same beam are down-weighted by "
                       "exp(−min(n, γ)/γ) so the beams stay diverse instead of all following one path."),
-    t.PassagesFused: ("Fusion", "C_q⁽ⁿ⁾ = RRF(C̃q, C′q)",
+    t.PassagesFused: ("Fusion", "C<sub>q<sup>(n)</sup></sub> = RRF(C̃<sub>q</sub>, C′<sub>q</sub>)",
                       "The passages the beams came from are merged with the base list by reciprocal rank fusion. "
                       "Passages that were far down — or absent — can now rise: that is the graph's contribution."),
-    t.GistUpdated: ("Gist memory", "G⁽ⁿ⁾ = G⁽ⁿ⁻¹⁾ ∪ T^G_q⁽ⁿ⁾",
+    t.GistUpdated: ("Gist memory", "G<sup>(n)</sup> = G<sup>(n−1)</sup> ∪ T<sup>G</sup><sub>q<sup>(n)</sup></sub>",
                     "The reader reads the fused passages and the new proximal triples are appended to the gist "
                     "memory: a compact record of everything learnt so far, carried to the next iteration."),
-    t.Reasoned: ("Reasoner", "answerable(G⁽ⁿ⁾, q)",
+    t.Reasoned: ("Reasoner", "answerable(G<sup>(n)</sup>, q) → r<sup>(n)</sup>",
                  "An LLM decides whether the memory already answers the original question. If yes, the loop stops; "
                  "if not, its reason says what is missing."),
-    t.QueryRewritten: ("Rewriter", "q⁽ⁿ⁺¹⁾ = rewrite(G⁽ⁿ⁾, q, r⁽ⁿ⁾)",
+    t.QueryRewritten: ("Rewriter", "q<sup>(n+1)</sup> = rewrite(G<sup>(n)</sup>, q, r<sup>(n)</sup>)",
                        "Using the memory and the reason, an LLM writes the next query, aimed at the missing hop. We "
                        "return to base retrieval with it."),
-    t.PassagesLinked: ("passageLink and final ranking", "RRF(C_t…, C_q⁽¹⁾ … C_q⁽ⁿ⁾)",
+    t.PassagesLinked: ("passageLink and final ranking",
+                       "RRF(C<sub>t</sub> …, C<sub>q<sup>(1)</sup></sub> … C<sub>q<sup>(n)</sup></sub>)",
                        "Each gist triple is linked back to passages; these lists and every iteration's fused list "
                        "are fused into the final ranking."),
     t.Answered: ("Answer", "QA over the top-5 passages",
@@ -303,9 +316,11 @@ def teach(trace: t.Trace, key: str = "teach_step") -> None:
         i += 1
     st.session_state[key] = i
     event = steps[i]
-    name, notation, text = TEACH[type(event)]
+    name, notation, text = TEACH[type(event)]  # trusted constants; notation is HTML
+    it = event.iteration
+    notation = notation.replace("(n+1)", f"({it + 1})").replace("(n−1)", f"({it - 1})").replace("(n)", f"({it})")
     info.progress((i + 1) / len(steps), text=f"Step {i + 1} of {len(steps)} · iteration {event.iteration}")
-    st.markdown(f"<div class='teach-title'>{esc(name)}</div><div class='teach-notation'>{esc(notation)}</div>"
+    st.markdown(f"<div class='teach-title'>{esc(name)}</div><div class='teach-notation'>{notation}</div>"
                 f"<div class='teach-text'>{esc(text)}</div>", unsafe_allow_html=True)
     query = next((e.query for e in trace.of(t.IterationStarted) if e.iteration == event.iteration), trace.question)
     st.markdown(f"<div class='teach-query'>q<sup>({event.iteration})</sup> = {esc(query)}</div>",

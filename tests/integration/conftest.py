@@ -32,7 +32,11 @@ def _unavailable(reason: str) -> None:
 
 
 def noida_binary() -> Path | None:
-    """The server binary shipped inside the noida_db package (run directly, not through its Python wrapper)."""
+    """The server binary shipped inside the noida_db package (run directly, not through its Python wrapper), or
+    $GEAR_NOIDA_BIN."""
+    override = os.environ.get("GEAR_NOIDA_BIN")
+    if override:
+        return Path(override) if Path(override).is_file() else None
     try:
         from importlib.resources import files
 

@@ -332,6 +332,15 @@ def test_neighbour_cap_and_paging(es_index: EsIndex, reference: SearchBackend, e
         [want, reference.neighbours(0).tolist(), want]  # type: ignore[attr-defined]
 
 
+def test_triples_of_many(es_index: EsIndex, reference: SearchBackend, encoder: HashEncoder) -> None:
+    backend = open_es(es_index, encoder)
+    pids = [12, 0, 13, 12, 5]
+    assert backend.triples_of_many(pids) == [reference.triples_of(p) for p in pids]  # type: ignore[attr-defined]
+    small = open_es(es_index, encoder)
+    small.page_size = 4  # type: ignore[attr-defined]  # passages with 15 triples need the paged path
+    assert small.triples_of_many(pids) == [reference.triples_of(p) for p in pids]  # type: ignore[attr-defined]
+
+
 def test_manifest_records_cluster_and_checksums_stay_valid(es_index: EsIndex) -> None:
     from gear.index import verify_index
 
@@ -422,3 +431,58 @@ def test_rebuild_switches_aliases(es_index: EsIndex, encoder: HashEncoder) -> No
     backend = open_es(es_index, encoder)
     assert backend.passages([2])[0].title == "Weser"
 
+
+
+class _Stub:
+    """A tiny HTTP server that answers every request like an Elasticsearch that refuses us (401) or hangs."""
+
+    def __init__(self, mode: str) -> None:
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if mode == "hang":
+                    time.sleep(3)
+                    return  # the client gave up long ago
+                body = b'{"error":{"type":"security_exception","reason":"unable to authenticate user"},"status":401}'
+                self.send_response(401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("X-Elastic-Product", "Elasticsearch")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_auth_failure_and_timeout_are_clear_errors(index_dir: Path, encoder: HashEncoder) -> None:
+    from gear.store.elastic import check_cluster, connect, open_elastic_backend
+
+    stub = _Stub("auth")
+    try:
+        settings = Settings(backend="elasticsearch", es_url=stub.url, es_username="elastic",
+                            es_password="s3cret-do-not-print", es_api_key=None)
+        with pytest.raises(IndexError_, match=r"rejected the credentials.*GEAR_ES_API_KEY") as err:
+            open_elastic_backend(index_dir, Manifest.read(index_dir), settings, encoder)  # type: ignore[arg-type]
+        assert "s3cret" not in str(err.value)
+    finally:
+        stub.close()
+    stub = _Stub("hang")
+    try:
+        start = time.monotonic()
+        with pytest.raises(IndexError_, match=r"timed out"):
+            check_cluster(connect(stub.url), stub.url, timeout=0.5)
+        assert time.monotonic() - start < 5
+    finally:
+        stub.close()

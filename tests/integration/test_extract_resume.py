@@ -22,6 +22,7 @@ import pytest
 
 from gear.extract import JOURNAL
 from gear.index import Manifest, verify_index
+from gear.index_update import saved_passages
 
 pytestmark = pytest.mark.slow
 
@@ -78,6 +79,11 @@ def _journal_titles(work_dir: Path) -> list[str]:
     return [json.loads(line)["title"] for line in _lines(work_dir / JOURNAL)]
 
 
+def _triples(index_dir: Path) -> list[tuple[str, str, str, int]]:
+    _, _, spo, owner = saved_passages(index_dir)
+    return [(*t, int(pid)) for t, pid in zip(spo, owner, strict=True)]
+
+
 def _env(tmp_path: Path, log: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GEAR_")}
     env.update({"GEAR_TEST_LLM": "scripted", "GEAR_TEST_CALL_LOG": str(log), "PYTHONPATH": str(REPO),
@@ -107,7 +113,7 @@ def test_killed_extraction_resumes_with_exactly_the_remaining_calls(tmp_path: Pa
     ref_log = tmp_path / "calls_ref.log"
     _run(tmp_path, ref_log, "index", str(corpus), "--out", "ref")
     assert sorted(_lines(ref_log)) == sorted(f"Cathedral {i}" for i in range(N_PASSAGES))
-    reference = json.loads((tmp_path / "ref" / "triples.json").read_text(encoding="utf-8"))
+    reference = _triples(tmp_path / "ref")
     assert len(reference) == 2 * N_PASSAGES
 
     # 2. an existing index at the target, built from a smaller corpus, must survive the kill
@@ -147,7 +153,7 @@ def test_killed_extraction_resumes_with_exactly_the_remaining_calls(tmp_path: Pa
           f"resume made {len(resumed_calls)} calls for {N_PASSAGES} passages")
 
     # 5. same triples as the uninterrupted run, in the same order; a complete, intact index
-    assert json.loads((tmp_path / "idx" / "triples.json").read_text(encoding="utf-8")) == reference
+    assert _triples(tmp_path / "idx") == reference
     assert verify_index(tmp_path / "idx") == []
     manifest = Manifest.read(tmp_path / "idx")
     assert manifest.n_passages == N_PASSAGES and manifest.extraction["extracted"] == N_PASSAGES

@@ -28,7 +28,7 @@ from gear.extract import (
 )
 from gear.extract_cli import ExtractOptions, cost_estimate, default_work_dir, extract_for_index
 from gear.index import Manifest, build_index
-from gear.index_update import add_passages, parse_ids, remove_passages
+from gear.index_update import add_passages, parse_ids, remove_passages, saved_passages
 from gear.llm.base import LLMError, LLMResult, Message
 from gear.prompts import extraction_prompt
 
@@ -190,7 +190,10 @@ def test_extract_for_index_and_cost_estimate(tmp_path: Path, monkeypatch: pytest
     monkeypatch.chdir(tmp_path)
     docs = [Document(t, x) for t, x in PASSAGES[:2]]
     settings = Settings(llm="local")
-    triples, info = extract_for_index(docs, settings, tmp_path / "idx", None, llm=ScriptedLLM())
+    seen: list[tuple[int, int]] = []
+    triples, info = extract_for_index(docs, settings, tmp_path / "idx", None, llm=ScriptedLLM(),
+                                      progress=lambda result, done, total: seen.append((done, total)))
+    assert seen == [(0, 2), (1, 2), (2, 2)]
     assert len(triples) == 2 and info["model"] == "scripted" and info["llm"] == "local"
     assert info["work_dir"] == str(default_work_dir(tmp_path / "idx")) == str(tmp_path / "idx.extract")
     prompt, completion, usd = cost_estimate(docs, ExtractionConfig(), 1.0, 2.0)
@@ -199,6 +202,11 @@ def test_extract_for_index_and_cost_estimate(tmp_path: Path, monkeypatch: pytest
     with pytest.raises(InputError, match="re-run"):
         extract_for_index([*docs, Document("Bad", "x")], settings, tmp_path / "idx", None,
                           ExtractOptions(), llm=ScriptedLLM(fail={"Bad"}))
+
+
+def _contents(index_dir: Path) -> tuple:
+    titles, texts, spo, owner = saved_passages(index_dir)
+    return titles, texts, spo, owner.tolist()
 
 
 def test_add_and_remove_passages_reuse_saved_vectors(tmp_path: Path, tiny_docs, tiny_triples, make_encoder) -> None:
@@ -212,8 +220,7 @@ def test_add_and_remove_passages_reuse_saved_vectors(tmp_path: Path, tiny_docs, 
         [f"{d.title}\n{d.text}" for d in tiny_docs[5:]] + [" ".join(t) for ts in tiny_triples[5:] for t in ts])
     full = tmp_path / "full"
     build_index(tiny_docs, tiny_triples, full, make_encoder())
-    for name in ("passages.json", "triples.json", "entities.json"):
-        assert json.loads((out / name).read_text()) == json.loads((full / name).read_text())
+    assert _contents(out) == _contents(full)
     for name in ("passage_vectors.npy", "triple_vectors.npy", "triple_passage.npy", "entity_indptr.npy",
                  "entity_triples.npy", "triples_per_passage.npy"):
         np.testing.assert_allclose(np.load(out / name), np.load(full / name), atol=1e-6)
@@ -227,8 +234,7 @@ def test_add_and_remove_passages_reuse_saved_vectors(tmp_path: Path, tiny_docs, 
     keep = [0, 2, 3, 5, 6, 7]
     expect = tmp_path / "expect"
     build_index([tiny_docs[i] for i in keep], [tiny_triples[i] for i in keep], expect, make_encoder())
-    for name in ("passages.json", "triples.json", "entities.json"):
-        assert json.loads((out / name).read_text()) == json.loads((expect / name).read_text())
+    assert _contents(out) == _contents(expect)
     np.testing.assert_array_equal(np.load(out / "triple_passage.npy"), np.load(expect / "triple_passage.npy"))
     with pytest.raises(Exception, match="no passage ids"):
         remove_passages(out, [99], make_encoder())
@@ -326,3 +332,28 @@ def test_cli_index_reports_failed_passages(cli: CliRunner, tmp_path: Path) -> No
     cli.llm.fail = set()  # type: ignore[attr-defined]
     result = cli.invoke(app, ["index", str(corpus), "--out", "idx"], env=WIDE)
     assert result.exit_code == 0 and "1 LLM calls, 2 passages reused" in result.output
+
+
+def test_cli_index_backend_elasticsearch_migrates_after_building(cli: CliRunner, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[Path] = []
+
+    def fake_migrate(directory: Path, settings: object, progress: object = None) -> dict:
+        calls.append(Path(directory))
+        return {"passages": "gear-passages"}
+
+    monkeypatch.setattr("gear.store.elastic.migrate_to_elastic", fake_migrate)
+    corpus = tmp_path / "notes.md"
+    corpus.write_text("Place 7 is on Earth.\n\nIt has a harbour.", encoding="utf-8")
+    result = cli.invoke(app, ["index", str(corpus), "--out", "idx", "--backend", "elasticsearch"], env=WIDE)
+    assert result.exit_code == 0, result.output
+    assert calls == [Path("idx")] and "copied into Elasticsearch" in result.output
+    assert cli.llm.calls == ["notes"]  # type: ignore[attr-defined]
+
+
+def test_a_second_concurrent_run_on_the_same_work_dir_is_refused(tmp_path: Path) -> None:
+    from gear.extract import work_dir_lock
+
+    with work_dir_lock(tmp_path), pytest.raises(LLMError, match="another extraction"):
+        extract_passages(PASSAGES[:1], ScriptedLLM(), tmp_path)
+    assert extract_passages(PASSAGES[:1], ScriptedLLM(), tmp_path).calls == 1

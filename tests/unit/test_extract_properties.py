@@ -69,3 +69,15 @@ def test_valid_schema_answers_keep_every_clean_triple(triples: list[list[str]]) 
     clean = {tuple(" ".join(p.split()).casefold() for p in t) for t in triples if all(p.split() for p in t)}
     assert {tuple(p.casefold() for p in t) for t in parsed} == clean
     assert len(parsed) + stats.malformed + stats.duplicates == len(triples)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.binary(max_size=2000))
+def test_journal_loads_any_file_content(tmp_path_factory, data: bytes) -> None:  # type: ignore[no-untyped-def]
+    from gear.extract import JOURNAL, Journal
+
+    directory = tmp_path_factory.mktemp("journal")
+    (directory / JOURNAL).write_bytes(data)
+    journal = Journal(directory)
+    assert all(isinstance(r, Record) for r in journal.records.values())
+    assert (directory / JOURNAL).read_bytes() == data[: len((directory / JOURNAL).read_bytes())]

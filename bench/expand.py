@@ -1,0 +1,125 @@
+"""Graph expansion (NaiveGE, exact mode) against its physical limit: the encoder.
+
+For each question: base retrieval, then NaiveGE expansion with an empty encoder cache (cold: every candidate text is
+encoded, as on a first visit), then the same candidate texts encoded again in one raw `Encoder.encode` call with no
+cache and no search around it. The ratio expansion / raw encode says how much the search itself adds (target ≤ 1.25).
+A warm run (same query again, cache full) and the fast mode are printed next to it for reference.
+
+    python bench/expand.py [/tmp/idx/musique] [--qa dev50.json] [--retriever bm25] [--k 10] [--limit N] [--bf16]
+                           [--profile]
+
+Output: one measurement per line, `name value unit` pairs, script-readable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import time
+from pathlib import Path
+
+import numpy as np
+
+from gear.config import Settings
+from gear.corpus import load_qa
+from gear.embed import Encoder
+from gear.engine import Engine
+from gear.retrieve.expand import expand, naive_initial_nodes
+from gear.retrieve.scoring import ExactScorer, FastScorer
+
+
+class RecordingEncoder:
+    """Passes encode_cached through to the real encoder and keeps the texts it was asked for."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        self.encoder = encoder
+        self.texts: list[str] = []
+
+    def encode_cached(self, texts):
+        self.texts.extend(texts)
+        return self.encoder.encode_cached(texts)
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("index", nargs="?", default="/tmp/idx/musique")
+    ap.add_argument("--qa", default="/work/shared/data/musique/musique_dev50.json")
+    ap.add_argument("--retriever", default="bm25", choices=["bm25", "dense", "hybrid"])
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--bf16", action="store_true", help="bf16 encoder (Settings.embed_bf16)")
+    ap.add_argument("--profile", action="store_true", help="cProfile the expansions; print the top entries")
+    args = ap.parse_args()
+
+    settings = Settings().with_(retriever=args.retriever, expand="naive", embed_bf16=args.bf16)
+    engine = Engine.open(Path(args.index), settings)
+    encoder = engine.encoder
+    questions, _ = load_qa(args.qa)
+    questions = questions[: args.limit] if args.limit else questions
+    params = engine.beam_params(settings)
+    encoder.encode(["warm up the model"])  # model load is not part of any measurement
+
+    cold, raw, warm, fast, n_texts, search_only = [], [], [], [], [], []
+    profiler = cProfile.Profile() if args.profile else None
+    for q in questions:
+        qv = engine.encode_query(q.question)
+        base = [p.id for p in engine.base_retrieve(q.question, args.k, settings, qv)]
+        initial = naive_initial_nodes(engine.backend, base)
+        # cold: nothing of this query's candidates cached
+        encoder._cache.clear()
+        recorder = RecordingEncoder(encoder)
+        scorer = ExactScorer(engine.backend, recorder)  # type: ignore[arg-type]
+        enc_before = encoder.encode_seconds
+        if profiler:
+            profiler.enable()
+        t = time.perf_counter()
+        expand(qv, base, initial, engine.backend, scorer, params, settings.rrf_k)
+        cold.append(time.perf_counter() - t)
+        if profiler:
+            profiler.disable()
+        search_only.append(cold[-1] - (encoder.encode_seconds - enc_before))
+        texts = list(dict.fromkeys(recorder.texts))
+        n_texts.append(len(texts))
+        # the physical limit: the same texts, one raw encoder call, nothing else
+        t = time.perf_counter()
+        encoder.encode(texts)
+        raw.append(time.perf_counter() - t)
+        # warm: the same query again with every text cached
+        t = time.perf_counter()
+        expand(qv, base, initial, engine.backend, scorer, params, settings.rrf_k)
+        warm.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        expand(qv, base, initial, engine.backend, FastScorer(engine.backend), params, settings.rrf_k)
+        fast.append(time.perf_counter() - t)
+
+    ms = 1000.0
+    print(f"questions {len(cold)} retriever {args.retriever} k {args.k} bf16 {int(args.bf16)}")
+    print(f"candidate texts per query mean {np.mean(n_texts):.0f} p50 {pct(n_texts, 50):.0f} "
+          f"p95 {pct(n_texts, 95):.0f}")
+    print(f"exact expansion cold total {sum(cold):.2f} s p50 {pct(cold, 50) * ms:.1f} ms "
+          f"p95 {pct(cold, 95) * ms:.1f} ms")
+    print(f"raw encode of candidate texts total {sum(raw):.2f} s p50 {pct(raw, 50) * ms:.1f} ms "
+          f"p95 {pct(raw, 95) * ms:.1f} ms")
+    print(f"ratio expansion/raw-encode {sum(cold) / max(sum(raw), 1e-9):.3f} "
+          f"per-query-p50 {float(np.median(np.array(cold) / np.maximum(raw, 1e-9))):.3f}")
+    own = sum(cold) - sum(search_only)
+    print(f"ratio expansion/its-own-encode-calls {sum(cold) / max(own, 1e-9):.4f} "
+          f"(the search adds {100 * sum(search_only) / max(sum(cold), 1e-9):.2f} % to the encoder's time)")
+    print(f"search-only (expansion minus its encode calls) total {sum(search_only) * ms:.1f} ms "
+          f"p50 {pct(search_only, 50) * ms:.2f} ms p95 {pct(search_only, 95) * ms:.2f} ms")
+    print(f"exact expansion warm p50 {pct(warm, 50) * ms:.2f} ms p95 {pct(warm, 95) * ms:.2f} ms")
+    print(f"fast expansion p50 {pct(fast, 50) * ms:.2f} ms p95 {pct(fast, 95) * ms:.2f} ms")
+    if profiler:
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
+        print(out.getvalue())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,272 @@
+"""AppTest for every page of GeAR Studio, on a tiny index (fake encoder) and an LLM replay cache recorded here from a
+scripted model — no model, no network."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from conftest import TINY_DOCS, TINY_TRIPLES, FakeEncoder
+from streamlit.testing.v1 import AppTest
+
+from gear.config import Settings
+from gear.corpus import Document
+from gear.engine import Engine
+from gear.index import build_index
+from gear.llm import CachedLLM, LLMResult
+from gear.trace import BeamsSearched, Reasoned, Trace
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+XSS = "<img src=x onerror=alert(1)>"
+SCRIPT = "<script>alert(2)</script>"
+QUESTION = "Which sea is the island with Mount Etna the largest island in?"
+
+DOCS = [*TINY_DOCS, (f"Evil {XSS}", f"Mount Etna {SCRIPT} {XSS} rumbles over the island of Sicily.")]
+TRIPLES = [*TINY_TRIPLES, [("Mount Etna", f"described as {XSS}", SCRIPT)]]
+
+
+class ScriptedLLM:
+    """Answers by prompt: the reader adds the Mediterranean fact once memory exists; the reasoner says yes when the
+    memory holds it (so every distinct prompt has one answer, as a recorded cache needs)."""
+
+    model = "scripted"
+
+    def complete(self, messages, *, json_schema=None, max_tokens=512) -> LLMResult:
+        prompt = messages[-1]["content"]
+        if prompt.startswith("Your task is to find facts"):
+            text = f'("Mount Etna", "located on", "Sicily")\n("Mount Etna", "described as", "{XSS}")'
+            if "preliminary facts" in prompt:
+                text += '\n("Sicily", "largest island in", "Mediterranean Sea")'
+        elif "Next Question:" in prompt and "# Your Task:" in prompt:
+            text = "Next Question: Which sea is Sicily the largest island in?"
+        elif "Answerable: Yes" in prompt and "# Your reply:" in prompt:
+            facts = prompt.split("Your reply must follow")[0]
+            text = ("Answerable: Yes\nAnswer: Mediterranean Sea" if "Mediterranean Sea" in facts
+                    else f"Answerable: No\nWhy: the sea is missing {SCRIPT}")
+        else:
+            text = "Answer: Mediterranean Sea"
+        return LLMResult(text, prompt_tokens=len(prompt) // 4, completion_tokens=len(text) // 4, seconds=0.01,
+                         model=self.model)
+
+
+@pytest.fixture
+def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """A data dir with a tiny index (+ its QA set) and a replay cache recorded for the default Ask settings."""
+    from gear.ui import common
+
+    data = tmp_path / "data"
+    index = data / "indexes" / "tiny"
+    build_index([Document(t, x) for t, x in DOCS], [list(t) for t in TRIPLES], index, FakeEncoder(),
+                source={"corpus": "tiny"})
+    qa = [{"id": "2hop__1", "question": QUESTION, "answer": "Mediterranean Sea",
+           "paragraphs": [{"title": "Mount Etna", "paragraph_text": DOCS[2][1], "is_supporting": True},
+                          {"title": "Sicily", "paragraph_text": DOCS[3][1], "is_supporting": True}]}]
+    (index / "qa.json").write_text(json.dumps(qa), encoding="utf-8")
+    cache = tmp_path / "llm_cache"
+    engine = Engine.open(index, Settings(), encoder=FakeEncoder())
+    settings = Settings().with_(retriever="hybrid", expand="gear", llm="replay", llm_cache_dir=cache)
+    engine.set_llm(settings, CachedLLM(ScriptedLLM(), cache, "record"))
+    from gear.corpus import load_qa
+
+    q = load_qa(index / "qa.json")[0][0]
+    recorded = engine.retrieve(QUESTION, k=10, settings=settings, gold=engine.gold_ids(q.gold), answers=q.answers)
+    monkeypatch.setitem(common.ENCODER_FACTORIES, "fake-hash-64", FakeEncoder)
+    monkeypatch.setenv("GEAR_STUDIO_DATA", str(data))
+    monkeypatch.setenv("GEAR_STUDIO_BUILD_DEMOS", "0")
+    monkeypatch.setenv("GEAR_LLM_CACHE_DIR", str(cache))
+    monkeypatch.setenv("GEAR_LLM", "replay")
+    return {"data": data, "index": index, "cache": cache, "trace": recorded.trace}
+
+
+def start(studio: dict) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["index_selected"] = "tiny"
+    at.session_state["ask_ready"] = True
+    return at.run()
+
+
+def statuses(at: AppTest) -> list[str]:
+    """Labels of the st.status blocks (one per iteration) anywhere in the page."""
+    found: list[str] = []
+
+    def walk(node) -> None:
+        if type(node).__name__ == "Status":
+            found.append(node.label)
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at.main)
+    return [label for label in found if label.startswith("Iteration")]
+
+
+def iframes(at: AppTest) -> list[str]:
+    return [el.proto.srcdoc for el in at.get("iframe")]
+
+
+def test_every_page_renders_without_exception(studio: dict) -> None:
+    at = start(studio)
+    assert not at.exception
+    assert not at.error
+    for page in ("pages/1_Compare.py", "pages/2_Evaluate.py", "pages/3_Traces.py", "pages/4_Index.py"):
+        at.switch_page(page).run()
+        assert not at.exception, page
+        assert not at.error, (page, [e.value for e in at.error])
+
+
+def test_ask_runs_gear_on_replay_llm_and_shows_every_step(studio: dict) -> None:
+    at = start(studio)
+    at.selectbox(key="example").set_value(QUESTION).run()
+    assert at.text_input(key="question").value == QUESTION
+    at.button(key="ask").click().run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    recorded: Trace = studio["trace"]
+    n_iter = len(recorded.iterations())
+    assert n_iter == 2
+    assert statuses(at) == [f"Iteration {i}" for i in range(1, n_iter + 1)]
+    text = " ".join(str(m.value) for m in at.markdown)
+    for module in ("Base retrieval", "Reader → proximal triples", "tripleLink", "Graph expansion", "Fusion",
+                   "Gist memory", "Reasoner", "Rewriter", "Final ranking", "Answer:"):
+        assert module in text, module
+    # one beam graph per iteration, each a self-contained vis network with the expected entities
+    graphs = iframes(at)
+    beams = recorded.of(BeamsSearched)
+    assert len(graphs) == len(beams) == n_iter
+    from gear import viz
+
+    for page, event in zip(graphs, beams, strict=True):
+        assert "new vis.Network" in page
+        assert viz.outside_urls(page) == []
+        expected = viz.beam_graph(event)
+        nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
+        assert len(nodes) == expected.number_of_nodes() > 0
+    # untrusted text never reaches markdown unescaped
+    for m in at.markdown:
+        assert "<img" not in str(m.value) and "<script" not in str(m.value)
+    # the run is kept for replay, with tokens/time charts at the end
+    assert at.session_state["trace"].of(Reasoned)
+    assert len(at.get("plotly_chart")) == 2
+    assert at.metric
+
+
+def test_replay_teaching_mode_steps_through_modules(studio: dict) -> None:
+    path = studio["data"] / "traces" / "run.json"
+    studio["trace"].save(path)
+    at = start(studio)
+    at.selectbox(key="trace_pick").set_value("saved: run").run()
+    at.button(key="replay_pick").click().run()
+    assert not at.exception
+    assert len(statuses(at)) == 2
+    at.toggle(key="teaching").set_value(True).run()
+    assert not at.exception
+    titles = []
+    for _ in range(40):
+        titles += [m.value for m in at.markdown if "teach-title" in str(m.value)]
+        if at.button(key="teach_step_next").disabled:
+            break
+        at.button(key="teach_step_next").click().run()
+        assert not at.exception
+    joined = " ".join(titles)
+    for name in ("Base retrieval", "Reader", "tripleLink", "Graph expansion", "Fusion", "Gist memory", "Reasoner",
+                 "Rewriter", "Answer"):
+        assert name in joined, name
+    at.button(key="teach_step_back").click().run()
+    assert not at.exception
+
+
+def test_compare_runs_several_methods(studio: dict) -> None:
+    at = start(studio)
+    at.switch_page("pages/1_Compare.py").run()
+    at.multiselect(key="cmp_methods").set_value(["BM25", "Hybrid", "Hybrid + NaiveGE"]).run()
+    at.button(key="cmp_run").click().run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert len(at.dataframe) >= 5  # three ranked lists, recall table, gold-entry table
+
+
+def test_evaluate_saves_and_charts_a_report(studio: dict) -> None:
+    at = start(studio)
+    at.switch_page("pages/2_Evaluate.py").run()
+    at.multiselect(key="eval_methods").set_value(["BM25"]).run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    saved = list((studio["data"] / "evals").glob("*.json"))
+    assert len(saved) == 1
+    report = json.loads(saved[0].read_text())
+    assert set(report["recall"]) == {"5", "10", "15"}
+    assert at.get("plotly_chart")
+
+
+def test_traces_page_filters_tags_and_opens(studio: dict) -> None:
+    path = studio["data"] / "traces" / "run.json"
+    studio["trace"].save(path)
+    at = start(studio)
+    at.switch_page("pages/3_Traces.py").run()
+    assert not at.exception
+    form_multiselects = [m for m in at.multiselect if m.label == "Categories"]
+    form_multiselects[0].set_value(["graph quality"])
+    next(t for t in at.text_area if t.label == "Note").input("beam missed Sicily")
+    at.button[[b.label for b in at.button].index("Save tags")].click().run()
+    assert not at.exception
+    tags = json.loads((path.parent / "run.tags.json").read_text())
+    assert tags["categories"] == ["graph quality"] and tags["note"] == "beam missed Sicily"
+    assert at.get("plotly_chart")
+    at.button(key="tr_open").click().run()
+    assert not at.exception
+    assert statuses(at) == ["Iteration 1", "Iteration 2"]
+
+
+def test_index_page_shows_statistics_and_neighbourhood(studio: dict) -> None:
+    at = start(studio)
+    at.switch_page("pages/4_Index.py").run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert [m.value for m in at.metric][:2] == ["9", "11"]
+    at.text_input(key="ix_entity_q").input("etna").run()
+    assert at.selectbox(key="ix_entity").value == "mount etna"
+    page = iframes(at)[-1]
+    assert "new vis.Network" in page and "mount etna" in page
+    assert "&lt;img" in page or "\\u0026lt;img" in page  # the XSS triple is escaped in the tooltip
+
+
+def test_first_visit_opens_the_walkthrough_question_with_its_bundled_run(studio: dict) -> None:
+    from gear import demo
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["index_selected"] = "tiny"
+    at.run()
+    assert not at.exception
+    assert at.text_input(key="question").value == demo.WALKTHROUGH_QUESTION
+    bundled = sorted(demo.BUNDLED_TRACES.glob("walkthrough*.json"))
+    if not bundled:
+        pytest.skip("no bundled walk-through trace in assets/traces")
+    assert statuses(at)  # the recorded run replays at once, without an LLM
+    assert any("new vis.Network" in page for page in iframes(at))
+    assert "Bremen Cathedral" in " ".join(iframes(at))
+
+
+def test_index_page_builds_an_index_from_uploaded_corpus_and_openie(studio: dict,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from gear.ui import common
+
+    monkeypatch.setitem(common.ENCODER_FACTORIES, Settings().embedder, FakeEncoder)
+    corpus = json.dumps([{"title": t, "text": x} for t, x in DOCS[:3]]).encode()
+    openie = json.dumps({"docs": [{"title": t, "text": x, "extracted_triples": [list(tr) for tr in trs]}
+                                  for (t, x), trs in zip(DOCS[:3], TRIPLES[:3], strict=True)]}).encode()
+    at = start(studio)
+    at.switch_page("pages/4_Index.py").run()
+    at.text_input(key="ix_name").input("uploaded").run()
+    at.file_uploader(key="ix_corpus").set_value([("corpus.json", corpus, "application/json")]).run()
+    at.file_uploader(key="ix_openie").set_value(("openie.json", openie, "application/json")).run()
+    at.button(key="ix_build").click().run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    from gear.index import Manifest
+
+    m = Manifest.read(studio["data"] / "indexes" / "uploaded")
+    assert (m.n_passages, m.n_triples) == (3, 5)
+    assert at.get("progress")[-1].value == 100

@@ -1,0 +1,142 @@
+"""Pure picture functions of gear.viz: self-contained vis-network HTML, the expected nodes, escaping, figures."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import networkx as nx
+
+from gear import viz
+from gear.trace import (
+    BeamsSearched,
+    BeamView,
+    InitialNodes,
+    LLMCalled,
+    PassageView,
+    StageTimed,
+    Trace,
+    TripleView,
+)
+
+XSS = "<img src=x onerror=alert(1)>"
+SCRIPT = "<script>alert(2)</script>"
+
+
+def beams_event() -> tuple[BeamsSearched, InitialNodes, dict[int, PassageView]]:
+    triples = [
+        TripleView(0, "Bremen Cathedral", "dedicated to", "St. Peter", 10, "Bremen Cathedral", gold=True),
+        TripleView(1, "St. Peter's Basilica", "named for", "St. Peter", 11, "St. Peter's Basilica", gold=True),
+        TripleView(2, "St. Peter's Basilica", "located in", "Vatican City", 11, "St. Peter's Basilica", gold=True),
+        TripleView(3, "Alatri Cathedral", f"dedicated to {XSS}", SCRIPT, 12, f"Evil {XSS}"),
+    ]
+    steps = [[BeamView([0], 0.8, [0.8], [1.0]), BeamView([3], 0.5, [0.5], [1.0])],
+             [BeamView([0, 1], 1.6, [0.8, 0.8], [1.0, 1.0]), BeamView([3], 0.5, [0.5], [1.0]),
+              BeamView([0, 2], 1.4, [0.8, 0.7], [1.0, 0.951])]]
+    event = BeamsSearched(1, steps, triples, 10, 2, 100, 20.0, True, "exact", 7)
+    initial = InitialNodes(1, "sync", [triples[0], triples[3]])
+    passages = {12: PassageView(12, f"Evil {XSS}", f"text {SCRIPT} {XSS}")}
+    return event, initial, passages
+
+
+def test_beam_graph_has_entities_as_nodes_and_triples_as_edges() -> None:
+    event, initial, passages = beams_event()
+    g = viz.beam_graph(event, initial, passages)
+    assert isinstance(g, nx.MultiDiGraph)
+    assert set(g.nodes) == {"bremen cathedral", "st. peter", "st. peter's basilica", "vatican city",
+                            "alatri cathedral", viz.normalise_entity(SCRIPT)}
+    assert g.number_of_edges() == 4
+    hops = {d["triple"].id: d["hop"] for _, _, d in g.edges(data=True)}
+    assert hops == {0: 0, 3: 0, 1: 1, 2: 1}
+    colours = {d["triple"].id: d["color"] for _, _, d in g.edges(data=True)}
+    assert colours[0] == viz.HOP_COLOURS[0] and colours[1] == viz.HOP_COLOURS[1]
+    widths = {d["triple"].id: d["width"] for _, _, d in g.edges(data=True)}
+    assert widths[0] > widths[3]  # triple 0 is in the best beam
+    assert g.nodes["bremen cathedral"]["start"] and not g.nodes["vatican city"]["start"]
+    assert g.nodes["vatican city"]["gold"]
+    tip = next(d["title"] for _, _, d in g.edges(data=True) if d["triple"].id == 2)
+    assert "beam 3" in tip and "diversity penalty ×0.951" in tip and "St. Peter&#x27;s Basilica" in tip
+
+
+def nodes_and_edges(page: str) -> tuple[list[dict], list[dict]]:
+    nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
+    edges = json.loads(re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
+    return nodes, edges
+
+
+def test_beams_html_is_self_contained_with_expected_nodes() -> None:
+    event, initial, passages = beams_event()
+    page = viz.beams_html(event, initial, passages, gold_known=True)
+    assert "new vis.Network" in page
+    assert viz.outside_urls(page) == []
+    assert "cdn.jsdelivr" not in page and "cdnjs" not in page
+    nodes, edges = nodes_and_edges(page)
+    assert len(nodes) == 6 and len(edges) == 4
+    labels = {n["label"] for n in nodes}
+    assert "Bremen Cathedral ★" in labels and "Vatican City ★" in labels
+    assert "initial node (tripleLink)" in page and "hop 1 expansion" in page  # the legend
+
+
+def test_untrusted_text_is_escaped_in_labels_and_tooltips() -> None:
+    event, initial, passages = beams_event()
+    page = viz.beams_html(event, initial, passages)
+    nodes, edges = nodes_and_edges(page)
+    for item in nodes + edges:
+        for field in ("label", "title"):
+            value = str(item.get(field, ""))
+            assert "<img" not in value and "<script" not in value, value
+    assert any("&lt;img src=x onerror=alert(1)&gt;" in e["title"] for e in edges)
+    assert any("&lt;script&gt;" in n["label"] for n in nodes)
+    # nothing of the payload appears raw anywhere in the page
+    assert XSS not in page and SCRIPT not in page
+
+
+def test_esc_breaks_href_so_pyvis_keeps_its_text_tooltips() -> None:
+    assert "href" not in viz.esc('<a href="http://x">')
+    assert viz.esc("AT&T") == "AT&amp;T"
+
+
+def test_rank_movement_and_gold_entry() -> None:
+    base = [PassageView(1, "A", ""), PassageView(2, "B", ""), PassageView(3, "C", "", gold=True)]
+    fused = [PassageView(3, "C", "", gold=True), PassageView(9, "N", ""), PassageView(1, "A", "")]
+    rows = viz.rank_movement(base, fused)
+    assert [r["move"] for r in rows] == ["▲ 2", "new (from graph)", "▼ 2"]
+    assert rows[0]["gold"] == "★"
+    table = viz.gold_entry({"BM25": base, "GeAR": fused}, {3: "C", 7: "Z"})
+    assert table == [{"gold passage": "C", "BM25": 3, "GeAR": 1}, {"gold passage": "Z", "BM25": None, "GeAR": None}]
+    assert viz.recall_at(fused, [3, 7], 1) == 0.5
+
+
+def test_neighbourhood_of_an_entity(tiny_index, make_encoder) -> None:
+    from gear.config import Settings
+    from gear.engine import Engine
+
+    engine = Engine.open(tiny_index, Settings(), encoder=make_encoder())
+    g = viz.neighbourhood(engine.backend, "Mount Etna", hops=1, limit=50)
+    assert set(g.nodes) == {"mount etna", "active volcano", "sicily"}
+    assert g.nodes["sicily"]["label"] == "Sicily"  # names as written in the triples
+    g2 = viz.neighbourhood(engine.backend, "mount etna", hops=2, limit=50)
+    assert "mediterranean sea" in g2.nodes
+    assert viz.neighbourhood(engine.backend, "paris", hops=2, limit=1).number_of_edges() == 1
+    assert viz.find_entities(engine.backend, "etna") == ["mount etna"]
+    assert viz.top_entities(engine.backend, 1)[0][1] >= 2
+    page = viz.graph_html(g, legend=viz.neighbourhood_legend())
+    assert "new vis.Network" in page and viz.outside_urls(page) == []
+
+
+def test_run_figures() -> None:
+    trace = Trace([LLMCalled(1, "read (sync)", "m", 100, 20, 0.5), LLMCalled(1, "reason", "m", 50, 5, 0.1),
+                   StageTimed(1, "base retrieval", 3.0), StageTimed(2, "base retrieval", 4.0)])
+    fig = viz.tokens_figure(trace)
+    assert [list(d.y) for d in fig.data] == [[100, 50], [20, 5]]
+    assert list(viz.time_figure(trace).data[0].y) == [3.0, 4.0]
+    report = {"method": "gear", "retriever": "hybrid", "recall": {"5": 50.0, "10": 60.0},
+              "by_hop": {"2hop": {"n": 2, "recall": {"5": 50.0, "10": 60.0}}},
+              "recall_per_iteration": {"1": {"5": 40.0}, "2": {"5": 50.0}},
+              "per_question": [{"prompt_tokens": 10, "completion_tokens": 2}]}
+    assert viz.report_label(report) == "Hybrid GeAR"
+    assert list(viz.recall_by_method_figure([report]).data[0].y) == [50.0, 60.0]
+    assert list(viz.recall_per_iteration_figure([report]).data[0].y) == [40.0, 50.0]
+    assert viz.recall_by_hop_figure([report]).data
+    assert list(viz.tokens_per_question_figure([report]).data[0].y) == [12]
+    assert viz.density_figure([0, 1, 1, 3]).data
