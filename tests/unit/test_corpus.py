@@ -10,7 +10,6 @@ from gear.corpus import (
     Document,
     InputError,
     LoadReport,
-    Question,
     load_corpus,
     load_openie,
     load_qa,
