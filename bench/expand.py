@@ -2,7 +2,10 @@
 
 For each question: base retrieval, then NaiveGE expansion with an empty encoder cache (cold: every candidate text is
 encoded, as on a first visit), then the same candidate texts encoded again in one raw `Encoder.encode` call with no
-cache and no search around it. The ratio expansion / raw encode says how much the search itself adds (target ≤ 1.25).
+cache and no search around it, then the cold expansion once more (the time kept: both sides have then seen the same
+batch shapes). Algorithm 1 is sequential, so the expansion needs one encoder call per step (l = 2: two calls), while
+the raw reference encodes everything in one call; `ratio expansion/its-own-encode-calls` isolates the search itself.
+The ratio expansion / raw encode is the issue's target (≤ 1.25).
 A warm run (same query again, cache full) and the fast mode are printed next to it for reference.
 
     python bench/expand.py [/tmp/idx/musique] [--qa dev50.json] [--retriever bm25] [--k 10] [--limit N] [--bf16]
@@ -90,6 +93,14 @@ def main() -> None:
         t = time.perf_counter()
         encoder.encode(texts)
         raw.append(time.perf_counter() - t)
+        # cold again, now that the encoder has seen these batch shapes too (oneDNN/bf16 kernels are built per
+        # shape on first use; without this the first measured of the two pays for it): this is the cold time kept
+        encoder._cache.clear()
+        enc_before = encoder.encode_seconds
+        t = time.perf_counter()
+        expand(qv, base, initial, engine.backend, ExactScorer(engine.backend, encoder), params, settings.rrf_k)
+        cold[-1] = time.perf_counter() - t
+        search_only[-1] = cold[-1] - (encoder.encode_seconds - enc_before)
         # warm: the same query again with every text cached
         t = time.perf_counter()
         expand(qv, base, initial, engine.backend, scorer, params, settings.rrf_k)

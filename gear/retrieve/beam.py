@@ -141,6 +141,8 @@ def beam_search(query_vector: np.ndarray, initial: Sequence[int], backend: Searc
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """values ∈ sorted_set, elementwise (np.isin without its per-call overhead, for a small sorted set)."""
+    if len(sorted_set) == 0:
+        return np.zeros(len(values), dtype=bool)
     pos = np.searchsorted(sorted_set, values)
     return sorted_set[np.minimum(pos, len(sorted_set) - 1)] == values
 
