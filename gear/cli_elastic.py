@@ -1,4 +1,4 @@
-"""`gear migrate`: copy an embedded index into Elasticsearch (see gear/store/elastic.py)."""
+"""`gear migrate`: copy an embedded index into Elasticsearch (see gear/store/elastic/)."""
 
 from __future__ import annotations
 

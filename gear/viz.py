@@ -4,21 +4,12 @@ figures out. Imports no Streamlit — the app only places what these return.
 Safety: passage text, triples and LLM output are untrusted. Every string that reaches a pyvis label or tooltip is
 html-escaped here; tooltips are small HTML fragments built only from escaped strings and our own tags. The HTML is
 self-contained (vis-network in line, no CDN tags), so a graph draws offline and makes no outside request.
+
+This module is the public face; the bodies live in gear.viz_graph (networkx/pyvis graphs, HTML escaping) and
+gear.viz_charts (plotly figures, ranked-list rows).
 """
 
 from __future__ import annotations
-
-import html
-import json
-import math
-import re
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
-
-import networkx as nx
-import plotly.graph_objects as go
 
 from gear.graph import normalise_entity
 from gear.trace import (
@@ -34,502 +25,96 @@ from gear.trace import (
     Trace,
     TripleView,
 )
-
-# -- colours (colour-blind-safe-ish palette, distinct in print and on a projector) ------------------------------------
-HOP_COLOURS = ["#e8590c", "#1971c2", "#7b2cbf", "#2b8a3e"]  # initial triple, hop 1, hop 2, hop 3+
-HOP_NAMES = ["initial node (tripleLink)", "hop 1 expansion", "hop 2 expansion", "hop 3+ expansion"]
-ENTITY_COLOUR = "#adb5bd"
-START_ENTITY_COLOUR = "#ffc078"
-CENTRE_COLOUR = "#ffd43b"
-GOLD_COLOUR = "#f59f00"
-FONT = "Liberation Sans, Arial, sans-serif"
-
-
-def esc(text: object) -> str:
-    """HTML-escape untrusted text; "href" is broken up so pyvis never switches to its link-tooltip template."""
-    return html.escape(str(text), quote=True).replace("href", "hre&#102;")
-
-
-def short(text: str, limit: int = 160) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def spo_text(spo: Sequence[str]) -> str:
-    return "(" + ", ".join(spo) + ")"
-
-
-# -- the beams of one iteration as a graph ----------------------------------------------------------------------------
-def passage_lookup(trace: Trace | Iterable[Any]) -> dict[int, PassageView]:
-    """Every passage a trace mentions, by id (for tooltips that show a triple's source passage)."""
-    found: dict[int, PassageView] = {}
-    for event in trace:
-        views: list[PassageView] = []
-        if isinstance(event, (BaseRetrieved, PassagesExpanded, PassagesFused)):
-            views = event.passages
-        elif isinstance(event, PassagesLinked):
-            views = [p for link in event.links for p in link.passages]
-        elif hasattr(event, "passages") and isinstance(event.passages, list):
-            views = [p for p in event.passages if isinstance(p, PassageView)]
-        for p in views:
-            found.setdefault(p.id, p)
-    return found
-
-
-@dataclass(frozen=True)
-class TripleUse:
-    """Where a triple sits in the final beams: beam number (1-based), position (0 = initial), beam score."""
-
-    beam: int
-    position: int
-    beam_score: float
-    hop_score: float
-    penalty: float
-
-
-def beam_graph(beams: BeamsSearched, initial: InitialNodes | None = None,
-               passages: Mapping[int, PassageView] | None = None) -> nx.MultiDiGraph:
-    """Entities as nodes, the final beams' triples as labelled directed edges (head → tail).
-
-    Edge attributes: label, title (escaped HTML), color (by position in the beam), width (by best beam score),
-    hop, gold. Node attributes: label, title, color, start (entity of an initial triple), gold.
-    """
-    passages = passages or {}
-    g = nx.MultiDiGraph()
-    triples = {t.id: t for t in beams.triples}
-    final = beams.steps[-1] if beams.steps else []
-    uses: dict[int, list[TripleUse]] = defaultdict(list)
-    for b, beam in enumerate(final, 1):
-        for pos, tid in enumerate(beam.triple_ids):
-            hop = beam.hop_scores[pos] if pos < len(beam.hop_scores) else 0.0
-            pen = beam.penalties[pos] if pos < len(beam.penalties) else 1.0
-            uses[tid].append(TripleUse(b, pos, beam.score, hop, pen))
-    initial_ids = {t.id for t in initial.triples} if initial else set()
-    scores = [u.beam_score for us in uses.values() for u in us]
-    lo, hi = (min(scores), max(scores)) if scores else (0.0, 1.0)
-
-    def width(score: float) -> float:
-        return 2.0 + 8.0 * ((score - lo) / (hi - lo) if hi > lo else 1.0)
-
-    for tid, tuses in uses.items():
-        t = triples.get(tid)
-        if t is None:
-            continue
-        pos = min(u.position for u in tuses)
-        head, tail = normalise_entity(t.subject) or t.subject, normalise_entity(t.object) or t.object
-        for name, key in ((t.subject, head), (t.object, tail)):
-            if key not in g:
-                g.add_node(key, label=name, start=False, gold=False, triples=[])
-            g.nodes[key]["triples"].append(tid)
-            if pos == 0 or tid in initial_ids:
-                g.nodes[key]["start"] = True
-            if t.gold:
-                g.nodes[key]["gold"] = True
-        best = max(u.beam_score for u in tuses)
-        g.add_edge(head, tail, key=tid, triple=t, uses=sorted(tuses, key=lambda u: u.beam), hop=pos, gold=t.gold,
-                   label=t.predicate, color=HOP_COLOURS[min(pos, 3)], width=width(best),
-                   title=_triple_tooltip(t, tuses, passages.get(t.passage_id)))
-    for _, data in g.nodes(data=True):
-        data["color"] = START_ENTITY_COLOUR if data["start"] else ENTITY_COLOUR
-        n = len(set(data["triples"]))
-        data["title"] = (f"<b>{esc(data['label'])}</b><br>entity in {n} beam triple{'s' if n != 1 else ''}"
-                         + ("<br>★ in a gold passage" if data["gold"] else ""))
-    return g
-
-
-def _triple_tooltip(t: TripleView, uses: Sequence[TripleUse], passage: PassageView | None) -> str:
-    lines = [f"<b>{esc(spo_text(t.spo))}</b>"]
-    for u in sorted(uses, key=lambda u: u.beam)[:6]:
-        where = "initial node" if u.position == 0 else f"hop {u.position}"
-        lines.append(f"beam {u.beam} · {where} · beam score {u.beam_score:.3f} · step score {u.hop_score:.3f} · "
-                     f"diversity penalty ×{u.penalty:.3f}")
-    if len(uses) > 6:
-        lines.append(f"… in {len(uses) - 6} more beams")
-    title = passage.title if passage else t.passage_title
-    lines.append(f"source passage #{t.passage_id}: <i>{esc(title)}</i>" + (" ★ gold" if t.gold else ""))
-    if passage is not None:
-        lines.append(f"<span style='color:#555'>{esc(short(passage.text, 240))}</span>")
-    return "<br>".join(lines)
-
-
-def beams_legend(gold_known: bool, source: str = "sync", hops: Iterable[int] = (0, 1)) -> list[tuple[str, str, str]]:
-    """(kind, colour, text) entries describing beam_graph's encoding (only the hops that are drawn)."""
-    names = list(HOP_NAMES)
-    if source == "naive":
-        names[0] = "initial node (NaiveGE: triple of a base passage)"
-    items = [("edge", HOP_COLOURS[min(i, 3)], names[min(i, 3)]) for i in sorted(set(hops))]
-    items += [("node", START_ENTITY_COLOUR, "entity of an initial node"), ("node", ENTITY_COLOUR, "other entity"),
-              ("text", "#495057", "edge width = beam score")]
-    if gold_known:
-        items.append(("gold", GOLD_COLOUR, "★ triple from a gold passage"))
-    return items
-
-
-# -- pyvis rendering ---------------------------------------------------------------------------------------------------
-_CDN_TAG = re.compile(r"<(link|script)\b[^>]*\b(?:href|src)\s*=\s*[\"']https?://[^>]*>(?:\s*</script>)?",
-                      re.IGNORECASE | re.DOTALL)
-
-_FIXUP = """
-<script type="text/javascript">
-// Tooltips are escaped HTML built by gear.viz; show them formatted, and show labels with entities decoded.
-(function () {
-  function decode(s) { var t = document.createElement('textarea'); t.innerHTML = s; return t.value; }
-  function fragment(s) { var d = document.createElement('div'); d.className = 'gear-tip'; d.innerHTML = s; return d; }
-  function fix(set) {
-    var updates = [];
-    set.forEach(function (item) {
-      var u = {id: item.id};
-      if (typeof item.title === 'string') { u.title = fragment(item.title); }
-      if (typeof item.label === 'string') { u.label = decode(item.label); }
-      updates.push(u);
-    });
-    set.update(updates);
-  }
-  if (typeof nodes !== 'undefined') { fix(nodes); }
-  if (typeof edges !== 'undefined') { fix(edges); }
-  window.gearReady = true;
-})();
-</script>
-"""
-
-_STYLE = f"""
-<style>
-  body {{ margin: 0; font-family: {FONT}; background: #ffffff; }}
-  #mynetwork {{ border: none !important; }}
-  .card {{ border: none !important; }}
-  div.vis-tooltip {{ font-family: {FONT}; font-size: 14px; max-width: 520px; white-space: normal;
-                    line-height: 1.35; padding: 8px 10px; background: #fffdf5; border: 1px solid #c9c9c9; }}
-  .gear-legend {{ display: flex; flex-wrap: wrap; gap: 6px 18px; padding: 6px 10px; font-size: 14px;
-                  color: #212529; border-bottom: 1px solid #e9ecef; }}
-  .gear-legend span.sw {{ display: inline-block; vertical-align: middle; margin-right: 6px; }}
-</style>
-"""
-
-
-def _legend_html(items: Sequence[tuple[str, str, str]]) -> str:
-    parts = []
-    for kind, colour, text in items:
-        if kind == "edge":
-            sw = f"<span class='sw' style='width:26px;height:4px;background:{colour}'></span>"
-        elif kind == "node":
-            sw = (f"<span class='sw' style='width:14px;height:14px;border-radius:50%;background:{colour};"
-                  "border:1px solid #868e96'></span>")
-        elif kind == "gold":
-            sw = (f"<span class='sw' style='width:14px;height:14px;border-radius:50%;background:#fff;"
-                  f"border:3px solid {colour}'></span>")
-        else:
-            sw = ""
-        parts.append(f"<div>{sw}{esc(text)}</div>")
-    return "<div class='gear-legend'>" + "".join(parts) + "</div>"
-
-
-def graph_html(g: nx.MultiDiGraph, *, height: int = 560, legend: Sequence[tuple[str, str, str]] = (),
-               physics: bool = True) -> str:
-    """A self-contained vis-network page for a graph whose nodes/edges carry label, title, color (and width)."""
-    from pyvis.network import Network
-
-    net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line", bgcolor="#ffffff",
-                  font_color="#212529")
-    ids = {key: n for n, key in enumerate(g.nodes)}
-    for key, data in g.nodes(data=True):
-        gold = bool(data.get("gold"))
-        label = esc(short(str(data.get("label", key)), 40)) + (" ★" if gold else "")
-        net.add_node(ids[key], label=label, title=str(data.get("title", esc(key))), shape="dot",
-                     size=float(data.get("size", 16)))
-        node = net.get_node(ids[key])
-        colour = str(data.get("color", ENTITY_COLOUR))
-        node["color"] = {"background": colour, "border": GOLD_COLOUR if gold else "#495057",
-                         "highlight": {"background": colour, "border": "#212529"}}
-        node["borderWidth"] = 4 if gold else 1
-    for u, v, data in g.edges(data=True):
-        gold = bool(data.get("gold"))
-        net.add_edge(ids[u], ids[v], label=esc(short(str(data.get("label", "")), 36)) + (" ★" if gold else ""),
-                     title=str(data.get("title", "")), width=float(data.get("width", 2.0)),
-                     color=str(data.get("color", "#868e96")), arrows="to")
-    net.set_options(json.dumps({
-        "nodes": {"font": {"size": 18, "face": FONT, "strokeWidth": 3, "strokeColor": "#ffffff"}},
-        "edges": {"font": {"size": 15, "face": FONT, "align": "horizontal", "strokeWidth": 4,
-                           "strokeColor": "#ffffff"},
-                  "smooth": {"type": "dynamic"}, "selectionWidth": 2},
-        "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False},
-        "physics": {"enabled": physics, "solver": "forceAtlas2Based",
-                    "forceAtlas2Based": {"gravitationalConstant": -80, "springLength": 170, "avoidOverlap": 0.6},
-                    "stabilization": {"iterations": 250}},
-    }))
-    page = net.generate_html(notebook=False)
-    page = _CDN_TAG.sub("", page)
-    page = re.sub(r"<center>\s*<h1>\s*</h1>\s*</center>", "", page)
-    page = page.replace("</head>", _STYLE + "</head>", 1)
-    if legend:
-        page = page.replace('<div id="mynetwork"', _legend_html(legend) + '<div id="mynetwork"', 1)
-    return page.replace("</body>", _FIXUP + "</body>", 1)
-
-
-def beams_html(beams: BeamsSearched, initial: InitialNodes | None = None,
-               passages: Mapping[int, PassageView] | None = None, *, height: int = 560,
-               gold_known: bool = False) -> str:
-    g = beam_graph(beams, initial, passages)
-    hops = {d["hop"] for _, _, d in g.edges(data=True)} or {0}
-    legend = beams_legend(gold_known, initial.source if initial else "sync", hops)
-    return graph_html(g, height=height, legend=legend)
-
-
-def outside_urls(page: str) -> list[str]:
-    """src=/href= attributes that point off this machine (a test and a debugging aid)."""
-    found = re.findall(r"(?:src|href)\s*=\s*[\"']?((?:https?:)?//[^\"'\s>]+)", page, re.IGNORECASE)
-    return [u for u in found if not re.match(r"(?:https?:)?//(127\.0\.0\.1|localhost)([:/]|$)", u)]
-
-
-# -- an entity's neighbourhood in an index ----------------------------------------------------------------------------
-def find_entities(backend: Any, text: str, limit: int = 20) -> list[str]:
-    """Entity names (normalised) containing `text`, most connected first."""
-    names: list[str] = getattr(backend, "entities", None) or []
-    adjacency = getattr(backend, "adjacency", None)
-    needle = normalise_entity(text)
-    if not needle or adjacency is None:
-        return []
-    degree = adjacency.degree()
-    hits = [i for i, name in enumerate(names) if needle in name]
-    hits.sort(key=lambda i: (name_rank(names[i], needle), -int(degree[i])))
-    return [names[i] for i in hits[:limit]]
-
-
-def name_rank(name: str, needle: str) -> int:
-    return 0 if name == needle else (1 if name.startswith(needle) else 2)
-
-
-def neighbourhood(backend: Any, entity: str, hops: int = 1, limit: int = 60) -> nx.MultiDiGraph:
-    """The triples within `hops` of an entity (breadth-first, at most `limit` triples) as a graph: entities as
-    nodes, triples as labelled directed edges. Needs the embedded backend's entity adjacency."""
-    adjacency = getattr(backend, "adjacency", None)
-    names: list[str] | None = getattr(backend, "entities", None)
-    if adjacency is None or names is None:
-        raise ValueError("browsing entities needs the embedded (memory) backend")
-    index = {name: i for i, name in enumerate(names)}
-    key = normalise_entity(entity)
-    if key not in index:
-        raise KeyError(f"entity {entity!r} is not in this index")
-    start = index[key]
-    g = nx.MultiDiGraph()
-    g.add_node(names[start], label=entity, color=CENTRE_COLOUR, size=26, depth=0,
-               title=f"<b>{esc(names[start])}</b><br>centre")
-    frontier, seen_e, seen_t = [start], {start}, set()
-    for depth in range(1, max(1, hops) + 1):
-        nxt = []
-        for e in frontier:
-            for tid in adjacency.triples_with_entity(e):
-                tid = int(tid)
-                if tid in seen_t:
-                    continue
-                if len(seen_t) >= limit:
-                    break
-                seen_t.add(tid)
-                s, p, o = backend.spo[tid]
-                h, t = int(adjacency.head[tid]), int(adjacency.tail[tid])
-                for ent in (h, t):
-                    if ent not in seen_e:
-                        seen_e.add(ent)
-                        nxt.append(ent)
-                        g.add_node(names[ent], label=names[ent], color=ENTITY_COLOUR if depth > 1 else "#74c0fc",
-                                   size=16, depth=depth, title=f"<b>{esc(names[ent])}</b><br>{depth} hop(s) away")
-                for ent, surface in ((h, s), (t, o)):
-                    if g.nodes[names[ent]].get("label") == names[ent] and ent != start:
-                        g.nodes[names[ent]]["label"] = surface  # show the name as written, not normalised
-                pid = backend.passage_of(tid)
-                title = backend.titles[pid] if hasattr(backend, "titles") else ""
-                g.add_edge(names[h], names[t], key=tid, label=p, color=HOP_COLOURS[min(depth, 3)], width=2.0,
-                           title=f"<b>{esc(spo_text((s, p, o)))}</b><br>source passage #{pid}: <i>{esc(title)}</i>")
-        frontier = nxt
-    return g
-
-
-def neighbourhood_legend(hops: int = 2) -> list[tuple[str, str, str]]:
-    items = [("node", CENTRE_COLOUR, "chosen entity"), ("node", "#74c0fc", "1 hop away")]
-    if hops > 1:
-        items.append(("node", ENTITY_COLOUR, "2+ hops away"))
-    items += [("edge", HOP_COLOURS[min(h, 3)], f"triple at hop {h}") for h in range(1, hops + 1)]
-    return items
-
-
-def top_entities(backend: Any, n: int = 20) -> list[tuple[str, int]]:
-    adjacency = getattr(backend, "adjacency", None)
-    names = getattr(backend, "entities", None)
-    if adjacency is None or names is None:
-        return []
-    degree = adjacency.degree()
-    order = sorted(range(len(degree)), key=lambda i: (-int(degree[i]), i))[:n]
-    return [(names[i], int(degree[i])) for i in order]
-
-
-# -- ranked lists -----------------------------------------------------------------------------------------------------
-def rank_movement(base: Sequence[PassageView], fused: Sequence[PassageView]) -> list[dict[str, Any]]:
-    """Rows for the fused list: its rank, the passage's rank in the base list, and the move (▲/▼/new)."""
-    before = {p.id: n for n, p in enumerate(base, 1)}
-    rows = []
-    for n, p in enumerate(fused, 1):
-        b = before.get(p.id)
-        if b is None:
-            move = "new (from graph)"
-        elif b > n:
-            move = f"▲ {b - n}"
-        elif b < n:
-            move = f"▼ {n - b}"
-        else:
-            move = "="
-        rows.append({"rank": n, "gold": "★" if p.gold else "", "title": p.title, "base rank": b or None,
-                     "move": move, "score": round(p.score, 4), "id": p.id})
-    return rows
-
-
-def passage_rows(passages: Sequence[PassageView], limit: int | None = None) -> list[dict[str, Any]]:
-    return [{"rank": n, "gold": "★" if p.gold else "", "title": p.title, "text": short(p.text, 200),
-             "score": round(p.score, 4), "id": p.id} for n, p in enumerate(passages[:limit], 1)]
-
-
-def gold_entry(rankings: Mapping[str, Sequence[PassageView]], gold: Mapping[int, str]) -> list[dict[str, Any]]:
-    """Where each gold passage entered each method's ranking (rank, or None when absent)."""
-    rows = []
-    for pid, title in gold.items():
-        row: dict[str, Any] = {"gold passage": title}
-        for method, ranked in rankings.items():
-            ids = [p.id for p in ranked]
-            row[method] = ids.index(pid) + 1 if pid in ids else None
-        rows.append(row)
-    return rows
-
-
-def recall_at(ranked: Sequence[PassageView], gold: Iterable[int], k: int) -> float | None:
-    gold = set(gold)
-    if not gold:
-        return None
-    return len({p.id for p in ranked[:k]} & gold) / len(gold)
-
-
-# -- plotly figures of one run -----------------------------------------------------------------------------------------
-_LAYOUT = {"template": "plotly_white", "font": {"size": 15, "family": FONT}, "margin": {"l": 50, "r": 20, "t": 50,
-                                                                                         "b": 50},
-           "legend": {"orientation": "h", "y": -0.2}}
-
-
-def tokens_figure(trace: Trace) -> go.Figure:
-    """Prompt and completion tokens per iteration and LLM step (the paper's efficiency claim, per run)."""
-    calls = trace.of(LLMCalled)
-    names = [f"it{c.iteration} {c.step}" for c in calls]
-    fig = go.Figure([go.Bar(name="prompt tokens", x=names, y=[c.prompt_tokens for c in calls],
-                            marker_color="#4dabf7"),
-                     go.Bar(name="completion tokens", x=names, y=[c.completion_tokens for c in calls],
-                            marker_color="#f76707")])
-    fig.update_layout(barmode="stack", title="LLM tokens per step", yaxis_title="tokens", **_LAYOUT)
-    return fig
-
-
-def time_figure(trace: Trace) -> go.Figure:
-    """Milliseconds per stage and iteration."""
-    stages = trace.of(StageTimed)
-    iterations = sorted({s.iteration for s in stages})
-    fig = go.Figure()
-    for name in dict.fromkeys(s.stage for s in stages):
-        fig.add_bar(name=name, x=[f"iteration {i}" for i in iterations],
-                    y=[sum(s.ms for s in stages if s.stage == name and s.iteration == i) for i in iterations])
-    fig.update_layout(barmode="stack", title="Time per step (ms)", yaxis_title="ms", **_LAYOUT)
-    return fig
-
-
-# -- plotly figures of evaluation reports (EvalReport.to_dict() form) --------------------------------------------------
-def report_label(report: Mapping[str, Any]) -> str:
-    method = {"none": "", "naive": " + NaiveGE", "sync": " + SyncGE", "gear": " GeAR"}.get(report.get("method", ""),
-                                                                                          report.get("method", ""))
-    retriever = str(report.get("retriever", "")).upper() if report.get("retriever") == "bm25" else \
-        str(report.get("retriever", "")).capitalize()
-    return (retriever + method).strip()
-
-
-def recall_by_method_figure(reports: Sequence[Mapping[str, Any]]) -> go.Figure:
-    fig = go.Figure()
-    for r in reports:
-        ks = list(r.get("recall", {}))
-        fig.add_bar(name=report_label(r), x=[f"R@{k}" for k in ks], y=[r["recall"][k] for k in ks],
-                    text=[f"{r['recall'][k]:.1f}" for k in ks], textposition="outside")
-    fig.update_layout(barmode="group", title="Recall@k by method", yaxis_title="recall (%)",
-                      yaxis_range=[0, 105], **_LAYOUT)
-    return fig
-
-
-def recall_per_iteration_figure(reports: Sequence[Mapping[str, Any]]) -> go.Figure:
-    """Paper Fig. 3 form: recall of the cumulative list after each iteration, one line per k."""
-    fig = go.Figure()
-    for r in reports:
-        per = r.get("recall_per_iteration") or {}
-        if not per:
-            continue
-        its = sorted(per, key=int)
-        for k in next(iter(per.values())):
-            fig.add_scatter(name=f"{report_label(r)} R@{k}", x=[int(i) for i in its], y=[per[i][k] for i in its],
-                            mode="lines+markers")
-    fig.update_layout(title="Recall after each iteration", xaxis_title="iteration", yaxis_title="recall (%)",
-                      xaxis_dtick=1, **_LAYOUT)
-    return fig
-
-
-def recall_by_hop_figure(reports: Sequence[Mapping[str, Any]], k: str | None = None) -> go.Figure:
-    fig = go.Figure()
-    for r in reports:
-        hops = r.get("by_hop") or {}
-        if not hops:
-            continue
-        kk = k or (list(r.get("recall", {}))[-1] if r.get("recall") else None)
-        if kk is None:
-            continue
-        names = list(hops)
-        fig.add_bar(name=f"{report_label(r)} R@{kk}", x=[f"{h} (n={hops[h]['n']})" for h in names],
-                    y=[hops[h]["recall"].get(kk, 0.0) for h in names])
-    fig.update_layout(barmode="group", title="Recall by hop type", yaxis_title="recall (%)", yaxis_range=[0, 105],
-                      **_LAYOUT)
-    return fig
-
-
-def tokens_per_question_figure(reports: Sequence[Mapping[str, Any]]) -> go.Figure:
-    fig = go.Figure()
-    for r in reports:
-        rows = r.get("per_question") or []
-        totals = [q.get("prompt_tokens", 0) + q.get("completion_tokens", 0) for q in rows]
-        if any(totals):
-            fig.add_box(name=report_label(r), y=totals, boxpoints="all", jitter=0.3)
-    fig.update_layout(title="LLM tokens per question", yaxis_title="tokens", **_LAYOUT)
-    return fig
-
-
-# -- index statistics --------------------------------------------------------------------------------------------------
-def density_figure(counts: Sequence[int]) -> go.Figure:
-    """Histogram of triples per passage (triple density ρ_t)."""
-    counts = [int(c) for c in counts]
-    fig = go.Figure(go.Histogram(x=counts, xbins={"start": -0.5, "end": max(counts, default=0) + 0.5, "size": 1},
-                                 marker_color="#1971c2"))
-    mean = sum(counts) / len(counts) if counts else 0.0
-    fig.update_layout(title=f"Triples per passage (mean {mean:.1f})", xaxis_title="triples in a passage",
-                      yaxis_title="passages", bargap=0.05, xaxis_dtick=1 if max(counts, default=0) <= 30 else None,
-                      yaxis_rangemode="tozero", **_LAYOUT)
-    peak = max(Counter(counts).values(), default=0)
-    if peak <= 10:
-        fig.update_yaxes(dtick=1)
-    return fig
-
-
-def degree_figure(top: Sequence[tuple[str, int]]) -> go.Figure:
-    fig = go.Figure(go.Bar(x=[d for _, d in top][::-1], y=[esc(short(n, 40)) for n, _ in top][::-1], orientation="h",
-                           marker_color="#7b2cbf"))
-    fig.update_layout(title="Top entities by degree (triples touching them)", xaxis_title="triples",
-                      height=max(320, 26 * len(top) + 100), **_LAYOUT)
-    return fig
-
-
-def category_figure(counts: Mapping[str, int]) -> go.Figure:
-    names = list(counts)
-    fig = go.Figure(go.Bar(x=names, y=[counts[n] for n in names], marker_color="#e8590c",
-                           text=[counts[n] for n in names], textposition="outside"))
-    fig.update_layout(title="Tagged failures by error category", yaxis_title="traces", **_LAYOUT)
-    return fig
-
-
-def finite(x: float) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)
+from gear.viz_charts import (
+    category_figure,
+    degree_figure,
+    density_figure,
+    finite,
+    gold_entry,
+    passage_rows,
+    rank_movement,
+    recall_at,
+    recall_by_hop_figure,
+    recall_by_method_figure,
+    recall_per_iteration_figure,
+    report_label,
+    time_figure,
+    tokens_figure,
+    tokens_per_question_figure,
+)
+from gear.viz_graph import (
+    CENTRE_COLOUR,
+    ENTITY_COLOUR,
+    FONT,
+    GOLD_COLOUR,
+    HOP_COLOURS,
+    HOP_NAMES,
+    START_ENTITY_COLOUR,
+    TripleUse,
+    beam_graph,
+    beams_html,
+    beams_legend,
+    esc,
+    find_entities,
+    graph_html,
+    name_rank,
+    neighbourhood,
+    neighbourhood_legend,
+    outside_urls,
+    passage_lookup,
+    short,
+    spo_text,
+    top_entities,
+)
+
+__all__ = [
+    "CENTRE_COLOUR",
+    "ENTITY_COLOUR",
+    "FONT",
+    "GOLD_COLOUR",
+    "HOP_COLOURS",
+    "HOP_NAMES",
+    "START_ENTITY_COLOUR",
+    "BaseRetrieved",
+    "BeamsSearched",
+    "InitialNodes",
+    "LLMCalled",
+    "PassageView",
+    "PassagesExpanded",
+    "PassagesFused",
+    "PassagesLinked",
+    "StageTimed",
+    "Trace",
+    "TripleUse",
+    "TripleView",
+    "beam_graph",
+    "beams_html",
+    "beams_legend",
+    "category_figure",
+    "degree_figure",
+    "density_figure",
+    "esc",
+    "find_entities",
+    "finite",
+    "gold_entry",
+    "graph_html",
+    "name_rank",
+    "neighbourhood",
+    "neighbourhood_legend",
+    "normalise_entity",
+    "outside_urls",
+    "passage_lookup",
+    "passage_rows",
+    "rank_movement",
+    "recall_at",
+    "recall_by_hop_figure",
+    "recall_by_method_figure",
+    "recall_per_iteration_figure",
+    "report_label",
+    "short",
+    "spo_text",
+    "time_figure",
+    "tokens_figure",
+    "tokens_per_question_figure",
+    "top_entities",
+]

@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import TINY_DOCS, TINY_TRIPLES, FakeEncoder
 from streamlit.testing.v1 import AppTest
 
 from gear.config import Settings
@@ -17,6 +16,7 @@ from gear.engine import Engine
 from gear.index import build_index
 from gear.llm import CachedLLM, LLMResult
 from gear.trace import BeamsSearched, Reasoned, Trace
+from tests.conftest import TINY_DOCS, TINY_TRIPLES, FakeEncoder
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

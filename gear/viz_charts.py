@@ -1,0 +1,188 @@
+"""The charts: plotly figures of a run, of evaluation reports and of an index, and the rows of the ranked-list tables
+shown beside them. Imports no Streamlit."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+
+from gear.trace import LLMCalled, PassageView, StageTimed, Trace
+from gear.viz_graph import FONT, esc, short
+
+
+# -- ranked lists -----------------------------------------------------------------------------------------------------
+def rank_movement(base: Sequence[PassageView], fused: Sequence[PassageView]) -> list[dict[str, Any]]:
+    """Rows for the fused list: its rank, the passage's rank in the base list, and the move (▲/▼/new)."""
+    before = {p.id: n for n, p in enumerate(base, 1)}
+    rows = []
+    for n, p in enumerate(fused, 1):
+        b = before.get(p.id)
+        if b is None:
+            move = "new (from graph)"
+        elif b > n:
+            move = f"▲ {b - n}"
+        elif b < n:
+            move = f"▼ {n - b}"
+        else:
+            move = "="
+        rows.append({"rank": n, "gold": "★" if p.gold else "", "title": p.title, "base rank": b or None,
+                     "move": move, "score": round(p.score, 4), "id": p.id})
+    return rows
+
+
+def passage_rows(passages: Sequence[PassageView], limit: int | None = None) -> list[dict[str, Any]]:
+    return [{"rank": n, "gold": "★" if p.gold else "", "title": p.title, "text": short(p.text, 200),
+             "score": round(p.score, 4), "id": p.id} for n, p in enumerate(passages[:limit], 1)]
+
+
+def gold_entry(rankings: Mapping[str, Sequence[PassageView]], gold: Mapping[int, str]) -> list[dict[str, Any]]:
+    """Where each gold passage entered each method's ranking (rank, or None when absent)."""
+    rows = []
+    for pid, title in gold.items():
+        row: dict[str, Any] = {"gold passage": title}
+        for method, ranked in rankings.items():
+            ids = [p.id for p in ranked]
+            row[method] = ids.index(pid) + 1 if pid in ids else None
+        rows.append(row)
+    return rows
+
+
+def recall_at(ranked: Sequence[PassageView], gold: Iterable[int], k: int) -> float | None:
+    gold = set(gold)
+    if not gold:
+        return None
+    return len({p.id for p in ranked[:k]} & gold) / len(gold)
+
+
+# -- plotly figures of one run -----------------------------------------------------------------------------------------
+_LAYOUT = {"template": "plotly_white", "font": {"size": 15, "family": FONT}, "margin": {"l": 50, "r": 20, "t": 50,
+                                                                                         "b": 50},
+           "legend": {"orientation": "h", "y": -0.2}}
+
+
+def tokens_figure(trace: Trace) -> go.Figure:
+    """Prompt and completion tokens per iteration and LLM step (the paper's efficiency claim, per run)."""
+    calls = trace.of(LLMCalled)
+    names = [f"it{c.iteration} {c.step}" for c in calls]
+    fig = go.Figure([go.Bar(name="prompt tokens", x=names, y=[c.prompt_tokens for c in calls],
+                            marker_color="#4dabf7"),
+                     go.Bar(name="completion tokens", x=names, y=[c.completion_tokens for c in calls],
+                            marker_color="#f76707")])
+    fig.update_layout(barmode="stack", title="LLM tokens per step", yaxis_title="tokens", **_LAYOUT)
+    return fig
+
+
+def time_figure(trace: Trace) -> go.Figure:
+    """Milliseconds per stage and iteration."""
+    stages = trace.of(StageTimed)
+    iterations = sorted({s.iteration for s in stages})
+    fig = go.Figure()
+    for name in dict.fromkeys(s.stage for s in stages):
+        fig.add_bar(name=name, x=[f"iteration {i}" for i in iterations],
+                    y=[sum(s.ms for s in stages if s.stage == name and s.iteration == i) for i in iterations])
+    fig.update_layout(barmode="stack", title="Time per step (ms)", yaxis_title="ms", **_LAYOUT)
+    return fig
+
+
+# -- plotly figures of evaluation reports (EvalReport.to_dict() form) --------------------------------------------------
+def report_label(report: Mapping[str, Any]) -> str:
+    method = {"none": "", "naive": " + NaiveGE", "sync": " + SyncGE", "gear": " GeAR"}.get(report.get("method", ""),
+                                                                                          report.get("method", ""))
+    retriever = str(report.get("retriever", "")).upper() if report.get("retriever") == "bm25" else \
+        str(report.get("retriever", "")).capitalize()
+    return (retriever + method).strip()
+
+
+def recall_by_method_figure(reports: Sequence[Mapping[str, Any]]) -> go.Figure:
+    fig = go.Figure()
+    for r in reports:
+        ks = list(r.get("recall", {}))
+        fig.add_bar(name=report_label(r), x=[f"R@{k}" for k in ks], y=[r["recall"][k] for k in ks],
+                    text=[f"{r['recall'][k]:.1f}" for k in ks], textposition="outside")
+    fig.update_layout(barmode="group", title="Recall@k by method", yaxis_title="recall (%)",
+                      yaxis_range=[0, 105], **_LAYOUT)
+    return fig
+
+
+def recall_per_iteration_figure(reports: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Paper Fig. 3 form: recall of the cumulative list after each iteration, one line per k."""
+    fig = go.Figure()
+    for r in reports:
+        per = r.get("recall_per_iteration") or {}
+        if not per:
+            continue
+        its = sorted(per, key=int)
+        for k in next(iter(per.values())):
+            fig.add_scatter(name=f"{report_label(r)} R@{k}", x=[int(i) for i in its], y=[per[i][k] for i in its],
+                            mode="lines+markers")
+    fig.update_layout(title="Recall after each iteration", xaxis_title="iteration", yaxis_title="recall (%)",
+                      xaxis_dtick=1, **_LAYOUT)
+    return fig
+
+
+def recall_by_hop_figure(reports: Sequence[Mapping[str, Any]], k: str | None = None) -> go.Figure:
+    fig = go.Figure()
+    for r in reports:
+        hops = r.get("by_hop") or {}
+        if not hops:
+            continue
+        kk = k or (list(r.get("recall", {}))[-1] if r.get("recall") else None)
+        if kk is None:
+            continue
+        names = list(hops)
+        fig.add_bar(name=f"{report_label(r)} R@{kk}", x=[f"{h} (n={hops[h]['n']})" for h in names],
+                    y=[hops[h]["recall"].get(kk, 0.0) for h in names])
+    fig.update_layout(barmode="group", title="Recall by hop type", yaxis_title="recall (%)", yaxis_range=[0, 105],
+                      **_LAYOUT)
+    return fig
+
+
+def tokens_per_question_figure(reports: Sequence[Mapping[str, Any]]) -> go.Figure:
+    fig = go.Figure()
+    for r in reports:
+        rows = r.get("per_question") or []
+        totals = [q.get("prompt_tokens", 0) + q.get("completion_tokens", 0) for q in rows]
+        if any(totals):
+            fig.add_box(name=report_label(r), y=totals, boxpoints="all", jitter=0.3)
+    fig.update_layout(title="LLM tokens per question", yaxis_title="tokens", **_LAYOUT)
+    return fig
+
+
+# -- index statistics --------------------------------------------------------------------------------------------------
+def density_figure(counts: Sequence[int]) -> go.Figure:
+    """Histogram of triples per passage (triple density ρ_t)."""
+    counts = [int(c) for c in counts]
+    fig = go.Figure(go.Histogram(x=counts, xbins={"start": -0.5, "end": max(counts, default=0) + 0.5, "size": 1},
+                                 marker_color="#1971c2"))
+    mean = sum(counts) / len(counts) if counts else 0.0
+    fig.update_layout(title=f"Triples per passage (mean {mean:.1f})", xaxis_title="triples in a passage",
+                      yaxis_title="passages", bargap=0.05, xaxis_dtick=1 if max(counts, default=0) <= 30 else None,
+                      yaxis_rangemode="tozero", **_LAYOUT)
+    peak = max(Counter(counts).values(), default=0)
+    if peak <= 10:
+        fig.update_yaxes(dtick=1)
+    return fig
+
+
+def degree_figure(top: Sequence[tuple[str, int]]) -> go.Figure:
+    fig = go.Figure(go.Bar(x=[d for _, d in top][::-1], y=[esc(short(n, 40)) for n, _ in top][::-1], orientation="h",
+                           marker_color="#7b2cbf"))
+    fig.update_layout(title="Top entities by degree (triples touching them)", xaxis_title="triples",
+                      height=max(320, 26 * len(top) + 100), **_LAYOUT)
+    return fig
+
+
+def category_figure(counts: Mapping[str, int]) -> go.Figure:
+    names = list(counts)
+    fig = go.Figure(go.Bar(x=names, y=[counts[n] for n in names], marker_color="#e8590c",
+                           text=[counts[n] for n in names], textposition="outside"))
+    fig.update_layout(title="Tagged failures by error category", yaxis_title="traces", **_LAYOUT)
+    return fig
+
+
+def finite(x: float) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)

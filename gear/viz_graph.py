@@ -1,0 +1,357 @@
+"""The graph pictures: the beams of one iteration and an entity's neighbourhood as networkx graphs, drawn as pyvis
+HTML. Imports no Streamlit.
+
+Safety: passage text, triples and LLM output are untrusted. Every string that reaches a pyvis label or tooltip is
+html-escaped here; tooltips are small HTML fragments built only from escaped strings and our own tags. The HTML is
+self-contained (vis-network in line, no CDN tags), so a graph draws offline and makes no outside request.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+
+from gear.graph import normalise_entity
+from gear.trace import (
+    BaseRetrieved,
+    BeamsSearched,
+    InitialNodes,
+    PassagesExpanded,
+    PassagesFused,
+    PassagesLinked,
+    PassageView,
+    Trace,
+    TripleView,
+)
+
+# -- colours (colour-blind-safe-ish palette, distinct in print and on a projector) ------------------------------------
+HOP_COLOURS = ["#e8590c", "#1971c2", "#7b2cbf", "#2b8a3e"]  # initial triple, hop 1, hop 2, hop 3+
+HOP_NAMES = ["initial node (tripleLink)", "hop 1 expansion", "hop 2 expansion", "hop 3+ expansion"]
+ENTITY_COLOUR = "#adb5bd"
+START_ENTITY_COLOUR = "#ffc078"
+CENTRE_COLOUR = "#ffd43b"
+GOLD_COLOUR = "#f59f00"
+FONT = "Liberation Sans, Arial, sans-serif"
+
+
+def esc(text: object) -> str:
+    """HTML-escape untrusted text; "href" is broken up so pyvis never switches to its link-tooltip template."""
+    return html.escape(str(text), quote=True).replace("href", "hre&#102;")
+
+
+def short(text: str, limit: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def spo_text(spo: Sequence[str]) -> str:
+    return "(" + ", ".join(spo) + ")"
+
+
+# -- the beams of one iteration as a graph ----------------------------------------------------------------------------
+def passage_lookup(trace: Trace | Iterable[Any]) -> dict[int, PassageView]:
+    """Every passage a trace mentions, by id (for tooltips that show a triple's source passage)."""
+    found: dict[int, PassageView] = {}
+    for event in trace:
+        views: list[PassageView] = []
+        if isinstance(event, (BaseRetrieved, PassagesExpanded, PassagesFused)):
+            views = event.passages
+        elif isinstance(event, PassagesLinked):
+            views = [p for link in event.links for p in link.passages]
+        elif hasattr(event, "passages") and isinstance(event.passages, list):
+            views = [p for p in event.passages if isinstance(p, PassageView)]
+        for p in views:
+            found.setdefault(p.id, p)
+    return found
+
+
+@dataclass(frozen=True)
+class TripleUse:
+    """Where a triple sits in the final beams: beam number (1-based), position (0 = initial), beam score."""
+
+    beam: int
+    position: int
+    beam_score: float
+    hop_score: float
+    penalty: float
+
+
+def beam_graph(beams: BeamsSearched, initial: InitialNodes | None = None,
+               passages: Mapping[int, PassageView] | None = None) -> nx.MultiDiGraph:
+    """Entities as nodes, the final beams' triples as labelled directed edges (head → tail).
+
+    Edge attributes: label, title (escaped HTML), color (by position in the beam), width (by best beam score),
+    hop, gold. Node attributes: label, title, color, start (entity of an initial triple), gold.
+    """
+    passages = passages or {}
+    g = nx.MultiDiGraph()
+    triples = {t.id: t for t in beams.triples}
+    final = beams.steps[-1] if beams.steps else []
+    uses: dict[int, list[TripleUse]] = defaultdict(list)
+    for b, beam in enumerate(final, 1):
+        for pos, tid in enumerate(beam.triple_ids):
+            hop = beam.hop_scores[pos] if pos < len(beam.hop_scores) else 0.0
+            pen = beam.penalties[pos] if pos < len(beam.penalties) else 1.0
+            uses[tid].append(TripleUse(b, pos, beam.score, hop, pen))
+    initial_ids = {t.id for t in initial.triples} if initial else set()
+    scores = [u.beam_score for us in uses.values() for u in us]
+    lo, hi = (min(scores), max(scores)) if scores else (0.0, 1.0)
+
+    def width(score: float) -> float:
+        return 2.0 + 8.0 * ((score - lo) / (hi - lo) if hi > lo else 1.0)
+
+    for tid, tuses in uses.items():
+        t = triples.get(tid)
+        if t is None:
+            continue
+        pos = min(u.position for u in tuses)
+        head, tail = normalise_entity(t.subject) or t.subject, normalise_entity(t.object) or t.object
+        for name, key in ((t.subject, head), (t.object, tail)):
+            if key not in g:
+                g.add_node(key, label=name, start=False, gold=False, triples=[])
+            g.nodes[key]["triples"].append(tid)
+            if pos == 0 or tid in initial_ids:
+                g.nodes[key]["start"] = True
+            if t.gold:
+                g.nodes[key]["gold"] = True
+        best = max(u.beam_score for u in tuses)
+        g.add_edge(head, tail, key=tid, triple=t, uses=sorted(tuses, key=lambda u: u.beam), hop=pos, gold=t.gold,
+                   label=t.predicate, color=HOP_COLOURS[min(pos, 3)], width=width(best),
+                   title=_triple_tooltip(t, tuses, passages.get(t.passage_id)))
+    for _, data in g.nodes(data=True):
+        data["color"] = START_ENTITY_COLOUR if data["start"] else ENTITY_COLOUR
+        n = len(set(data["triples"]))
+        data["title"] = (f"<b>{esc(data['label'])}</b><br>entity in {n} beam triple{'s' if n != 1 else ''}"
+                         + ("<br>★ in a gold passage" if data["gold"] else ""))
+    return g
+
+
+def _triple_tooltip(t: TripleView, uses: Sequence[TripleUse], passage: PassageView | None) -> str:
+    lines = [f"<b>{esc(spo_text(t.spo))}</b>"]
+    for u in sorted(uses, key=lambda u: u.beam)[:6]:
+        where = "initial node" if u.position == 0 else f"hop {u.position}"
+        lines.append(f"beam {u.beam} · {where} · beam score {u.beam_score:.3f} · step score {u.hop_score:.3f} · "
+                     f"diversity penalty ×{u.penalty:.3f}")
+    if len(uses) > 6:
+        lines.append(f"… in {len(uses) - 6} more beams")
+    title = passage.title if passage else t.passage_title
+    lines.append(f"source passage #{t.passage_id}: <i>{esc(title)}</i>" + (" ★ gold" if t.gold else ""))
+    if passage is not None:
+        lines.append(f"<span style='color:#555'>{esc(short(passage.text, 240))}</span>")
+    return "<br>".join(lines)
+
+
+def beams_legend(gold_known: bool, source: str = "sync", hops: Iterable[int] = (0, 1)) -> list[tuple[str, str, str]]:
+    """(kind, colour, text) entries describing beam_graph's encoding (only the hops that are drawn)."""
+    names = list(HOP_NAMES)
+    if source == "naive":
+        names[0] = "initial node (NaiveGE: triple of a base passage)"
+    items = [("edge", HOP_COLOURS[min(i, 3)], names[min(i, 3)]) for i in sorted(set(hops))]
+    items += [("node", START_ENTITY_COLOUR, "entity of an initial node"), ("node", ENTITY_COLOUR, "other entity"),
+              ("text", "#495057", "edge width = beam score")]
+    if gold_known:
+        items.append(("gold", GOLD_COLOUR, "★ triple from a gold passage"))
+    return items
+
+
+# -- pyvis rendering ---------------------------------------------------------------------------------------------------
+_CDN_TAG = re.compile(r"<(link|script)\b[^>]*\b(?:href|src)\s*=\s*[\"']https?://[^>]*>(?:\s*</script>)?",
+                      re.IGNORECASE | re.DOTALL)
+
+_FIXUP = """
+<script type="text/javascript">
+// Tooltips are escaped HTML built by gear.viz; show them formatted, and show labels with entities decoded.
+(function () {
+  function decode(s) { var t = document.createElement('textarea'); t.innerHTML = s; return t.value; }
+  function fragment(s) { var d = document.createElement('div'); d.className = 'gear-tip'; d.innerHTML = s; return d; }
+  function fix(set) {
+    var updates = [];
+    set.forEach(function (item) {
+      var u = {id: item.id};
+      if (typeof item.title === 'string') { u.title = fragment(item.title); }
+      if (typeof item.label === 'string') { u.label = decode(item.label); }
+      updates.push(u);
+    });
+    set.update(updates);
+  }
+  if (typeof nodes !== 'undefined') { fix(nodes); }
+  if (typeof edges !== 'undefined') { fix(edges); }
+  window.gearReady = true;
+})();
+</script>
+"""
+
+_STYLE = f"""
+<style>
+  body {{ margin: 0; font-family: {FONT}; background: #ffffff; }}
+  #mynetwork {{ border: none !important; }}
+  .card {{ border: none !important; }}
+  div.vis-tooltip {{ font-family: {FONT}; font-size: 14px; max-width: 520px; white-space: normal;
+                    line-height: 1.35; padding: 8px 10px; background: #fffdf5; border: 1px solid #c9c9c9; }}
+  .gear-legend {{ display: flex; flex-wrap: wrap; gap: 6px 18px; padding: 6px 10px; font-size: 14px;
+                  color: #212529; border-bottom: 1px solid #e9ecef; }}
+  .gear-legend span.sw {{ display: inline-block; vertical-align: middle; margin-right: 6px; }}
+</style>
+"""
+
+
+def _legend_html(items: Sequence[tuple[str, str, str]]) -> str:
+    parts = []
+    for kind, colour, text in items:
+        if kind == "edge":
+            sw = f"<span class='sw' style='width:26px;height:4px;background:{colour}'></span>"
+        elif kind == "node":
+            sw = (f"<span class='sw' style='width:14px;height:14px;border-radius:50%;background:{colour};"
+                  "border:1px solid #868e96'></span>")
+        elif kind == "gold":
+            sw = (f"<span class='sw' style='width:14px;height:14px;border-radius:50%;background:#fff;"
+                  f"border:3px solid {colour}'></span>")
+        else:
+            sw = ""
+        parts.append(f"<div>{sw}{esc(text)}</div>")
+    return "<div class='gear-legend'>" + "".join(parts) + "</div>"
+
+
+def graph_html(g: nx.MultiDiGraph, *, height: int = 560, legend: Sequence[tuple[str, str, str]] = (),
+               physics: bool = True) -> str:
+    """A self-contained vis-network page for a graph whose nodes/edges carry label, title, color (and width)."""
+    from pyvis.network import Network
+
+    net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line", bgcolor="#ffffff",
+                  font_color="#212529")
+    ids = {key: n for n, key in enumerate(g.nodes)}
+    for key, data in g.nodes(data=True):
+        gold = bool(data.get("gold"))
+        label = esc(short(str(data.get("label", key)), 40)) + (" ★" if gold else "")
+        net.add_node(ids[key], label=label, title=str(data.get("title", esc(key))), shape="dot",
+                     size=float(data.get("size", 16)))
+        node = net.get_node(ids[key])
+        colour = str(data.get("color", ENTITY_COLOUR))
+        node["color"] = {"background": colour, "border": GOLD_COLOUR if gold else "#495057",
+                         "highlight": {"background": colour, "border": "#212529"}}
+        node["borderWidth"] = 4 if gold else 1
+    for u, v, data in g.edges(data=True):
+        gold = bool(data.get("gold"))
+        net.add_edge(ids[u], ids[v], label=esc(short(str(data.get("label", "")), 36)) + (" ★" if gold else ""),
+                     title=str(data.get("title", "")), width=float(data.get("width", 2.0)),
+                     color=str(data.get("color", "#868e96")), arrows="to")
+    net.set_options(json.dumps({
+        "nodes": {"font": {"size": 18, "face": FONT, "strokeWidth": 3, "strokeColor": "#ffffff"}},
+        "edges": {"font": {"size": 15, "face": FONT, "align": "horizontal", "strokeWidth": 4,
+                           "strokeColor": "#ffffff"},
+                  "smooth": {"type": "dynamic"}, "selectionWidth": 2},
+        "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False},
+        "physics": {"enabled": physics, "solver": "forceAtlas2Based",
+                    "forceAtlas2Based": {"gravitationalConstant": -80, "springLength": 170, "avoidOverlap": 0.6},
+                    "stabilization": {"iterations": 250}},
+    }))
+    page = net.generate_html(notebook=False)
+    page = _CDN_TAG.sub("", page)
+    page = re.sub(r"<center>\s*<h1>\s*</h1>\s*</center>", "", page)
+    page = page.replace("</head>", _STYLE + "</head>", 1)
+    if legend:
+        page = page.replace('<div id="mynetwork"', _legend_html(legend) + '<div id="mynetwork"', 1)
+    return page.replace("</body>", _FIXUP + "</body>", 1)
+
+
+def beams_html(beams: BeamsSearched, initial: InitialNodes | None = None,
+               passages: Mapping[int, PassageView] | None = None, *, height: int = 560,
+               gold_known: bool = False) -> str:
+    g = beam_graph(beams, initial, passages)
+    hops = {d["hop"] for _, _, d in g.edges(data=True)} or {0}
+    legend = beams_legend(gold_known, initial.source if initial else "sync", hops)
+    return graph_html(g, height=height, legend=legend)
+
+
+def outside_urls(page: str) -> list[str]:
+    """src=/href= attributes that point off this machine (a test and a debugging aid)."""
+    found = re.findall(r"(?:src|href)\s*=\s*[\"']?((?:https?:)?//[^\"'\s>]+)", page, re.IGNORECASE)
+    return [u for u in found if not re.match(r"(?:https?:)?//(127\.0\.0\.1|localhost)([:/]|$)", u)]
+
+
+# -- an entity's neighbourhood in an index ----------------------------------------------------------------------------
+def find_entities(backend: Any, text: str, limit: int = 20) -> list[str]:
+    """Entity names (normalised) containing `text`, most connected first."""
+    names: list[str] = getattr(backend, "entities", None) or []
+    adjacency = getattr(backend, "adjacency", None)
+    needle = normalise_entity(text)
+    if not needle or adjacency is None:
+        return []
+    degree = adjacency.degree()
+    hits = [i for i, name in enumerate(names) if needle in name]
+    hits.sort(key=lambda i: (name_rank(names[i], needle), -int(degree[i])))
+    return [names[i] for i in hits[:limit]]
+
+
+def name_rank(name: str, needle: str) -> int:
+    return 0 if name == needle else (1 if name.startswith(needle) else 2)
+
+
+def neighbourhood(backend: Any, entity: str, hops: int = 1, limit: int = 60) -> nx.MultiDiGraph:
+    """The triples within `hops` of an entity (breadth-first, at most `limit` triples) as a graph: entities as
+    nodes, triples as labelled directed edges. Needs the embedded backend's entity adjacency."""
+    adjacency = getattr(backend, "adjacency", None)
+    names: list[str] | None = getattr(backend, "entities", None)
+    if adjacency is None or names is None:
+        raise ValueError("browsing entities needs the embedded (memory) backend")
+    index = {name: i for i, name in enumerate(names)}
+    key = normalise_entity(entity)
+    if key not in index:
+        raise KeyError(f"entity {entity!r} is not in this index")
+    start = index[key]
+    g = nx.MultiDiGraph()
+    g.add_node(names[start], label=entity, color=CENTRE_COLOUR, size=26, depth=0,
+               title=f"<b>{esc(names[start])}</b><br>centre")
+    frontier, seen_e, seen_t = [start], {start}, set()
+    for depth in range(1, max(1, hops) + 1):
+        nxt = []
+        for e in frontier:
+            for tid in adjacency.triples_with_entity(e):
+                tid = int(tid)
+                if tid in seen_t:
+                    continue
+                if len(seen_t) >= limit:
+                    break
+                seen_t.add(tid)
+                s, p, o = backend.spo[tid]
+                h, t = int(adjacency.head[tid]), int(adjacency.tail[tid])
+                for ent in (h, t):
+                    if ent not in seen_e:
+                        seen_e.add(ent)
+                        nxt.append(ent)
+                        g.add_node(names[ent], label=names[ent], color=ENTITY_COLOUR if depth > 1 else "#74c0fc",
+                                   size=16, depth=depth, title=f"<b>{esc(names[ent])}</b><br>{depth} hop(s) away")
+                for ent, surface in ((h, s), (t, o)):
+                    if g.nodes[names[ent]].get("label") == names[ent] and ent != start:
+                        g.nodes[names[ent]]["label"] = surface  # show the name as written, not normalised
+                pid = backend.passage_of(tid)
+                title = backend.titles[pid] if hasattr(backend, "titles") else ""
+                g.add_edge(names[h], names[t], key=tid, label=p, color=HOP_COLOURS[min(depth, 3)], width=2.0,
+                           title=f"<b>{esc(spo_text((s, p, o)))}</b><br>source passage #{pid}: <i>{esc(title)}</i>")
+        frontier = nxt
+    return g
+
+
+def neighbourhood_legend(hops: int = 2) -> list[tuple[str, str, str]]:
+    items = [("node", CENTRE_COLOUR, "chosen entity"), ("node", "#74c0fc", "1 hop away")]
+    if hops > 1:
+        items.append(("node", ENTITY_COLOUR, "2+ hops away"))
+    items += [("edge", HOP_COLOURS[min(h, 3)], f"triple at hop {h}") for h in range(1, hops + 1)]
+    return items
+
+
+def top_entities(backend: Any, n: int = 20) -> list[tuple[str, int]]:
+    adjacency = getattr(backend, "adjacency", None)
+    names = getattr(backend, "entities", None)
+    if adjacency is None or names is None:
+        return []
+    degree = adjacency.degree()
+    order = sorted(range(len(degree)), key=lambda i: (-int(degree[i]), i))[:n]
+    return [(names[i], int(degree[i])) for i in order]
