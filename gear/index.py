@@ -178,20 +178,26 @@ def build_index(
         extraction or {},
     )
 
+    save_index(out, backend, manifest, counts, progress)
+    return manifest
+
+
+def save_index(out: Path, backend: MemoryBackend, manifest: Manifest, counts: np.ndarray,
+               progress: Progress | None = None) -> None:
+    """Write backend, triple densities and manifest (with every file's size and checksum) atomically to `out`."""
+
     def write(directory: Path) -> None:
         if progress:
             progress("saving", 0, 1)
         files = backend.save(directory)
-        manifest.files = {
-            f: {"bytes": (directory / f).stat().st_size, "sha256": sha256_file(directory / f)} for f in files
-        }
+        manifest.files = {f: {"bytes": (directory / f).stat().st_size, "sha256": sha256_file(directory / f)}
+                          for f in files}
         np.save(directory / "triples_per_passage.npy", counts.astype(np.int32))
         manifest.write(directory)
         if progress:
             progress("saving", 1, 1)
 
     atomic_directory(out, write)
-    return manifest
 
 
 def verify_index(directory: Path) -> list[str]:

@@ -22,7 +22,7 @@ import numpy as np
 from gear.corpus import Document
 from gear.embed import Encoder
 from gear.graph import build_adjacency
-from gear.index import FORMAT_VERSION, Manifest, Progress, _density, atomic_directory, sha256_file
+from gear.index import FORMAT_VERSION, Manifest, Progress, _density, save_index
 from gear.store.base import IndexError_, passage_text, triple_text
 from gear.store.memory import MemoryBackend, Table, build_bm25
 
@@ -90,17 +90,7 @@ def _save(directory: Path, saved: _Saved, titles: list[str], texts: list[str], s
         time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), old.source, {}, _density(counts), extraction, None,
     )
 
-    def write(target: Path) -> None:
-        if progress:
-            progress("saving", 0, 1)
-        files = backend.save(target)
-        manifest.files = {f: {"bytes": (target / f).stat().st_size, "sha256": sha256_file(target / f)} for f in files}
-        np.save(target / "triples_per_passage.npy", counts.astype(np.int32))
-        manifest.write(target)
-        if progress:
-            progress("saving", 1, 1)
-
-    atomic_directory(directory, write)
+    save_index(directory, backend, manifest, counts, progress)
     return manifest
 
 

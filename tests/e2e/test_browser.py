@@ -19,11 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.scripted_llm import SCRIPT, XSS, ScriptedLLM
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "artifacts" / "screenshots"
-XSS = "<img src=x onerror=alert(1)>"
-SCRIPT = "<script>alert(2)</script>"
+
 QUESTION = "Which sea is the island with Mount Etna the largest island in?"
 DOCS = [
     ("Magic Johnson", "Magic Johnson played basketball for Michigan State."),
@@ -60,26 +61,6 @@ def require_browser() -> None:
         pytest.skip(message)
 
 
-class ScriptedLLM:
-    model = "scripted-e2e"
-
-    def complete(self, messages, *, json_schema=None, max_tokens=512):
-        from gear.llm import LLMResult
-
-        prompt = messages[-1]["content"]
-        if prompt.startswith("Your task is to find facts"):
-            text = f'("Mount Etna", "located on", "Sicily")\n("Mount Etna", "described as", "{XSS}")'
-            if "preliminary facts" in prompt:
-                text += '\n("Sicily", "largest island in", "Mediterranean Sea")'
-        elif "Next Question:" in prompt and "# Your Task:" in prompt:
-            text = "Next Question: Which sea is Sicily the largest island in?"
-        elif "Answerable: Yes" in prompt and "# Your reply:" in prompt:
-            facts = prompt.split("Your reply must follow")[0]
-            text = ("Answerable: Yes\nAnswer: Mediterranean Sea" if "Mediterranean Sea" in facts
-                    else f"Answerable: No\nWhy: the sea is missing {SCRIPT}")
-        else:
-            text = "Answer: Mediterranean Sea"
-        return LLMResult(text, len(prompt) // 4, len(text) // 4, 0.01, self.model)
 
 
 @pytest.fixture(scope="module")
