@@ -112,8 +112,18 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory):
     if not demo.DEMOS["walkthrough"].available:
         pytest.skip("walkthrough demo assets are not available yet")
     data = tmp_path_factory.mktemp("demo") / "data"
-    if demo.is_built("walkthrough"):  # reuse a built copy; otherwise the app builds it (seconds)
+    if demo.is_built("walkthrough"):  # reuse a built copy
         shutil.copytree(demo.index_dir("walkthrough"), data / "indexes" / "walkthrough")
+    else:  # a fresh clone: build it the way the app does, before the server starts
+        previous = os.environ.get("GEAR_STUDIO_DATA")
+        os.environ["GEAR_STUDIO_DATA"] = str(data)
+        try:
+            demo.ensure_demo_index("walkthrough")
+        finally:
+            if previous is None:
+                os.environ.pop("GEAR_STUDIO_DATA", None)
+            else:
+                os.environ["GEAR_STUDIO_DATA"] = previous
     env = {"GEAR_STUDIO_DATA": str(data), "GEAR_STUDIO_BUILD_DEMOS": "0", "GEAR_STUDIO_INDEX": "walkthrough",
            "GEAR_LLM": "replay", "GEAR_LLM_CACHE_DIR": str(demo.LLM_CACHE)}
     yield from run_server(data, env)
