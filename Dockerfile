@@ -31,6 +31,7 @@ COPY pyproject.toml README.md app.py ./
 COPY .streamlit/ .streamlit/
 COPY gear/ gear/
 COPY pages/ pages/
+COPY studio/ studio/
 COPY assets/ assets/
 COPY scripts/ scripts/
 # editable: gear.demo finds assets/ next to the package, as in a checkout

@@ -13,7 +13,7 @@ import streamlit as st
 
 from gear import demo
 from gear.trace import Trace, TraceError
-from gear.ui.common import (
+from studio.common import (
     choose_index,
     engine_for,
     ensure_index,
@@ -27,7 +27,7 @@ from gear.ui.common import (
     traces_dir,
     warm_engine,
 )
-from gear.ui.render import TraceView, teach
+from studio.render import TraceView, teach
 
 EXAMPLE_NONE = "(type your own question)"
 

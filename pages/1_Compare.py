@@ -7,7 +7,7 @@ import streamlit as st
 
 from gear import viz
 from gear.trace import FinalRanking, RunStarted, Trace
-from gear.ui.common import (
+from studio.common import (
     METHODS,
     choose_index,
     engine_for,
@@ -20,7 +20,7 @@ from gear.ui.common import (
     setup,
     sidebar_settings,
 )
-from gear.ui.render import table
+from studio.render import table
 
 DEFAULT_METHODS = ["BM25", "Hybrid", "Hybrid + NaiveGE", "Hybrid + SyncGE", "GeAR (hybrid)"]
 

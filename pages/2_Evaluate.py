@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from gear import viz
-from gear.ui.common import (
+from studio.common import (
     METHODS,
     choose_index,
     engine_for,

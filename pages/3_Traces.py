@@ -13,7 +13,7 @@ import streamlit as st
 
 from gear import demo, viz
 from gear.trace import Answered, RunFinished, RunStarted, Trace, TraceError
-from gear.ui.common import esc, evals_dir, guarded, one_line, setup, traces_dir
+from studio.common import esc, evals_dir, guarded, one_line, setup, traces_dir
 
 CATEGORIES = ["base retriever limitation", "reader hallucination", "reasoner hallucination", "dataset issue",
               "missing extraction detail", "graph quality"]

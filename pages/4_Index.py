@@ -12,7 +12,7 @@ import streamlit as st
 
 from gear import demo, viz
 from gear.config import Settings
-from gear.ui.common import (
+from studio.common import (
     choose_index,
     encoder_for,
     engine_for,
@@ -22,7 +22,7 @@ from gear.ui.common import (
     setup,
     sidebar_settings,
 )
-from gear.ui.render import iframe
+from studio.render import iframe
 
 
 @guarded

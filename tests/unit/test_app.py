@@ -33,7 +33,7 @@ TRIPLES = [*TINY_TRIPLES, [("Mount Etna", f"described as {XSS}", SCRIPT)]]
 @pytest.fixture
 def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     """A data dir with a tiny index (+ its QA set) and a replay cache recorded for the default Ask settings."""
-    from gear.ui import common
+    from studio import common
 
     data = tmp_path / "data"
     index = data / "indexes" / "tiny"
@@ -229,7 +229,7 @@ def test_first_visit_opens_the_walkthrough_question_with_its_bundled_run(studio:
 
 def test_index_page_builds_an_index_from_uploaded_corpus_and_openie(studio: dict,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from gear.ui import common
+    from studio import common
 
     monkeypatch.setitem(common.ENCODER_FACTORIES, Settings().embedder, FakeEncoder)
     corpus = json.dumps([{"title": t, "text": x} for t, x in DOCS[:3]]).encode()

@@ -11,7 +11,7 @@ import streamlit as st
 
 from gear import trace as t
 from gear import viz
-from gear.ui.common import esc
+from studio.common import esc
 
 GRAPH_HEIGHT = 560
 
