@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import html
 import json
 import os
 import re
@@ -42,11 +41,14 @@ _CSS = """
 _CONTROL = ("RerunException", "StopException", "RerunData")
 
 
+_INERT = re.compile(r"[&<>\"'\\`*_{}\[\]()#+\-!|~:$]")
+
+
 def esc(text: object) -> str:
     """Untrusted text made inert for st.markdown: HTML-escaped, and markdown/Streamlit syntax turned into entities
     (so a passage cannot add links, images, :material: icons, colours or maths)."""
-    out = html.escape(str(text), quote=True)
-    return re.sub(r"[\\`*_{}\[\]()#+\-!|~:$>]", lambda m: f"&#{ord(m.group())};", out)
+    # one pass, so the entities written for one character are never escaped again by the rule for another
+    return _INERT.sub(lambda m: f"&#{ord(m.group())};", str(text))
 
 
 def md(text: object) -> None:

@@ -1,0 +1,27 @@
+"""Untrusted text shown through st.markdown: inert (no HTML, no markdown syntax) and shown exactly as written."""
+
+from __future__ import annotations
+
+import html
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from studio.common import esc
+
+SPECIAL = set("&<>\"'\\`*_{}[]()#+-!|~:$")
+
+
+@given(st.text())
+def test_escaped_text_reads_back_exactly_and_has_no_active_characters(text: str) -> None:
+    out = esc(text)
+    assert html.unescape(out) == text  # entities are never escaped twice ("paper&#x27;s" was shown literally)
+    bare = out
+    for entity in {f"&#{ord(c)};" for c in SPECIAL}:
+        bare = bare.replace(entity, "")
+    assert not (set(bare) & SPECIAL)
+
+
+def test_xss_payload_and_apostrophe() -> None:
+    assert html.unescape(esc("the paper's <img src=x onerror=alert(1)>")) == "the paper's <img src=x onerror=alert(1)>"
+    assert "<" not in esc("<script>alert(2)</script>")
