@@ -17,8 +17,8 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from gear.config import Settings
-from gear.eval import exact_match, f1_score
 from gear.llm import LLM
+from gear.measures import exact_match, f1_score, recall_at_cutoffs
 from gear.parsing import parse_answer, parse_next_question, parse_reasoning, parse_triples
 from gear.prompts import format_docs, qa_prompt, reader_prompt, reasoning_prompt, rewriting_prompt
 from gear.record import beams_event, passage_views, triple_views
@@ -168,7 +168,7 @@ class Step:
 
 def _finish(step: Step, ranked: list[Scored], iterations: int, started: float, question: str,
             answers: Sequence[str]) -> Run:
-    from gear.engine import Run, recall_dict
+    from gear.engine import Run
 
     step.trace.emit(FinalRanking(iterations, passage_views(step.backend, ranked, step.gold)))
     answer = None
@@ -177,7 +177,7 @@ def _finish(step: Step, ranked: list[Scored], iterations: int, started: float, q
         answer = step.answer(question, ranked, answers, iterations)
         step.timed("qa", iterations, start)
     total = (time.perf_counter() - started) * 1000
-    step.trace.emit(RunFinished(iterations, iterations, total, recall_dict(ranked, step.gold)))
+    step.trace.emit(RunFinished(iterations, iterations, total, recall_at_cutoffs([r.id for r in ranked], step.gold)))
     return Run(ranked, step.trace, {**step.timings, "total": total}, answer)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from gear.config import Settings
 from gear.embed import Encoder
 from gear.index import Manifest, open_memory_backend
+from gear.measures import recall_at_cutoffs
 from gear.record import beams_event, passage_views, triple_views
 from gear.retrieve.beam import BeamParams
 from gear.retrieve.expand import expand, naive_initial_nodes
@@ -195,15 +196,8 @@ class Engine:
             ranked = result.fused
         trace.emit(FinalRanking(1, passage_views(self.backend, ranked, gold)))
         total = (time.perf_counter() - t0) * 1000
-        trace.emit(RunFinished(1, 1, total, recall_dict(ranked, gold)))
+        trace.emit(RunFinished(1, 1, total, recall_at_cutoffs([r.id for r in ranked], gold)))
         return Run(ranked, trace, {**timer.totals, "total": total})
-
-
-def recall_dict(ranked: Sequence[Scored], gold: Collection[int], ks: Sequence[int] = (5, 10, 15)) -> dict[str, float]:
-    if not gold:
-        return {}
-    ids = [r.id for r in ranked]
-    return {str(k): len(set(ids[:k]) & set(gold)) / len(set(gold)) for k in ks}
 
 
 def _public_settings(s: Settings) -> dict[str, object]:

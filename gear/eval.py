@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-import string
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,40 +20,11 @@ import numpy as np
 from gear.config import Settings
 from gear.corpus import Question
 from gear.engine import Engine, Run
+from gear.measures import exact_match as exact_match  # re-exported: gear.eval is the public face of evaluation
+from gear.measures import f1_score as f1_score
+from gear.measures import normalize_answer as normalize_answer
+from gear.measures import recall_at
 from gear.trace import Answered, LLMCalled, PassagesFused, Trace
-
-
-# -- measures ---------------------------------------------------------------------------------------------------------
-def recall_at(ranked: Sequence[int], gold: Sequence[int], k: int) -> float:
-    """Fraction of gold passages among the top k (HippoRAG's definition)."""
-    if not gold:
-        return 0.0
-    return len(set(ranked[:k]) & set(gold)) / len(set(gold))
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD normalisation: lower case, no punctuation, no articles, single spaces."""
-    text = text.lower()
-    text = "".join(ch for ch in text if ch not in set(string.punctuation))
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(text.split())
-
-
-def exact_match(prediction: str, answers: Sequence[str]) -> float:
-    return max((float(normalize_answer(prediction) == normalize_answer(a)) for a in answers), default=0.0)
-
-
-def f1_score(prediction: str, answers: Sequence[str]) -> float:
-    def f1(pred: str, gold: str) -> float:
-        p, g = normalize_answer(pred).split(), normalize_answer(gold).split()
-        common = Counter(p) & Counter(g)
-        same = sum(common.values())
-        if same == 0:
-            return 0.0
-        precision, recall = same / len(p), same / len(g)
-        return 2 * precision * recall / (precision + recall)
-
-    return max((f1(prediction, a) for a in answers), default=0.0)
 
 
 # -- reports ----------------------------------------------------------------------------------------------------------

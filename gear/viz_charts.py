@@ -10,6 +10,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from gear import measures
 from gear.trace import LLMCalled, PassageView, StageTimed, Trace
 from gear.viz_graph import FONT, esc, short
 
@@ -52,10 +53,9 @@ def gold_entry(rankings: Mapping[str, Sequence[PassageView]], gold: Mapping[int,
 
 
 def recall_at(ranked: Sequence[PassageView], gold: Iterable[int], k: int) -> float | None:
-    gold = set(gold)
-    if not gold:
-        return None
-    return len({p.id for p in ranked[:k]} & gold) / len(gold)
+    """R@k of a list of passage views (gear.measures.recall_at), None when the gold passages are unknown."""
+    gold = list(gold)
+    return measures.recall_at([p.id for p in ranked], gold, k) if gold else None
 
 
 # -- plotly figures of one run -----------------------------------------------------------------------------------------
