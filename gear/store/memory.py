@@ -23,7 +23,7 @@ import Stemmer
 from gear.graph import Adjacency, build_adjacency
 from gear.retrieve.fusion import rrf
 from gear.store.base import IndexError_, Method, passage_text, triple_text
-from gear.store.vectors import IVF_SUFFIX, VectorIndex, exact_top_k
+from gear.store.vectors import IVF_SUFFIX, VectorIndex
 from gear.types import Passage, Scored, Triple
 
 _STEMMER = Stemmer.Stemmer("english")
@@ -61,11 +61,6 @@ def bm25_search(index: bm25s.BM25, n_docs: int, queries: Sequence[str], k: int) 
     # documents that share no term with the query score 0: a search engine would not return them
     return [[Scored(int(d), float(s)) for d, s in zip(row_d, row_s, strict=True) if s > 0]
             for row_d, row_s in zip(docs, scores, strict=True)]
-
-
-def dense_search(matrix: np.ndarray, query_vectors: np.ndarray, k: int) -> list[list[Scored]]:
-    """Exact cosine top-k (vectors are normalised)."""
-    return exact_top_k(matrix, query_vectors, k)
 
 
 class TextColumn(Sequence[str]):
