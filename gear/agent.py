@@ -17,12 +17,13 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from gear.config import Settings
+from gear.engine import Timer
 from gear.llm import LLM
 from gear.measures import exact_match, f1_score, recall_at_cutoffs
 from gear.parsing import parse_answer, parse_next_question, parse_reasoning, parse_triples
 from gear.prompts import format_docs, qa_prompt, reader_prompt, reasoning_prompt, rewriting_prompt
-from gear.record import beams_event, passage_views, triple_views
-from gear.retrieve.expand import expand
+from gear.record import expansion_events, passage_views, triple_views
+from gear.retrieve.expand import Expansion, expand
 from gear.retrieve.fusion import rrf
 from gear.store.base import triple_text
 from gear.trace import (
@@ -30,12 +31,9 @@ from gear.trace import (
     BaseRetrieved,
     FinalRanking,
     GistUpdated,
-    InitialNodes,
     IterationStarted,
     LLMCalled,
     PassageLinkView,
-    PassagesExpanded,
-    PassagesFused,
     PassagesLinked,
     ProximalTriples,
     QueryRewritten,
@@ -62,16 +60,7 @@ class Step:
         self.engine, self.s, self.trace, self.gold = engine, settings, trace, set(gold)
         self.backend = engine.backend
         self.llm: LLM = engine.llm(settings)
-        self.timings: dict[str, float] = {}
-        self._last_expanded: list[int] = []
-
-    def timed(self, stage: str, iteration: int, start: float) -> float:
-        from gear.trace import StageTimed
-
-        ms = (time.perf_counter() - start) * 1000
-        self.timings[stage] = self.timings.get(stage, 0.0) + ms
-        self.trace.emit(StageTimed(iteration, stage, ms))
-        return time.perf_counter()
+        self.timer = Timer(trace)
 
     def ask(self, step: str, iteration: int, prompt: str, max_tokens: int) -> str:
         result = self.llm.complete([{"role": "user", "content": prompt}], max_tokens=max_tokens)
@@ -112,38 +101,33 @@ class Step:
         linked = [h[0].id if h else None for h in hits]
         found = [t for t in linked if t is not None]
         views = {v.id: v for v in triple_views(self.backend, found, self.gold)}
-        sims = dict(zip(found, (self.backend.triple_vectors(found) * vectors[[i for i, t in enumerate(linked)
-                                                                              if t is not None]]).sum(1),
-                        strict=True)) if found else {}
+        stored = dict(zip(found, self.backend.triple_vectors(found), strict=True)) if found else {}
         self.trace.emit(TriplesLinked(iteration, [
-            TripleLinkView(list(p), views.get(t) if t is not None else None,
-                           float(sims[t]) if t is not None else 0.0) for p, t in zip(proximal, linked, strict=True)]))
+            TripleLinkView(list(p), views[t], float(stored[t] @ v)) if t is not None else
+            TripleLinkView(list(p), None, 0.0) for p, v, t in zip(proximal, vectors, linked, strict=True)]))
         return list(dict.fromkeys(found))
 
-    def expand(self, query: str, base: Sequence[Scored], initial: Sequence[int], iteration: int) -> list[Scored]:
-        self.trace.emit(InitialNodes(iteration, "sync", triple_views(self.backend, initial, self.gold)))
+    def expand(self, query: str, base: Sequence[Scored], initial: Sequence[int], iteration: int) -> Expansion:
         params = self.engine.beam_params(self.s)
         result = expand(self.engine.encode_query(query), [p.id for p in base], initial, self.backend,
                         self.engine.scorer(self.s), params, self.s.rrf_k)
-        self.trace.emit(beams_event(iteration, result.search, self.backend, params, self.s.score_mode, self.gold))
-        self.trace.emit(PassagesExpanded(iteration, passage_views(self.backend, result.expanded, self.gold)))
-        self.trace.emit(PassagesFused(iteration, passage_views(self.backend, result.fused, self.gold)))
-        self._last_expanded = result.expanded
-        return result.fused
+        for event in expansion_events(iteration, "sync", result, self.backend, params, self.s.score_mode, self.gold):
+            self.trace.emit(event)
+        return result
 
-    def sync(self, query: str, question: str, k: int, memory: Sequence[SPO], iteration: int) -> list[Scored]:
+    def sync(self, query: str, question: str, k: int, memory: Sequence[SPO], iteration: int) -> Expansion:
         """One SyncGE pass: base → read → tripleLink → beam search → flatten → RRF with the base list."""
         start = time.perf_counter()
         base = self.base(query, k, iteration)
-        start = self.timed("base retrieval", iteration, start)
+        start = self.timer.stage("base retrieval", iteration, start)
         label = "read(C′q, q)" if not memory else "read(C′q, q, G(n−1))"
         proximal = self.read([p.id for p in base], question, memory, iteration, "sync", label)
-        start = self.timed("read", iteration, start)
+        start = self.timer.stage("read", iteration, start)
         initial = self.triple_link(proximal, iteration)
-        start = self.timed("tripleLink", iteration, start)
-        fused = self.expand(query, base, initial, iteration)
-        self.timed("graph expansion", iteration, start)
-        return fused
+        start = self.timer.stage("tripleLink", iteration, start)
+        result = self.expand(query, base, initial, iteration)
+        self.timer.stage("graph expansion", iteration, start)
+        return result
 
     def passage_link(self, triple: SPO) -> list[int]:
         """passageLink(t) = RRF(h^k(t, C), passages of h^k(t, T))  (paper App. B)."""
@@ -175,10 +159,10 @@ def _finish(step: Step, ranked: list[Scored], iterations: int, started: float, q
     if step.s.answer:
         start = time.perf_counter()
         answer = step.answer(question, ranked, answers, iterations)
-        step.timed("qa", iterations, start)
+        step.timer.stage("qa", iterations, start)
     total = (time.perf_counter() - started) * 1000
     step.trace.emit(RunFinished(iterations, iterations, total, recall_at_cutoffs([r.id for r in ranked], step.gold)))
-    return Run(ranked, step.trace, {**step.timings, "total": total}, answer)
+    return Run(ranked, step.trace, {**step.timer.totals, "total": total}, answer)
 
 
 def run_sync(engine: Engine, question: str, *, k: int, settings: Settings, gold: Collection[int], trace: Trace,
@@ -187,7 +171,7 @@ def run_sync(engine: Engine, question: str, *, k: int, settings: Settings, gold:
     started = time.perf_counter()
     step = Step(engine, settings, trace, gold)
     trace.emit(IterationStarted(1, question))
-    fused = step.sync(question, question, k, [], 1)
+    fused = step.sync(question, question, k, [], 1).fused
     return _finish(step, fused, 1, started, question, answers)
 
 
@@ -203,22 +187,23 @@ def run_agent(engine: Engine, question: str, *, k: int, settings: Settings, gold
     n = 0
     for n in range(1, s.max_iterations + 1):
         trace.emit(IterationStarted(n, query))
-        fused = step.sync(query, question, s.agent_k, memory, n)
+        result = step.sync(query, question, s.agent_k, memory, n)
+        fused = result.fused
         iteration_lists.append([p.id for p in fused])
         start = time.perf_counter()
         if s.gist_read == "expanded":
-            to_read, label = step._last_expanded[: s.gist_read_k], "read(C̃q, q, G(n−1)) — expanded passages"
+            to_read, label = result.expanded[: s.gist_read_k], "read(C̃q, q, G(n−1)) — expanded passages"
         else:
             to_read, label = [p.id for p in fused[: s.gist_read_k]], f"read(Cq(n)[:{s.gist_read_k}], q, G(n−1))"
         added = step.read(to_read, question, memory, n, "gist", label)
         memory.extend(t for t in dict.fromkeys(added) if t not in memory)
         trace.emit(GistUpdated(n, [list(t) for t in added], [list(t) for t in memory]))
-        start = step.timed("gist read", n, start)
+        start = step.timer.stage("gist read", n, start)
         raw = step.ask("reason", n, reasoning_prompt(question, memory), REASON_TOKENS)
         verdict = parse_reasoning(raw)
         step.warn(n, verdict.warnings, "reasoner")
         trace.emit(Reasoned(n, verdict.answerable, verdict.answer or "", verdict.reason, raw))
-        start = step.timed("reason", n, start)
+        start = step.timer.stage("reason", n, start)
         if verdict.answerable or n == s.max_iterations:
             break
         raw = step.ask("rewrite", n, rewriting_prompt(question, memory, verdict.reason), REWRITE_TOKENS)
@@ -229,12 +214,12 @@ def run_agent(engine: Engine, question: str, *, k: int, settings: Settings, gold
             trace.emit(Warned(n, "rewriter gave no question; the next iteration reuses the original question"))
         trace.emit(QueryRewritten(n, next_query, raw))
         query = next_query
-        step.timed("rewrite", n, start)
+        step.timer.stage("rewrite", n, start)
 
     start = time.perf_counter()
     links = [(t, step.passage_link(t)) for t in memory]
     trace.emit(PassagesLinked(n, [PassageLinkView(list(t), passage_views(step.backend, ids, step.gold))
                                   for t, ids in links]))
     ranked = rrf([ids for _, ids in links] + iteration_lists, k=s.rrf_k)
-    step.timed("passageLink + final RRF", n, start)
+    step.timer.stage("passageLink + final RRF", n, start)
     return _finish(step, ranked, n, started, question, answers)

@@ -16,7 +16,7 @@ from gear.config import Settings
 from gear.embed import Encoder
 from gear.index import Manifest, open_memory_backend
 from gear.measures import recall_at_cutoffs
-from gear.record import beams_event, passage_views, triple_views
+from gear.record import expansion_events, passage_views
 from gear.retrieve.beam import BeamParams
 from gear.retrieve.expand import expand, naive_initial_nodes
 from gear.retrieve.scoring import ExactScorer, FastScorer, SequenceScorer
@@ -24,10 +24,7 @@ from gear.store.base import SearchBackend
 from gear.trace import (
     BaseRetrieved,
     FinalRanking,
-    InitialNodes,
     IterationStarted,
-    PassagesExpanded,
-    PassagesFused,
     RunFinished,
     RunStarted,
     StageTimed,
@@ -186,12 +183,10 @@ class Engine:
         ranked = base
         if method == "naive":
             initial = naive_initial_nodes(self.backend, [p.id for p in base])
-            trace.emit(InitialNodes(1, "naive", triple_views(self.backend, dict.fromkeys(initial), gold)))
             params = self.beam_params(s)
             result = expand(qv, [p.id for p in base], initial, self.backend, self.scorer(s), params, s.rrf_k)
-            trace.emit(beams_event(1, result.search, self.backend, params, s.score_mode, gold))
-            trace.emit(PassagesExpanded(1, passage_views(self.backend, result.expanded, gold)))
-            trace.emit(PassagesFused(1, passage_views(self.backend, result.fused, gold)))
+            for event in expansion_events(1, "naive", result, self.backend, params, s.score_mode, gold):
+                trace.emit(event)
             start = timer.stage("graph expansion", 1, start)
             ranked = result.fused
         trace.emit(FinalRanking(1, passage_views(self.backend, ranked, gold)))

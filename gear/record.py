@@ -5,8 +5,18 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 
 from gear.retrieve.beam import BeamParams, BeamSearchResult
+from gear.retrieve.expand import Expansion
 from gear.store.base import SearchBackend
-from gear.trace import BeamsSearched, BeamView, PassageView, TripleView
+from gear.trace import (
+    BeamsSearched,
+    BeamView,
+    Event,
+    InitialNodes,
+    PassagesExpanded,
+    PassagesFused,
+    PassageView,
+    TripleView,
+)
 from gear.types import Scored
 
 
@@ -31,3 +41,12 @@ def beams_event(iteration: int, search: BeamSearchResult, backend: SearchBackend
     ids = sorted({t for step in search.steps for b in step for t in b.triple_ids})
     return BeamsSearched(iteration, steps, triple_views(backend, ids, gold), params.width, params.length,
                          params.max_neighbours, params.gamma, params.diversity, score_mode, search.candidates_scored)
+
+
+def expansion_events(iteration: int, source: str, result: Expansion, backend: SearchBackend, params: BeamParams,
+                     score_mode: str, gold: Collection[int] = ()) -> list[Event]:
+    """The events of one graph expansion, NaiveGE and SyncGE alike: initial nodes, beams, C̃q and the fused list."""
+    return [InitialNodes(iteration, source, triple_views(backend, result.initial, gold)),
+            beams_event(iteration, result.search, backend, params, score_mode, gold),
+            PassagesExpanded(iteration, passage_views(backend, result.expanded, gold)),
+            PassagesFused(iteration, passage_views(backend, result.fused, gold))]

@@ -216,3 +216,15 @@ def test_api_keys_never_reach_the_trace(engine: Engine) -> None:
     trace = Trace()
     engine.retrieve("Where is Mount Etna?", k=4, settings=settings, trace=trace)
     assert "sk-secret-123" not in trace.to_json()
+
+
+def test_each_tripleLink_pair_reports_its_own_similarity(engine: Engine) -> None:
+    # two proximal triples that link to the same index triple must not share one similarity
+    llm = ScriptedLLM(read=[f'{ETNA}\n("Mount Etna", "located on", "the island of Sicily")'], qa=["Sicily"])
+    trace, _ = run(engine, llm, "Where is Mount Etna?", expand="sync")
+    links = trace.first(TriplesLinked, 1)
+    assert links is not None and len(links.links) == 2
+    assert links.links[0].linked is not None and links.links[1].linked is not None
+    assert links.links[0].linked.id == links.links[1].linked.id
+    assert links.links[0].similarity == pytest.approx(1.0, abs=1e-5)
+    assert links.links[1].similarity < 0.99
