@@ -34,7 +34,7 @@ COPY pages/ pages/
 COPY studio/ studio/
 COPY assets/ assets/
 COPY scripts/ scripts/
-# editable: gear.demo finds assets/ next to the package, as in a checkout
+# editable: studio.demo finds assets/ next to the package, as in a checkout
 RUN pip install --no-deps -e .
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]

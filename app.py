@@ -11,13 +11,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from gear import demo
 from gear.trace import Trace, TraceError
+from studio import demo
 from studio.common import (
     choose_index,
     engine_for,
     ensure_index,
-    esc,
+    esc_md,
     guarded,
     one_line,
     qa_for_index,
@@ -150,7 +150,7 @@ def save_panel(trace: Trace) -> None:
         st.toast(f"saved {path.name}")
         st.session_state["saved_trace"] = str(path)
     if st.session_state.get("saved_trace"):
-        st.caption(f"saved as {esc(Path(st.session_state['saved_trace']).name)}")
+        st.caption(f"saved as {esc_md(Path(st.session_state['saved_trace']).name)}")
 
 
 @guarded
@@ -188,7 +188,7 @@ def ask_page() -> None:
     if trace is None:
         st.info("Ask a question, or replay a saved trace.")
         return
-    st.caption("Showing: " + esc(st.session_state.get("trace_source", "trace")))
+    st.caption("Showing: " + esc_md(st.session_state.get("trace_source", "trace")))
     if teaching:
         teach(trace)
     else:

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
+from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.corpus import load_qa
+from gear.data.corpus import load_qa
 from gear.embed import Encoder
-from gear.engine import Engine
 from gear.retrieve.expand import expand, naive_initial_nodes
 from gear.retrieve.scoring import ExactScorer, FastScorer
 

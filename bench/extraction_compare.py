@@ -3,7 +3,7 @@
 For N passages (by default the gold passages of the first dev50 questions, in question order) it extracts triples
 with the configured LLM (GEAR_LLM, local by default) through gear.extract (journaled: re-running is free and an
 interrupted run resumes), then reports triples/passage, seconds/passage, tokens, and how many entities and triples
-agree with gpt-3.5-turbo-1106's, after gear.graph.normalise_entity on every part:
+agree with gpt-3.5-turbo-1106's, after gear.store.graph.normalise_entity on every part:
 
 - entities: subjects and objects of the triples (the graph's nodes); agreement = |ours ∩ gpt|, with precision
   (share of ours that GPT also has) and recall (share of GPT's that we also have);
@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gear.extract import (
+from gear.extract.runner import (
     ExtractionConfig,
     ExtractionResult,
     extract_passages,
@@ -39,17 +39,17 @@ from gear.extract import (
     parse_extraction,
     write_openie,
 )
-from gear.graph import normalise_entity
+from gear.store.graph import normalise_entity
+from gear.types import SPO
 
 SHARED = Path("/work/shared/data")
 GPT_OPENIE = SHARED / "musique" / "openie_musique_gpt-3.5-turbo-1106_1890.json"
 DEV50 = SHARED / "musique" / "musique_dev50.json"
 WALKTHROUGH = SHARED / "walkthrough"
 
-Triple = tuple[str, str, str]
 
 
-def _norm(t: Triple) -> Triple:
+def _norm(t: SPO) -> SPO:
     return (normalise_entity(t[0]), normalise_entity(t[1]), normalise_entity(t[2]))
 
 
@@ -70,7 +70,7 @@ def select_passages(n: int) -> list[dict[str, Any]]:
     return chosen
 
 
-def agreement(ours: list[Triple], gpt: list[Triple]) -> dict[str, int]:
+def agreement(ours: list[SPO], gpt: list[SPO]) -> dict[str, int]:
     o_t = {_norm(t) for t in ours}
     g_t = {_norm(t) for t in gpt}
     o_e = {e for t in o_t for e in (t[0], t[2])}
@@ -90,7 +90,7 @@ def _words(text: str) -> set[str]:
     return {w.casefold() for w in re.findall(r"\w+", text)}
 
 
-def grounded_share(triples: list[Triple], title: str, text: str) -> float:
+def grounded_share(triples: list[SPO], title: str, text: str) -> float:
     words = _words(f"{title} {text}")
     if not triples:
         return 1.0
@@ -113,7 +113,7 @@ def totals(rows: list[dict[str, int]]) -> dict[str, float]:
 
 def make_llm_from_env() -> Any:
     from gear.config import Settings
-    from gear.extract_cli import llm_from_settings
+    from gear.llm import llm_from_settings
 
     return llm_from_settings(Settings())
 

@@ -111,7 +111,7 @@ def degrees(n_slots: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def build(args: argparse.Namespace) -> None:
-    from gear.corpus import Document
+    from gear.data.corpus import Document
     from gear.index import build_index
 
     rng = np.random.default_rng(1)
@@ -145,8 +145,8 @@ def build(args: argparse.Namespace) -> None:
 
 
 def query(args: argparse.Namespace) -> None:
+    from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.engine import Engine
     from gear.index import Manifest
     from gear.retrieve.expand import expand, naive_initial_nodes
     from gear.retrieve.scoring import ExactScorer, FastScorer

@@ -9,7 +9,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Retriever = Literal["bm25", "dense", "hybrid"]
-Expansion = Literal["none", "naive", "sync", "gear"]
+ExpandMethod = Literal["none", "naive", "sync", "gear"]
 GistRead = Literal["fused", "expanded"]
 
 EMBEDDERS = {
@@ -30,7 +30,7 @@ class Settings(BaseSettings):
     embedder: str = "all-MiniLM-L6-v2"  # the paper used all-mpnet-base-v2; MiniLM is 7x faster on CPU
     embed_bf16: bool = False
     retriever: Retriever = "hybrid"
-    expand: Expansion = "none"
+    expand: ExpandMethod = "none"
     rrf_k: int = Field(60, ge=1)
     # graph expansion (Alg. 1)
     beam_width: int = Field(10, ge=1)
@@ -83,3 +83,14 @@ class Settings(BaseSettings):
         data = self.model_dump()
         data.update({k: v for k, v in changes.items() if v is not None})
         return Settings.model_validate(data)
+
+
+SECRET_FIELDS = frozenset({"llm_api_key", "es_api_key", "es_password", "es_username"})
+
+
+def public_settings(s: Settings) -> dict[str, object]:
+    """Settings as written into traces, reports and exports: the one rule for secrets is that these fields are never
+    written (credentials and the user name that goes with them); γ is recorded as used."""
+    data = s.model_dump(mode="json", exclude=set(SECRET_FIELDS))
+    data["gamma"] = s.effective_gamma
+    return data

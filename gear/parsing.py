@@ -15,7 +15,7 @@ from typing import Any
 
 import json_repair
 
-Triple = tuple[str, str, str]
+from gear.types import SPO
 
 MAX_CHARS = 100_000  # LLM outputs are a few thousand characters; bound the work on pathological input
 
@@ -35,7 +35,7 @@ _MARKDOWN = re.compile(r"(\*\*|__|`)")
 class ParseResult:
     """Triples read from an LLM answer, and what could not be read."""
 
-    triples: list[Triple] = field(default_factory=list)
+    triples: list[SPO] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -73,7 +73,7 @@ def _clean_part(value: object) -> str | None:
     return value or None
 
 
-def _to_triple(item: object) -> Triple | None:
+def _to_triple(item: object) -> SPO | None:
     if isinstance(item, dict):
         lowered = {str(k).lower(): v for k, v in item.items()}
         for keys in _KEYS:
@@ -117,9 +117,9 @@ def _tuple_bodies(text: str) -> list[str]:
     return bodies
 
 
-def _tuples_in(text: str) -> tuple[list[Triple], int]:
+def _tuples_in(text: str) -> tuple[list[SPO], int]:
     """Tuples written in the paper's ("s", "p", "o") style anywhere in the text; also counts malformed ones."""
-    found: list[Triple] = []
+    found: list[SPO] = []
     dropped = 0
     for body in _tuple_bodies(text):
         items = [_unquote(part) for part in _ITEM_SPLIT.split(body)]
@@ -158,7 +158,7 @@ def _json_candidates(text: str) -> list[str]:
     return candidates
 
 
-def _collect(data: object, depth: int = 0) -> tuple[list[Triple], int]:
+def _collect(data: object, depth: int = 0) -> tuple[list[SPO], int]:
     """Walk a parsed JSON value for triples in any of the accepted shapes."""
     if depth > 6:
         return [], 0
@@ -180,7 +180,7 @@ def _collect(data: object, depth: int = 0) -> tuple[list[Triple], int]:
     if len(data) == 3 and all(not isinstance(x, list | dict) for x in data):
         triple = _to_triple(data)  # a bare single triple ["s", "p", "o"]
         return ([triple], 0) if triple is not None else ([], 1)
-    found: list[Triple] = []
+    found: list[SPO] = []
     dropped = 0
     for item in data:
         triple = _to_triple(item)
@@ -195,7 +195,7 @@ def _collect(data: object, depth: int = 0) -> tuple[list[Triple], int]:
     return found, dropped
 
 
-def _dedupe(triples: list[Triple]) -> list[Triple]:
+def _dedupe(triples: list[SPO]) -> list[SPO]:
     return list(dict.fromkeys(triples))
 
 

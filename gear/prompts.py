@@ -188,7 +188,6 @@ Question: {question}
 
 Answer:"""
 
-Triple = tuple[str, str, str]
 
 
 def format_triples(triples: Iterable[Sequence[str]]) -> str:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+SPO = tuple[str, str, str]  # a triple's (subject, predicate, object) as text: what LLMs read and write
+StageProgress = Callable[[str, int, int], None]  # (stage, done, total): how long jobs report progress
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from studio.common import (
     choose_index,
     engine_for,
     ensure_index,
-    esc,
+    esc_md,
     guarded,
     method_settings,
     one_line,
@@ -66,7 +66,7 @@ def page() -> None:
         st.info("Pick a question and methods, then press Compare.")
         return
     question, k, results = saved
-    st.markdown(f"**Question:** {esc(question)}")
+    st.markdown(f"**Question:** {esc_md(question)}")
     rankings: dict[str, list] = {}
     gold_titles: dict[int, str] = {}
     recall_rows = []
@@ -93,7 +93,7 @@ def page() -> None:
     cols = st.columns(max(1, len(results)))
     for col, (label, result) in zip(cols, results.items(), strict=True):
         with col:
-            st.markdown(f"**{esc(label)}**")
+            st.markdown(f"**{esc_md(label)}**")
             if isinstance(result, str):
                 st.error(result)
                 continue

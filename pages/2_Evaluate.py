@@ -33,7 +33,7 @@ def saved_reports() -> dict[str, Path]:
 
 
 def questions_from_upload(upload) -> list:
-    from gear.corpus import load_qa
+    from gear.data.corpus import load_qa
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / re.sub(r"[^A-Za-z0-9_.-]", "_", upload.name)
@@ -92,7 +92,7 @@ def run_form(index: Path, base) -> None:
             trace_dir = evals_dir() / name / "traces" if save_traces else None
             try:
                 report = viz_report = None
-                from gear.eval import evaluate
+                from gear.eval.report import evaluate
 
                 report = evaluate(engine, questions[:n], settings, ks, progress=progress, trace_dir=trace_dir)
                 viz_report = report.to_dict()

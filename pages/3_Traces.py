@@ -11,9 +11,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from gear import demo, viz
+from gear import viz
 from gear.trace import Answered, RunFinished, RunStarted, Trace, TraceError
-from studio.common import esc, evals_dir, guarded, one_line, setup, traces_dir
+from studio import demo
+from studio.common import esc_md, evals_dir, guarded, one_line, setup, traces_dir
 
 CATEGORIES = ["base retriever limitation", "reader hallucination", "reasoner hallucination", "dataset issue",
               "missing extraction detail", "graph quality"]
@@ -110,7 +111,7 @@ def page() -> None:
     choice = st.selectbox("Trace", list(labels), key="tr_choice")
     path = Path(labels[choice])
     trace = Trace.load(path)
-    st.markdown(f"**Question:** {esc(trace.question)}")
+    st.markdown(f"**Question:** {esc_md(trace.question)}")
     if st.button("Open in the Ask view", key="tr_open", type="primary"):
         st.session_state["trace"] = trace
         st.session_state["trace_source"] = f"trace file {path.name}"

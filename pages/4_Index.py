@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from gear import demo, viz
+from gear import viz
 from gear.config import Settings
+from studio import demo
 from studio.common import (
     choose_index,
     encoder_for,
@@ -103,7 +104,7 @@ def raw_text_note() -> str:
 
 
 def extraction_available() -> bool:
-    """Whether gear.extract_cli.extract_for_index does real extraction (it takes a progress callback)."""
+    """Whether gear.extract.bridge.extract_for_index does real extraction (it takes a progress callback)."""
     try:
         import inspect
 
@@ -115,8 +116,8 @@ def extraction_available() -> bool:
 
 
 def build(name: str, corpus_files, openie, qa, settings: Settings) -> None:
-    from gear.corpus import load_any_corpus, load_openie, unique_documents
-    from gear.index import align_openie, build_index
+    from gear.data.corpus import align_openie, load_any_corpus, load_openie, unique_documents
+    from gear.index import build_index
 
     out = demo.indexes_dir() / name
     with tempfile.TemporaryDirectory() as tmp, st.status(f"Building {name}…", expanded=True) as box:
@@ -141,7 +142,7 @@ def build(name: str, corpus_files, openie, qa, settings: Settings) -> None:
                 box.update(label="Needs an OpenIE file", state="error")
                 st.error(raw_text_note())
                 return
-            from gear.extract_cli import extract_for_index
+            from gear.extract.bridge import extract_for_index
 
             st.write(f"extracting triples with the {settings.llm} LLM (resumable: a journal is kept beside the index)")
             ebar = st.progress(0, text="extracting triples")

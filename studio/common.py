@@ -13,8 +13,8 @@ from typing import Any
 
 import streamlit as st
 
-from gear import demo
 from gear.config import Settings
+from studio import demo
 
 # Encoders by embedder name for indexes built with a non-standard encoder (tests register a fake one here).
 ENCODER_FACTORIES: dict[str, Callable[[], Any]] = {}
@@ -44,7 +44,7 @@ _CONTROL = ("RerunException", "StopException", "RerunData")
 _INERT = re.compile(r"[&<>\"'\\`*_{}\[\]()#+\-!|~:$]")
 
 
-def esc(text: object) -> str:
+def esc_md(text: object) -> str:
     """Untrusted text made inert for st.markdown: HTML-escaped, and markdown/Streamlit syntax turned into entities
     (so a passage cannot add links, images, :material: icons, colours or maths)."""
     # one pass, so the entities written for one character are never escaped again by the rule for another
@@ -53,7 +53,7 @@ def esc(text: object) -> str:
 
 def md(text: object) -> None:
     """Write untrusted text as a paragraph (escaped)."""
-    st.markdown(esc(text))
+    st.markdown(esc_md(text))
 
 
 def guarded(fn: Callable[[], None]) -> Callable[[], None]:
@@ -132,7 +132,7 @@ def encoder_for(name: str) -> Any:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _engine(directory: str, mtime: float) -> Any:
-    from gear.engine import Engine
+    from gear.agent.engine import Engine
     from gear.index import Manifest
 
     manifest = Manifest.read(Path(directory))
@@ -265,7 +265,7 @@ def qa_for_index(directory: Path) -> list[Any]:
 
 @st.cache_data(show_spinner=False)
 def _load_qa(path: str, mtime: float) -> list[Any]:
-    from gear.corpus import load_qa
+    from gear.data.corpus import load_qa
 
     questions, _ = load_qa(path)
     return questions

@@ -11,7 +11,7 @@ import streamlit as st
 
 from gear import trace as t
 from gear import viz
-from studio.common import esc
+from studio.common import esc_md
 
 GRAPH_HEIGHT = 560
 
@@ -126,10 +126,10 @@ class TraceView:
     def run_started(self, e: t.RunStarted) -> None:
         method = {"none": "base retriever only", "naive": "NaiveGE", "sync": "SyncGE", "gear": "GeAR"}.get(
             e.method, e.method)
-        st.markdown(f"**Question:** {esc(e.question)}")
+        st.markdown(f"**Question:** {esc_md(e.question)}")
         facts = [f"method **{method}**", f"retriever **{e.retriever}**"]
         if e.answers:
-            facts.append("gold answer **" + esc(" / ".join(e.answers[:3])) + "**")
+            facts.append("gold answer **" + esc_md(" / ".join(e.answers[:3])) + "**")
         if e.gold_passage_ids:
             facts.append(f"{len(e.gold_passage_ids)} gold passages (★)")
         st.caption(" · ".join(facts))
@@ -137,7 +137,7 @@ class TraceView:
     def draw(self, e: t.Event) -> None:
         n = e.iteration
         if isinstance(e, t.IterationStarted):
-            st.markdown(f"<div style='font-size:1.05rem'>q<sup>({n})</sup> = <i>{esc(e.query)}</i></div>",
+            st.markdown(f"<div style='font-size:1.05rem'>q<sup>({n})</sup> = <i>{esc_md(e.query)}</i></div>",
                         unsafe_allow_html=True)
         elif isinstance(e, t.BaseRetrieved):
             heading("1", "Base retrieval", f"C′<sub>q</sub> = h<sup>k</sup><sub>base</sub>(q<sup>({n})</sup>, C), "
@@ -149,7 +149,7 @@ class TraceView:
             else:
                 heading("5", "Gist reader", f"T<sup>G</sup><sub>q({n})</sub> = read(C<sub>q({n})</sub>, q, "
                         f"G<sup>({n - 1})</sup>)")
-            st.caption(esc(e.source))
+            st.caption(esc_md(e.source))
             table(triple_rows(e.triples))
         elif isinstance(e, t.TriplesLinked):
             heading("3", "tripleLink → initial nodes", "T<sub>q</sub><sup>init</sup> = { h¹<sub>base</sub>(t′, T) }")
@@ -181,14 +181,14 @@ class TraceView:
         elif isinstance(e, t.Reasoned):
             heading("6", "Reasoner", f"answerable(G<sup>({n})</sup>, q)?")
             if e.answerable:
-                st.success(f"Answerable — answer: {esc(e.answer)}")
+                st.success(f"Answerable — answer: {esc_md(e.answer)}")
             else:
-                st.warning(f"Not answerable yet — {esc(e.reason)}")
+                st.warning(f"Not answerable yet — {esc_md(e.reason)}")
         elif isinstance(e, t.QueryRewritten):
             heading("7", "Rewriter", f"q<sup>({n + 1})</sup> = rewrite(G<sup>({n})</sup>, q, r<sup>({n})</sup>)")
-            st.info(f"Next query: {esc(e.query)}")
+            st.info(f"Next query: {esc_md(e.query)}")
         elif isinstance(e, t.Warned):
-            st.caption("⚠️ " + esc(e.message))
+            st.caption("⚠️ " + esc_md(e.message))
         elif isinstance(e, t.PassagesLinked):
             st.markdown("**passageLink** — passages for each gist triple, fused with every iteration's list")
             rows = [{"gist triple": viz.spo_text(link.triple),
@@ -200,7 +200,7 @@ class TraceView:
             table(viz.passage_rows(e.passages, 15), height=min(560, 38 + 35 * min(15, len(e.passages))))
         elif isinstance(e, t.Answered):
             score = f" — EM {e.em:.0f}, F1 {e.f1:.2f}" if e.em is not None and e.f1 is not None else ""
-            st.markdown(f"**Answer:** {esc(e.answer)}{score}")
+            st.markdown(f"**Answer:** {esc_md(e.answer)}{score}")
         elif isinstance(e, t.RunFinished):
             self.draw_finish(e)
 
@@ -320,10 +320,10 @@ def teach(trace: t.Trace, key: str = "teach_step") -> None:
     it = event.iteration
     notation = notation.replace("(n+1)", f"({it + 1})").replace("(n−1)", f"({it - 1})").replace("(n)", f"({it})")
     info.progress((i + 1) / len(steps), text=f"Step {i + 1} of {len(steps)} · iteration {event.iteration}")
-    st.markdown(f"<div class='teach-title'>{esc(name)}</div><div class='teach-notation'>{notation}</div>"
-                f"<div class='teach-text'>{esc(text)}</div>", unsafe_allow_html=True)
+    st.markdown(f"<div class='teach-title'>{esc_md(name)}</div><div class='teach-notation'>{notation}</div>"
+                f"<div class='teach-text'>{esc_md(text)}</div>", unsafe_allow_html=True)
     query = next((e.query for e in trace.of(t.IterationStarted) if e.iteration == event.iteration), trace.question)
-    st.markdown(f"<div class='teach-query'>q<sup>({event.iteration})</sup> = {esc(query)}</div>",
+    st.markdown(f"<div class='teach-query'>q<sup>({event.iteration})</sup> = {esc_md(query)}</div>",
                 unsafe_allow_html=True)
     view = TraceView(graph_height=620, key=f"{key}-view")
     position = next(j for j, e in enumerate(trace.events) if e is event)
@@ -334,4 +334,4 @@ def teach(trace: t.Trace, key: str = "teach_step") -> None:
     if isinstance(event, t.GistUpdated):
         gist_read = next((x for x in trace.of(t.ProximalTriples, event.iteration) if x.role == "gist"), None)
         if gist_read is not None:
-            st.caption("read from: " + esc(gist_read.source))
+            st.caption("read from: " + esc_md(gist_read.source))

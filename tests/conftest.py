@@ -92,7 +92,7 @@ def make_encoder():
 
 @pytest.fixture
 def tiny_docs():
-    from gear.corpus import Document
+    from gear.data.corpus import Document
 
     return [Document(t, x) for t, x in TINY_DOCS]
 

@@ -7,11 +7,15 @@ talks to. Any backend can be wrapped with a record/replay cache to make runs rep
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gear.llm.base import LLM, LLMError, LLMResult, Message
 from gear.llm.replay import CachedLLM, Mode
 
-__all__ = ["KINDS", "LLM", "CachedLLM", "LLMError", "LLMResult", "Message", "make_llm"]
+if TYPE_CHECKING:
+    from gear.config import Settings
+
+__all__ = ["KINDS", "LLM", "CachedLLM", "LLMError", "LLMResult", "Message", "llm_from_settings", "llm_key", "make_llm"]
 
 KINDS = ("local", "openai", "replay", "record")
 
@@ -69,3 +73,15 @@ def make_llm(
     if cache_dir is not None:
         return CachedLLM(inner, Path(cache_dir), mode or "auto")
     return inner
+
+
+def llm_key(settings: Settings) -> tuple[object, ...]:
+    """What makes two configurations the same LLM (the engine keeps one loaded model per key)."""
+    return (settings.llm, settings.llm_model, settings.llm_base_url, str(settings.llm_cache_dir))
+
+
+def llm_from_settings(settings: Settings) -> LLM:
+    """The LLM named by Settings: the one factory the engine, extraction and the app use."""
+    api_key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    return make_llm(settings.llm, model=settings.llm_model, base_url=settings.llm_base_url, api_key=api_key,
+                    cache_dir=settings.llm_cache_dir)

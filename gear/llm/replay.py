@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Literal
 
+from gear.files import atomic_write_json
 from gear.llm.base import LLM, LLMError, LLMResult, Message, last_user_content
 
 Mode = Literal["record", "replay", "auto"]
@@ -27,19 +26,6 @@ def cache_key(model: str, messages: list[Message], json_schema: dict | None, max
     payload = {"model": model, "messages": messages, "json_schema": json_schema, "max_tokens": max_tokens}
     canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def _write_json(path: Path, data: dict) -> None:
-    """Write atomically (temp file + rename) so a crash never leaves a truncated entry."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(tmp_name, path)
-    finally:
-        Path(tmp_name).unlink(missing_ok=True)
 
 
 def recorded_models(cache_dir: Path) -> set[str]:
@@ -133,7 +119,7 @@ class CachedLLM:
         started = time.perf_counter()
         result = self.inner.complete(messages, json_schema=json_schema, max_tokens=max_tokens)
         seconds = result.seconds or (time.perf_counter() - started)
-        _write_json(
+        atomic_write_json(
             path,
             {
                 "model": self.model,
@@ -145,5 +131,7 @@ class CachedLLM:
                 "completion_tokens": result.completion_tokens,
                 "seconds": round(seconds, 4),
             },
+            indent=2,
+            sort_keys=True,
         )
         return result

@@ -12,7 +12,7 @@ from gear.types import Passage, Scored, Triple
 Method = Literal["bm25", "dense", "hybrid"]
 
 
-class IndexError_(RuntimeError):
+class StoreError(RuntimeError):
     """A missing, corrupt or mismatched index; the message says which and what to do."""
 
 

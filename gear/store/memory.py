@@ -20,9 +20,9 @@ import bm25s
 import numpy as np
 import Stemmer
 
-from gear.graph import Adjacency, build_adjacency
 from gear.retrieve.fusion import rrf
-from gear.store.base import IndexError_, Method, passage_text, triple_text
+from gear.store.base import Method, StoreError, passage_text, triple_text
+from gear.store.graph import Adjacency, build_adjacency
 from gear.store.vectors import IVF_SUFFIX, VectorIndex
 from gear.types import Passage, Scored, Triple
 
@@ -41,7 +41,7 @@ def _bm25_loader(path: Path) -> Callable[[], bm25s.BM25]:
         try:
             return bm25s.BM25.load(str(path), mmap=True, show_progress=False)
         except (OSError, ValueError, KeyError) as exc:
-            raise IndexError_(f"{path}: BM25 index is incomplete or corrupt ({exc}); rebuild it with `gear index`") \
+            raise StoreError(f"{path}: BM25 index is incomplete or corrupt ({exc}); rebuild it with `gear index`") \
                 from None
 
     return load
@@ -298,7 +298,7 @@ class MemoryBackend:
             pindex = VectorIndex.load(pvec, directory / f"passage_vectors{IVF_SUFFIX}")
             tindex = VectorIndex.load(tvec, directory / f"triple_vectors{IVF_SUFFIX}")
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
-            raise IndexError_(f"{directory}: index is incomplete or corrupt ({exc}); rebuild it with `gear index`") \
+            raise StoreError(f"{directory}: index is incomplete or corrupt ({exc}); rebuild it with `gear index`") \
                 from None
         return cls(embedder=embedder, encode=encode, titles=titles, texts=texts, spo=spo,
                    triple_passage=tp, passages=Table(pb, pvec, len(titles), pindex),

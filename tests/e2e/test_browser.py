@@ -66,10 +66,10 @@ def require_browser() -> None:
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     require_browser()
+    from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.corpus import Document, load_qa
+    from gear.data.corpus import Document, load_qa
     from gear.embed import Encoder
-    from gear.engine import Engine
     from gear.index import build_index
     from gear.llm import CachedLLM
 
@@ -107,7 +107,7 @@ def server(data_dir: Path):
 def demo_server(tmp_path_factory: pytest.TempPathFactory):
     """The app on the bundled walk-through demo with the bundled LLM replay cache (assets/llm_cache)."""
     require_browser()
-    from gear import demo
+    from studio import demo
 
     if not demo.DEMOS["walkthrough"].available:
         pytest.skip("walkthrough demo assets are not available yet")
@@ -331,7 +331,7 @@ def test_chromium_present_in_ci() -> None:
 
 def test_demo_walkthrough_question_on_replay_llm(demo_server: str, browser_page) -> None:
     """The demo as shipped: the paper's question is ready; Ask replays the recorded local-model answers."""
-    from gear import demo
+    from studio import demo
 
     if not (ROOT / "assets" / "traces" / "walkthrough.json").is_file():
         pytest.skip("no recorded walk-through run yet (assets/llm_cache lacks its answers)")

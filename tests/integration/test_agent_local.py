@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.corpus import load_corpus, load_openie
-from gear.engine import Engine
-from gear.index import align_openie, build_index
+from gear.data.corpus import align_openie, load_corpus, load_openie
+from gear.index import build_index
 from gear.trace import BeamsSearched, GistUpdated, LLMCalled, ProximalTriples, Reasoned, Trace, TriplesLinked
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "walkthrough"

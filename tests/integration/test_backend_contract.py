@@ -26,9 +26,9 @@ import numpy as np
 import pytest
 
 from gear.config import Settings
-from gear.corpus import Document
+from gear.data.corpus import Document
 from gear.index import Manifest, build_index, open_memory_backend
-from gear.store.base import IndexError_, SearchBackend, triple_text
+from gear.store.base import SearchBackend, StoreError, triple_text
 from gear.store.memory import tokenize
 
 pytestmark = pytest.mark.es
@@ -144,7 +144,8 @@ class EsIndex:
 
 
 def _migrated(request: pytest.FixtureRequest, url: str, index_dir: Path, tmp: Path) -> Iterator[EsIndex]:
-    from gear.store.elastic import EsNames, connect, delete_from_elastic, migrate_to_elastic
+    from gear.index.migrate import migrate_to_elastic
+    from gear.store.elastic import EsNames, connect, delete_from_elastic
 
     directory = tmp / "contract-index"
     shutil.copytree(index_dir, directory)
@@ -308,7 +309,7 @@ def test_hybrid_is_rrf_of_both(backend: SearchBackend, reference: SearchBackend,
 
 def test_naive_ge_runs_unchanged(backend: SearchBackend, reference: SearchBackend, encoder: HashEncoder) -> None:
     """The engine (NaiveGE: base BM25 → all triples of the base passages → beam search → RRF) on this backend."""
-    from gear.engine import Engine
+    from gear.agent.engine import Engine
 
     settings = Settings(retriever="bm25", expand="naive", score_mode="exact")
     question = "Which river flows through the city whose cathedral is dedicated to St. Peter?"
@@ -359,7 +360,7 @@ def test_missing_index_is_a_clear_error(es_index: EsIndex, encoder: HashEncoder,
     m.write(directory)
     from gear.store.elastic import open_elastic_backend
 
-    with pytest.raises(IndexError_, match=r"gear migrate"):
+    with pytest.raises(StoreError, match=r"gear migrate"):
         open_elastic_backend(directory, m, es_index.settings, encoder)  # type: ignore[arg-type]
 
 
@@ -368,18 +369,19 @@ def test_mismatched_embedder_is_a_clear_error(es_index: EsIndex, encoder: HashEn
 
     m = Manifest.read(es_index.directory)
     m.embedder = "all-mpnet-base-v2"
-    with pytest.raises(IndexError_, match=r"re-run `gear migrate"):
+    with pytest.raises(StoreError, match=r"re-run `gear migrate"):
         open_elastic_backend(es_index.directory, m, es_index.settings, encoder)  # type: ignore[arg-type]
     m = Manifest.read(es_index.directory)
     m.n_triples += 1
-    with pytest.raises(IndexError_, match=r"out of date"):
+    with pytest.raises(StoreError, match=r"out of date"):
         open_elastic_backend(es_index.directory, m, es_index.settings, encoder)  # type: ignore[arg-type]
 
 
 def test_unreachable_cluster_fails_fast(index_dir: Path, encoder: HashEncoder) -> None:
     import socket
 
-    from gear.store.elastic import migrate_to_elastic, open_elastic_backend
+    from gear.index.migrate import migrate_to_elastic
+    from gear.store.elastic import open_elastic_backend
 
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
@@ -388,25 +390,25 @@ def test_unreachable_cluster_fails_fast(index_dir: Path, encoder: HashEncoder) -
     settings = Settings(backend="elasticsearch", es_url=f"http://127.0.0.1:{port}", es_api_key=None,
                         es_username="elastic", es_password="s3cret-do-not-print")
     start = time.monotonic()
-    with pytest.raises(IndexError_, match=r"cannot reach Elasticsearch") as err:
+    with pytest.raises(StoreError, match=r"cannot reach Elasticsearch") as err:
         open_elastic_backend(index_dir, Manifest.read(index_dir), settings, encoder)  # type: ignore[arg-type]
     assert time.monotonic() - start < 10
     assert "s3cret" not in str(err.value)
-    with pytest.raises(IndexError_, match=r"cannot reach Elasticsearch"):
+    with pytest.raises(StoreError, match=r"cannot reach Elasticsearch"):
         migrate_to_elastic(index_dir, settings, None)
     assert Manifest.read(index_dir).elasticsearch is None  # nothing recorded for a failed migrate
 
 
 def test_failed_rebuild_keeps_the_working_index(es_index: EsIndex, encoder: HashEncoder) -> None:
-    from gear.store.elastic import migrate_to_elastic
+    from gear.index.migrate import migrate_to_elastic
 
     before = Manifest.read(es_index.directory).elasticsearch
 
     def explode(stage: str, done: int, total: int) -> None:
         if stage == "triples" and done == 0:
-            raise IndexError_("simulated failure in the middle of a build")
+            raise StoreError("simulated failure in the middle of a build")
 
-    with pytest.raises(IndexError_, match="simulated"):
+    with pytest.raises(StoreError, match="simulated"):
         migrate_to_elastic(es_index.directory, es_index.settings, explode)
     assert Manifest.read(es_index.directory).elasticsearch == before
     backend = open_es(es_index, encoder)
@@ -419,7 +421,8 @@ def test_failed_rebuild_keeps_the_working_index(es_index: EsIndex, encoder: Hash
 
 
 def test_rebuild_switches_aliases(es_index: EsIndex, encoder: HashEncoder) -> None:
-    from gear.store.elastic import connect, migrate_to_elastic
+    from gear.index.migrate import migrate_to_elastic
+    from gear.store.elastic import connect
 
     before = Manifest.read(es_index.directory).elasticsearch
     record = migrate_to_elastic(es_index.directory, es_index.settings, None)
@@ -473,7 +476,7 @@ def test_auth_failure_and_timeout_are_clear_errors(index_dir: Path, encoder: Has
     try:
         settings = Settings(backend="elasticsearch", es_url=stub.url, es_username="elastic",
                             es_password="s3cret-do-not-print", es_api_key=None)
-        with pytest.raises(IndexError_, match=r"rejected the credentials.*GEAR_ES_API_KEY") as err:
+        with pytest.raises(StoreError, match=r"rejected the credentials.*GEAR_ES_API_KEY") as err:
             open_elastic_backend(index_dir, Manifest.read(index_dir), settings, encoder)  # type: ignore[arg-type]
         assert "s3cret" not in str(err.value)
     finally:
@@ -481,7 +484,7 @@ def test_auth_failure_and_timeout_are_clear_errors(index_dir: Path, encoder: Has
     stub = _Stub("hang")
     try:
         start = time.monotonic()
-        with pytest.raises(IndexError_, match=r"timed out"):
+        with pytest.raises(StoreError, match=r"timed out"):
             check_cluster(connect(stub.url), stub.url, timeout=0.5)
         assert time.monotonic() - start < 5
     finally:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from gear.extract import JOURNAL
+from gear.extract.runner import JOURNAL
 from gear.index import Manifest, verify_index
-from gear.index_update import saved_passages
+from gear.index.update import saved_passages
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 ENTRY = f"""
 import hashlib, json, os, sys, time
 sys.path.insert(0, {str(REPO)!r})
-import gear.embed, gear.extract_cli
+import gear.embed, gear.extract.bridge
 from gear.llm.base import LLMResult
 from tests.conftest import FakeEncoder
 
@@ -54,9 +54,9 @@ class ScriptedLLM:
 
 
 if os.environ.get("GEAR_TEST_LLM") == "scripted":
-    gear.extract_cli.llm_from_settings = lambda settings: ScriptedLLM()
+    gear.extract.bridge.llm_from_settings = lambda settings: ScriptedLLM()
 gear.embed.Encoder = lambda name, **kwargs: FakeEncoder(name=name)
-from gear import cli_index  # noqa: registers the index command
+
 from gear.cli import app
 
 app(sys.argv[1:])

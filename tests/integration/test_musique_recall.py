@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.corpus import load_corpus, load_openie, load_qa
-from gear.engine import Engine
-from gear.eval import evaluate
-from gear.index import align_openie, build_index
+from gear.data.corpus import align_openie, load_corpus, load_openie, load_qa
+from gear.eval.report import evaluate
+from gear.index import build_index
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "musique"
 

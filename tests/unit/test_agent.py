@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.engine import Engine
 from gear.llm import LLMResult
 from gear.prompts import format_triples
 from gear.retrieve.fusion import rrf

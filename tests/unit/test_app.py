@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.corpus import Document
-from gear.engine import Engine
+from gear.data.corpus import Document
 from gear.index import build_index
 from gear.llm import CachedLLM
 from gear.trace import BeamsSearched, Reasoned, Trace
@@ -47,7 +47,7 @@ def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     engine = Engine.open(index, Settings(), encoder=FakeEncoder())
     settings = Settings().with_(retriever="hybrid", expand="gear", llm="replay", llm_cache_dir=cache)
     engine.set_llm(settings, CachedLLM(ScriptedLLM(), cache, "record"))
-    from gear.corpus import load_qa
+    from gear.data.corpus import load_qa
 
     q = load_qa(index / "qa.json")[0][0]
     recorded = engine.retrieve(QUESTION, k=10, settings=settings, gold=engine.gold_ids(q.gold), answers=q.answers)
@@ -212,7 +212,7 @@ def test_index_page_shows_statistics_and_neighbourhood(studio: dict) -> None:
 
 
 def test_first_visit_opens_the_walkthrough_question_with_its_bundled_run(studio: dict) -> None:
-    from gear import demo
+    from studio import demo
 
     at = AppTest.from_file(APP, default_timeout=60)
     at.session_state["index_selected"] = "tiny"

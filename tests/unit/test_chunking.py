@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gear.chunking import chunk_text, sentences
+from gear.data.chunking import chunk_text, sentences
 
 
 def test_short_text_is_one_passage_with_normalised_spaces() -> None:

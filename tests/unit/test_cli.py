@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gear import cli_elastic, cli_index  # noqa: F401 - they register their commands on `app`
 from gear.cli import app
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"

@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from gear.corpus import (
+from gear.data.corpus import (
     Document,
     InputError,
     LoadReport,
+    align_openie,
     load_corpus,
     load_openie,
     load_qa,
     read_json,
     unique_documents,
 )
-from gear.index import align_openie
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"
 

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from gear import cli_index  # noqa: F401 - registers its commands
 from gear.cli import app
-from gear.corpus import Document, InputError, load_any_corpus, load_openie
-from gear.extract import (
+from gear.data.corpus import Document, InputError, load_any_corpus, load_openie
+from gear.extract.bridge import ExtractOptions, cost_estimate, default_work_dir, extract_for_index
+from gear.extract.runner import (
     DEMO_ANSWER,
     JOURNAL,
     ExtractionConfig,
@@ -26,9 +26,8 @@ from gear.extract import (
     parse_extraction,
     passage_key,
 )
-from gear.extract_cli import ExtractOptions, cost_estimate, default_work_dir, extract_for_index
 from gear.index import Manifest, build_index
-from gear.index_update import add_passages, parse_ids, remove_passages, saved_passages
+from gear.index.update import add_passages, parse_ids, remove_passages, saved_passages
 from gear.llm.base import LLMError, LLMResult, Message
 from gear.prompts import extraction_prompt
 
@@ -274,7 +273,7 @@ def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, make_encoder) -> CliRun
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("gear.embed.Encoder", lambda name, **_: make_encoder(name=name))
     llm = ScriptedLLM()
-    monkeypatch.setattr("gear.extract_cli.llm_from_settings", lambda settings: llm)
+    monkeypatch.setattr("gear.extract.bridge.llm_from_settings", lambda settings: llm)
     runner = CliRunner()
     runner.llm = llm  # type: ignore[attr-defined]
     return runner
@@ -342,7 +341,7 @@ def test_cli_index_backend_elasticsearch_migrates_after_building(cli: CliRunner,
         calls.append(Path(directory))
         return {"passages": "gear-passages"}
 
-    monkeypatch.setattr("gear.store.elastic.migrate_to_elastic", fake_migrate)
+    monkeypatch.setattr("gear.index.migrate.migrate_to_elastic", fake_migrate)
     corpus = tmp_path / "notes.md"
     corpus.write_text("Place 7 is on Earth.\n\nIt has a harbour.", encoding="utf-8")
     result = cli.invoke(app, ["index", str(corpus), "--out", "idx", "--backend", "elasticsearch"], env=WIDE)
@@ -352,7 +351,7 @@ def test_cli_index_backend_elasticsearch_migrates_after_building(cli: CliRunner,
 
 
 def test_a_second_concurrent_run_on_the_same_work_dir_is_refused(tmp_path: Path) -> None:
-    from gear.extract import work_dir_lock
+    from gear.extract.runner import work_dir_lock
 
     with work_dir_lock(tmp_path), pytest.raises(LLMError, match="another extraction"):
         extract_passages(PASSAGES[:1], ScriptedLLM(), tmp_path)

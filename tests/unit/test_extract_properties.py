@@ -8,7 +8,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gear.extract import MAX_PART_CHARS, Record, parse_extraction
+from gear.extract.runner import MAX_PART_CHARS, Record, parse_extraction
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -74,7 +74,7 @@ def test_valid_schema_answers_keep_every_clean_triple(triples: list[list[str]]) 
 @settings(max_examples=100, deadline=None)
 @given(data=st.binary(max_size=2000))
 def test_journal_loads_any_file_content(tmp_path_factory, data: bytes) -> None:  # type: ignore[no-untyped-def]
-    from gear.extract import JOURNAL, Journal
+    from gear.extract.runner import JOURNAL, Journal
 
     directory = tmp_path_factory.mktemp("journal")
     (directory / JOURNAL).write_bytes(data)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gear.graph import build_adjacency, normalise_entity
+from gear.store.graph import build_adjacency, normalise_entity
 
 
 @pytest.mark.parametrize(

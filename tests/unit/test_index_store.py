@@ -10,7 +10,7 @@ import pytest
 
 from gear.index import FORMAT_VERSION, MANIFEST, Manifest, build_index, open_memory_backend, verify_index
 from gear.retrieve.fusion import rrf
-from gear.store.base import IndexError_, passage_text, triple_text
+from gear.store.base import StoreError, passage_text, triple_text
 from gear.store.memory import MemoryBackend
 
 
@@ -129,14 +129,14 @@ def test_round_trip_gives_identical_results_without_re_encoding(tiny_index: Path
 
 
 def test_open_with_a_different_embedder_is_refused(tiny_index: Path, make_encoder) -> None:
-    with pytest.raises(IndexError_, match=r"built with fake-hash-64.*GEAR_EMBEDDER=fake-hash-64"):
+    with pytest.raises(StoreError, match=r"built with fake-hash-64.*GEAR_EMBEDDER=fake-hash-64"):
         open_memory_backend(tiny_index, Manifest.read(tiny_index), make_encoder(name="other"))
 
 
 def test_open_detects_a_truncated_file(tiny_index: Path, make_encoder) -> None:
     path = tiny_index / "triple_vectors.npy"
     path.write_bytes(path.read_bytes()[:-8])
-    with pytest.raises(IndexError_, match=r"triple_vectors\.npy is missing or truncated"):
+    with pytest.raises(StoreError, match=r"triple_vectors\.npy is missing or truncated"):
         open_memory_backend(tiny_index, Manifest.read(tiny_index), make_encoder())
 
 
@@ -194,10 +194,10 @@ def test_rebuild_replaces_the_index(tiny_index: Path, tiny_docs, tiny_triples, m
 
 
 def test_no_such_directory_or_no_manifest(tmp_path: Path) -> None:
-    with pytest.raises(IndexError_, match="no such index directory; build one with `gear index`") as err:
+    with pytest.raises(StoreError, match="no such index directory; build one with `gear index`") as err:
         Manifest.read(tmp_path / "missing")
     assert str(tmp_path / "missing") in str(err.value)
-    with pytest.raises(IndexError_, match=r"not a GeAR index \(no manifest.json\)"):
+    with pytest.raises(StoreError, match=r"not a GeAR index \(no manifest.json\)"):
         Manifest.read(tmp_path)
 
 
@@ -206,16 +206,16 @@ def test_wrong_format_version_or_corrupt_manifest(tiny_index: Path) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     data["format_version"] = 99
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(IndexError_, match=f"index format 99 is not supported .*expects {FORMAT_VERSION}.*rebuild"):
+    with pytest.raises(StoreError, match=f"index format 99 is not supported .*expects {FORMAT_VERSION}.*rebuild"):
         Manifest.read(tiny_index)
     path.write_text("{not json", encoding="utf-8")
-    with pytest.raises(IndexError_, match="corrupt manifest"):
+    with pytest.raises(StoreError, match="corrupt manifest"):
         Manifest.read(tiny_index)
 
 
 def test_load_of_a_corrupt_part_raises_index_error(tiny_index: Path, make_encoder) -> None:
     (tiny_index / "entity_indptr.npy").write_bytes(b"garbage")
-    with pytest.raises(IndexError_, match="incomplete or corrupt"):
+    with pytest.raises(StoreError, match="incomplete or corrupt"):
         MemoryBackend.load(tiny_index, embedder="fake-hash-64", encode=make_encoder().encode_cached)
 
 

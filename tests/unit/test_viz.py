@@ -92,8 +92,8 @@ def test_untrusted_text_is_escaped_in_labels_and_tooltips() -> None:
 
 
 def test_esc_breaks_href_so_pyvis_keeps_its_text_tooltips() -> None:
-    assert "href" not in viz.esc('<a href="http://x">')
-    assert viz.esc("AT&T") == "AT&amp;T"
+    assert "href" not in viz.esc_html('<a href="http://x">')
+    assert viz.esc_html("AT&T") == "AT&amp;T"
 
 
 def test_rank_movement_and_gold_entry() -> None:
@@ -108,8 +108,8 @@ def test_rank_movement_and_gold_entry() -> None:
 
 
 def test_neighbourhood_of_an_entity(tiny_index, make_encoder) -> None:
+    from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.engine import Engine
 
     engine = Engine.open(tiny_index, Settings(), encoder=make_encoder())
     g = viz.neighbourhood(engine.backend, "Mount Etna", hops=1, limit=50)

@@ -15,7 +15,8 @@ is kNN over `dense_vector` (cosine, `int8_hnsw` unless configured). Hybrid is RR
 paid licence.
 
 Modules: client (connecting, errors), layout (names, mappings, settings, metadata), backend (ElasticBackend and
-opening it), load (bulk loading, alias switch, migrate, delete). Everything is re-exported here.
+opening it), load (bulk loading, alias switch, delete); gear.index.migrate copies an index
+directory in. Everything is re-exported here.
 """
 
 from gear.store.elastic.backend import ElasticBackend, open_elastic_backend
@@ -36,7 +37,7 @@ from gear.store.elastic.layout import (
     slug,
     triple_mapping,
 )
-from gear.store.elastic.load import Progress, bulk_load, delete_from_elastic, load_into_elastic, migrate_to_elastic
+from gear.store.elastic.load import bulk_load, delete_from_elastic, load_into_elastic
 
 __all__ = [
     "ANALYSIS",
@@ -46,7 +47,6 @@ __all__ = [
     "STOPWORDS_EN",
     "ElasticBackend",
     "EsNames",
-    "Progress",
     "bulk_load",
     "check_cluster",
     "check_prefix",
@@ -56,7 +56,6 @@ __all__ = [
     "index_options",
     "index_settings",
     "load_into_elastic",
-    "migrate_to_elastic",
     "open_elastic_backend",
     "passage_key",
     "passage_mapping",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gear.retrieve.fusion import rrf
-from gear.store.base import IndexError_, Method, triple_text
+from gear.store.base import Method, StoreError, triple_text
 from gear.store.elastic.client import check_cluster, connect, es_errors
 from gear.store.elastic.layout import ES_FORMAT, EsNames, check_prefix, passage_key, read_meta, slug
 from gear.types import Passage, Scored, Triple
@@ -95,7 +95,7 @@ class ElasticBackend:
                     out[int(doc["_id"])] = doc.get("_source", {})
         missing = [i for i in ids if i not in out]
         if missing:
-            raise IndexError_(f"{what}: ids {missing[:5]} not in Elasticsearch index {index} (of {len(ids)} asked); "
+            raise StoreError(f"{what}: ids {missing[:5]} not in Elasticsearch index {index} (of {len(ids)} asked); "
                               "the index is out of date — re-run `gear migrate`")
         return out
 
@@ -268,9 +268,9 @@ class ElasticBackend:
             err = resp["error"]
             reason = f"{err.get('type', '')}: {err.get('reason', '')}" if isinstance(err, dict) else str(err)
             if isinstance(err, dict) and err.get("type") == "index_not_found_exception":
-                raise IndexError_(f"Elasticsearch index {err.get('index', '?')} not found while {what}; run "
+                raise StoreError(f"Elasticsearch index {err.get('index', '?')} not found while {what}; run "
                                   "`gear migrate INDEX_DIR --to elasticsearch`")
-            raise IndexError_(f"Elasticsearch refused {what}: {resp.get('status', '')} {reason[:300]}")
+            raise StoreError(f"Elasticsearch refused {what}: {resp.get('status', '')} {reason[:300]}")
 
     def _bm25_body(self, query: str, k: int) -> dict[str, Any]:
         return {"query": {"match": {"body": query}}, "size": k, "_source": False,
@@ -360,24 +360,24 @@ def open_elastic_backend(directory: Path, manifest: Manifest, settings: Settings
     """Open the cluster copy of the index in `directory` (written by `gear migrate`), checking that it matches."""
     url = settings.es_url or (manifest.elasticsearch or {}).get("url")
     if not url:
-        raise IndexError_("GEAR_BACKEND=elasticsearch needs GEAR_ES_URL (e.g. http://127.0.0.1:9200), and the index "
+        raise StoreError("GEAR_BACKEND=elasticsearch needs GEAR_ES_URL (e.g. http://127.0.0.1:9200), and the index "
                           "copied there with `gear migrate INDEX_DIR --to elasticsearch`")
     names = _names_for(directory, manifest, settings)
     client = connect(url, settings, request_timeout=settings.es_timeout)
     check_cluster(client, url)
     meta = read_meta(client, names, url)
     if meta.get("format") != ES_FORMAT:
-        raise IndexError_(f"Elasticsearch index {names.base} has layout version {meta.get('format')}, this gear "
+        raise StoreError(f"Elasticsearch index {names.base} has layout version {meta.get('format')}, this gear "
                           f"expects {ES_FORMAT}; re-run `gear migrate {directory} --to elasticsearch`")
     if meta.get("embedder") != manifest.embedder or int(meta.get("dims", -1)) != manifest.dims:
-        raise IndexError_(f"Elasticsearch index {names.base} holds {meta.get('embedder')} vectors "
+        raise StoreError(f"Elasticsearch index {names.base} holds {meta.get('embedder')} vectors "
                           f"({meta.get('dims')} dims) but {directory} uses {manifest.embedder} ({manifest.dims}); "
                           f"re-run `gear migrate {directory} --to elasticsearch`")
     if encoder.name != manifest.embedder:
-        raise IndexError_(f"{directory}: index was built with {manifest.embedder}, but the configured embedder is "
+        raise StoreError(f"{directory}: index was built with {manifest.embedder}, but the configured embedder is "
                           f"{encoder.name}; set GEAR_EMBEDDER={manifest.embedder}")
     if (int(meta.get("n_passages", -1)), int(meta.get("n_triples", -1))) != (manifest.n_passages, manifest.n_triples):
-        raise IndexError_(f"Elasticsearch index {names.base} has {meta.get('n_passages')} passages / "
+        raise StoreError(f"Elasticsearch index {names.base} has {meta.get('n_passages')} passages / "
                           f"{meta.get('n_triples')} triples but {directory} has {manifest.n_passages} / "
                           f"{manifest.n_triples}; it is out of date — re-run `gear migrate {directory} --to "
                           "elasticsearch`")

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from gear.store.base import IndexError_
+from gear.store.base import StoreError
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
@@ -53,7 +53,7 @@ def connect(url: str, settings: Settings | None = None, *, request_timeout: floa
     try:
         return Elasticsearch(url, **kwargs)
     except (ValueError, TypeError) as exc:
-        raise IndexError_(f"invalid Elasticsearch URL {safe_url(url)!r} ({type(exc).__name__}); set GEAR_ES_URL to "
+        raise StoreError(f"invalid Elasticsearch URL {safe_url(url)!r} ({type(exc).__name__}); set GEAR_ES_URL to "
                           "something like http://127.0.0.1:9200") from None
 
 
@@ -64,20 +64,20 @@ def check_cluster(client: Elasticsearch, url: str, timeout: float = 10.0) -> dic
     try:
         with es_errors(url, "connecting"):
             return dict(client.options(request_timeout=timeout, max_retries=1).info())
-    except IndexError_ as exc:
+    except StoreError as exc:
         if isinstance(exc.__context__, NotFoundError):
-            raise IndexError_(f"{safe_url(url)} does not answer like Elasticsearch (HTTP 404 on /); check GEAR_ES_URL")\
+            raise StoreError(f"{safe_url(url)} does not answer like Elasticsearch (HTTP 404 on /); check GEAR_ES_URL")\
                 from None
         raise
     except UnsupportedProductError:
-        raise IndexError_(f"{safe_url(url)} is not an Elasticsearch server the client supports; check GEAR_ES_URL")\
+        raise StoreError(f"{safe_url(url)} is not an Elasticsearch server the client supports; check GEAR_ES_URL")\
             from None
 
 
 @contextmanager
 def es_errors(url: str, what: str, *, hint_missing: str = "run `gear migrate INDEX_DIR --to elasticsearch`"
               ) -> Iterator[None]:
-    """Turn client exceptions into one-line IndexError_ messages that say what to do; never include credentials."""
+    """Turn client exceptions into one-line StoreError messages that say what to do; never include credentials."""
     from elasticsearch import (
         ApiError,
         AuthenticationException,
@@ -92,31 +92,31 @@ def es_errors(url: str, what: str, *, hint_missing: str = "run `gear migrate IND
     where = safe_url(url)
     try:
         yield
-    except IndexError_:
+    except StoreError:
         raise
     except ConnectionTimeout:
-        raise IndexError_(f"Elasticsearch at {where} timed out while {what} (after retries); check the cluster's "
+        raise StoreError(f"Elasticsearch at {where} timed out while {what} (after retries); check the cluster's "
                           "health and load, or retry later") from None
     except ConnectionError as exc:
         reason = "TLS/certificate problem" if "ssl" in str(exc).lower() or "certificate" in str(exc).lower() \
             else "connection failed"
-        raise IndexError_(f"cannot reach Elasticsearch at {where} while {what} ({reason}); check GEAR_ES_URL, "
+        raise StoreError(f"cannot reach Elasticsearch at {where} while {what} ({reason}); check GEAR_ES_URL, "
                           "that the cluster is running, and GEAR_ES_CA_CERTS for https") from None
     except AuthenticationException:
-        raise IndexError_(f"Elasticsearch at {where} rejected the credentials while {what}; set GEAR_ES_API_KEY or "
+        raise StoreError(f"Elasticsearch at {where} rejected the credentials while {what}; set GEAR_ES_API_KEY or "
                           "GEAR_ES_USERNAME and GEAR_ES_PASSWORD") from None
     except AuthorizationException:
-        raise IndexError_(f"Elasticsearch at {where}: the configured user may not do this ({what}); grant it "
+        raise StoreError(f"Elasticsearch at {where}: the configured user may not do this ({what}); grant it "
                           "read (and for migrate: create_index, write, manage aliases) on the gear indices") from None
     except NotFoundError as exc:
         index = _error_index(exc)
-        raise IndexError_(f"Elasticsearch index {index or '?'} not found at {where} while {what}; {hint_missing}") \
+        raise StoreError(f"Elasticsearch index {index or '?'} not found at {where} while {what}; {hint_missing}") \
             from None
     except ApiError as exc:
-        raise IndexError_(f"Elasticsearch at {where} refused {what}: {exc.meta.status} {_error_reason(exc)}") \
+        raise StoreError(f"Elasticsearch at {where} refused {what}: {exc.meta.status} {_error_reason(exc)}") \
             from None
     except (TransportError, SerializationError) as exc:
-        raise IndexError_(f"Elasticsearch at {where} failed while {what}: {type(exc).__name__}") from None
+        raise StoreError(f"Elasticsearch at {where} failed while {what}: {type(exc).__name__}") from None
 
 
 def _error_index(exc: Any) -> str | None:

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gear.store.base import IndexError_
+from gear.store.base import StoreError
 from gear.store.elastic.client import es_errors, safe_url
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def slug(text: str) -> str:
 
 def check_prefix(prefix: str) -> str:
     if not _NAME_OK.match(prefix) or len(prefix) > 100:
-        raise IndexError_(f"Elasticsearch prefix {prefix!r} is not a valid index name part; use lower-case letters, "
+        raise StoreError(f"Elasticsearch prefix {prefix!r} is not a valid index name part; use lower-case letters, "
                           "digits, '-' or '_' (GEAR_ES_PREFIX / --prefix)")
     return prefix
 
@@ -83,7 +83,7 @@ def index_options(kind: str) -> dict[str, Any]:
     """Explicit dense_vector index_options (from 9.1 the default for ≥ 384 dims would be bbq_hnsw)."""
     allowed = {"hnsw", "int8_hnsw", "int4_hnsw", "bbq_hnsw", "flat", "int8_flat", "int4_flat", "bbq_flat"}
     if kind not in allowed:
-        raise IndexError_(f"unknown dense_vector index type {kind!r}; choose one of {sorted(allowed)}")
+        raise StoreError(f"unknown dense_vector index type {kind!r}; choose one of {sorted(allowed)}")
     return {"type": kind}
 
 
@@ -140,6 +140,6 @@ def read_meta(client: Elasticsearch, names: EsNames, url: str) -> dict[str, Any]
         try:
             doc = client.get(index=names.meta, id="meta")
         except NotFoundError:
-            raise IndexError_(f"no GeAR index {names.base} at {safe_url(url)} (metadata {names.meta} missing); run "
+            raise StoreError(f"no GeAR index {names.base} at {safe_url(url)} (metadata {names.meta} missing); run "
                               "`gear migrate INDEX_DIR --to elasticsearch` (or check GEAR_ES_PREFIX)") from None
     return dict(doc["_source"])

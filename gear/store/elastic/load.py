@@ -1,43 +1,34 @@
-"""Writing an index into a cluster: bulk loading into new concrete indices, the atomic alias switch, migrating an
-embedded index directory, deleting."""
+"""Writing an index into a cluster: bulk loading into new concrete indices, the atomic alias switch, deleting.
+(Copying an embedded index directory in is gear.index.migrate.)"""
 
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict
-from pathlib import Path
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gear.store.base import IndexError_, passage_text, triple_text
-from gear.store.elastic.client import check_cluster, connect, es_errors, safe_url
+from gear.store.base import StoreError, passage_text, triple_text
+from gear.store.elastic.client import es_errors, safe_url
 from gear.store.elastic.layout import (
     ES_FORMAT,
     META_MAPPING,
     EsNames,
-    check_prefix,
-    index_options,
     index_settings,
     passage_key,
     passage_mapping,
-    slug,
     triple_mapping,
 )
+from gear.types import StageProgress
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
 
-    from gear.config import Settings
-    from gear.index import Manifest
     from gear.store.memory import MemoryBackend
 
-Progress = Callable[[str, int, int], None]
 
 
 # -- building ---------------------------------------------------------------------------------------------------------
@@ -61,7 +52,7 @@ def _triple_actions(index: str, backend: MemoryBackend) -> Iterator[dict[str, An
 
 
 def bulk_load(client: Elasticsearch, actions: Iterator[dict[str, Any]], total: int, stage: str, url: str,
-              progress: Progress | None, chunk_size: int = 500) -> int:
+              progress: StageProgress | None, chunk_size: int = 500) -> int:
     """Stream documents in chunks; 429 (too many requests) is retried with exponential backoff by the helper."""
     from elasticsearch import helpers
 
@@ -77,13 +68,13 @@ def bulk_load(client: Elasticsearch, actions: Iterator[dict[str, Any]], total: i
                     op = next(iter(item.values()))
                     err = op.get("error", {})
                     reason = f"{err.get('type', '')}: {err.get('reason', '')}" if isinstance(err, dict) else err
-                    raise IndexError_(f"Elasticsearch rejected document {op.get('_id')} of {stage}: "
+                    raise StoreError(f"Elasticsearch rejected document {op.get('_id')} of {stage}: "
                                       f"{str(reason)[:300]}")
                 done += 1
                 if progress and (done % chunk_size == 0 or done == total):
                     progress(stage, done, total)
         except helpers.BulkIndexError as exc:  # only raised with raise_on_error; kept for safety
-            raise IndexError_(f"Elasticsearch rejected {len(exc.errors)} documents of {stage}") from None
+            raise StoreError(f"Elasticsearch rejected {len(exc.errors)} documents of {stage}") from None
     if progress:
         progress(stage, done, total)
     return done
@@ -91,7 +82,7 @@ def bulk_load(client: Elasticsearch, actions: Iterator[dict[str, Any]], total: i
 
 def load_into_elastic(client: Elasticsearch, backend: MemoryBackend, names: EsNames, *, url: str, embedder: str,
                       dims: int, n_entities: int, index_type: str = "int8_hnsw", shards: int = 1, replicas: int = 0,
-                      progress: Progress | None = None, keep_old: bool = False) -> dict[str, Any]:
+                      progress: StageProgress | None = None, keep_old: bool = False) -> dict[str, Any]:
     """Build new concrete indices, fill them, verify the counts, then move the aliases in one atomic call."""
     stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime()) + f"-{uuid.uuid4().hex[:6]}"
     concrete = {"passages": f"{names.passages}-{stamp}", "triples": f"{names.triples}-{stamp}",
@@ -102,7 +93,7 @@ def load_into_elastic(client: Elasticsearch, backend: MemoryBackend, names: EsNa
         with es_errors(url, "creating indices"):
             for alias in names.aliases().values():  # an alias name taken by a real index cannot be switched
                 if client.indices.exists(index=alias) and not client.indices.exists_alias(name=alias):
-                    raise IndexError_(f"{alias} exists at {safe_url(url)} as an index, not an alias; delete it or "
+                    raise StoreError(f"{alias} exists at {safe_url(url)} as an index, not an alias; delete it or "
                                       "choose another --prefix")
             client.indices.create(index=concrete["passages"], settings=index_settings(shards, replicas),
                                   mappings=passage_mapping(dims, index_type))
@@ -130,7 +121,7 @@ def load_into_elastic(client: Elasticsearch, backend: MemoryBackend, names: EsNa
             counts = (client.count(index=concrete["passages"])["count"],
                       client.count(index=concrete["triples"])["count"])
             if counts != (backend.n_passages, backend.n_triples):
-                raise IndexError_(f"Elasticsearch holds {counts[0]} passages / {counts[1]} triples after bulk "
+                raise StoreError(f"Elasticsearch holds {counts[0]} passages / {counts[1]} triples after bulk "
                                   f"indexing, expected {backend.n_passages} / {backend.n_triples}; the previous "
                                   "index (if any) is untouched — retry `gear migrate`")
             old: dict[str, list[str]] = {}
@@ -153,55 +144,6 @@ def load_into_elastic(client: Elasticsearch, backend: MemoryBackend, names: EsNa
         if not ok and created:  # leave nothing half-built behind; the aliases never moved
             with contextlib.suppress(Exception):  # best effort; the original error is what matters
                 client.options(ignore_status=404, request_timeout=10).indices.delete(index=",".join(created))
-
-
-def _write_manifest_atomically(directory: Path, manifest: Manifest) -> None:
-    from gear.index import MANIFEST
-
-    path = directory / MANIFEST
-    tmp = directory / f".{MANIFEST}.tmp-{os.getpid()}"
-    tmp.write_text(json.dumps(asdict(manifest), indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def migrate_to_elastic(directory: Path, settings: Settings, progress: Progress | None = None, *,
-                       name: str | None = None, index_type: str | None = None) -> dict[str, Any]:
-    """Copy the embedded index in `directory` into Elasticsearch (stored vectors, no re-encoding) and record the
-    cluster's index names in its manifest; returns that record."""
-    from gear.index import Manifest
-    from gear.store.memory import MemoryBackend
-
-    directory = Path(directory)
-    manifest = Manifest.read(directory)
-    for fname, meta in manifest.files.items():
-        path = directory / fname
-        if not path.exists() or path.stat().st_size != meta["bytes"]:
-            raise IndexError_(f"{directory}: file {fname} is missing or truncated; rebuild the index before migrating")
-    if not settings.es_url:
-        raise IndexError_("migrating needs the cluster's URL: set GEAR_ES_URL or pass --es-url")
-
-    def no_encoding(_texts: Sequence[str]) -> np.ndarray:
-        raise RuntimeError("migrate uses the stored vectors; nothing is encoded")
-
-    backend = MemoryBackend.load(directory, embedder=manifest.embedder, encode=no_encoding)
-    if backend.n_passages != manifest.n_passages or backend.n_triples != manifest.n_triples:
-        raise IndexError_(f"{directory}: manifest counts do not match the stored data; rebuild the index")
-    dims = int(backend.passage_table.vectors.shape[1]) if backend.n_passages else manifest.dims
-    if dims != manifest.dims:
-        raise IndexError_(f"{directory}: stored vectors have {dims} dims, manifest says {manifest.dims}; rebuild")
-    names = EsNames(check_prefix(settings.es_prefix), slug(name or directory.resolve().name))
-    kind = index_type or settings.es_index_type
-    index_options(kind)
-    client = connect(settings.es_url, settings, request_timeout=120.0)
-    check_cluster(client, settings.es_url)
-    meta = load_into_elastic(client, backend, names, url=settings.es_url, embedder=manifest.embedder, dims=dims,
-                             n_entities=manifest.n_entities, index_type=kind, progress=progress)
-    record = {"url": safe_url(settings.es_url), "prefix": names.prefix, "name": names.name,
-              "aliases": names.aliases(), "indices": meta["indices"], "format": ES_FORMAT, "index_type": kind,
-              "migrated": meta["built"], "n_passages": meta["n_passages"], "n_triples": meta["n_triples"]}
-    manifest.elasticsearch = record
-    _write_manifest_atomically(directory, manifest)
-    return record
 
 
 def delete_from_elastic(client: Elasticsearch, names: EsNames, url: str) -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -33,11 +32,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from gear.extract_journal import JOURNAL as JOURNAL
-from gear.extract_journal import Journal, Record, Triple
+from gear.extract.journal import JOURNAL as JOURNAL
+from gear.extract.journal import Journal, Record
+from gear.files import atomic_write_json
 from gear.llm.base import LLM, LLMError, LLMResult, Message
 from gear.parsing import parse_entities, parse_triples
 from gear.prompts import extraction_prompt
+from gear.types import SPO
 
 Style = Literal["paper", "one-shot"]
 
@@ -165,7 +166,7 @@ _DUPES = re.compile(r"removed (\d+) duplicate")
 
 
 def parse_extraction(text: object, title: str = "", passage: str = "", *, require_grounded: bool = False
-                     ) -> tuple[list[Triple], list[str], CleanStats, list[str]]:
+                     ) -> tuple[list[SPO], list[str], CleanStats, list[str]]:
     """Triples and named entities from one LLM answer, with drop counts and warnings. Never raises."""
     stats = CleanStats()
     try:
@@ -178,7 +179,7 @@ def parse_extraction(text: object, title: str = "", passage: str = "", *, requir
                 stats.duplicates += int(m.group(1))
         entities = parse_entities(text)
         words = _words(f"{title} {passage}") if require_grounded else set()
-        triples: list[Triple] = []
+        triples: list[SPO] = []
         seen: set[tuple[str, str, str]] = set()
         for s, p, o in parsed.triples:
             if max(len(s), len(p), len(o)) > MAX_PART_CHARS:
@@ -205,7 +206,7 @@ def parse_extraction(text: object, title: str = "", passage: str = "", *, requir
 class ExtractionResult:
     """Per-passage triples (aligned to the input order) and the run's accounting."""
 
-    triples: list[list[Triple]]
+    triples: list[list[SPO]]
     entities: list[list[str]]
     records: list[Record | None]
     calls: int = 0
@@ -246,7 +247,7 @@ class ExtractionResult:
         }
 
 
-Progress = Callable[["ExtractionResult", int, int], None]  # (result so far, done, total)
+ExtractionProgress = Callable[["ExtractionResult", int, int], None]  # (result so far, done, total)
 
 
 def extract_one(llm: LLM, title: str, text: str, config: ExtractionConfig, key: str | None = None) -> Record:
@@ -268,7 +269,7 @@ def extract_passages(
     work_dir: Path,
     config: ExtractionConfig | None = None,
     *,
-    progress: Progress | None = None,
+    progress: ExtractionProgress | None = None,
     stop_on_error: bool = False,
 ) -> ExtractionResult:
     """Extract triples for (title, text) passages, reusing and extending the journal in `work_dir`.
@@ -303,7 +304,7 @@ def work_dir_lock(work_dir: Path) -> Iterator[None]:
 
 
 def _extract_locked(passages: Sequence[tuple[str, str]], llm: LLM, work_dir: Path, config: ExtractionConfig,
-                    progress: Progress | None, stop_on_error: bool) -> ExtractionResult:
+                    progress: ExtractionProgress | None, stop_on_error: bool) -> ExtractionResult:
     journal = Journal(work_dir)
     model = llm.model
     keys = [passage_key(model, title, text, config) for title, text in passages]
@@ -393,7 +394,7 @@ def estimate_prompt_tokens(passages: Iterable[tuple[str, str]], config: Extracti
     return total
 
 
-def openie_document(title: str, text: str, entities: Sequence[str], triples: Sequence[Triple]) -> dict[str, Any]:
+def openie_document(title: str, text: str, entities: Sequence[str], triples: Sequence[SPO]) -> dict[str, Any]:
     """One record of HippoRAG's OpenIE format."""
     return {
         "title": title,
@@ -406,20 +407,7 @@ def openie_document(title: str, text: str, entities: Sequence[str], triples: Seq
 
 def write_openie(path: Path, documents: Sequence[dict[str, Any]], meta: dict[str, Any] | None = None) -> None:
     """Write {"docs": [...]} atomically (plus optional metadata keys HippoRAG ignores)."""
-    import tempfile
-
     payload: dict[str, Any] = {"docs": list(documents)}
     if meta:
         payload.update({k: v for k, v in meta.items() if k != "docs"})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, ensure_ascii=False, indent=1)
-            handle.write("\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a shared data file should be readable
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    atomic_write_json(path, payload, indent=1)

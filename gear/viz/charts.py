@@ -10,9 +10,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from gear import measures
+from gear.eval import measures
 from gear.trace import LLMCalled, PassageView, StageTimed, Trace
-from gear.viz_graph import FONT, esc, short
+from gear.viz.graph import FONT, esc_html, short
 
 
 # -- ranked lists -----------------------------------------------------------------------------------------------------
@@ -53,7 +53,7 @@ def gold_entry(rankings: Mapping[str, Sequence[PassageView]], gold: Mapping[int,
 
 
 def recall_at(ranked: Sequence[PassageView], gold: Iterable[int], k: int) -> float | None:
-    """R@k of a list of passage views (gear.measures.recall_at), None when the gold passages are unknown."""
+    """R@k of a list of passage views (gear.eval.measures.recall_at), None when the gold passages are unknown."""
     gold = list(gold)
     return measures.recall_at([p.id for p in ranked], gold, k) if gold else None
 
@@ -169,7 +169,8 @@ def density_figure(counts: Sequence[int]) -> go.Figure:
 
 
 def degree_figure(top: Sequence[tuple[str, int]]) -> go.Figure:
-    fig = go.Figure(go.Bar(x=[d for _, d in top][::-1], y=[esc(short(n, 40)) for n, _ in top][::-1], orientation="h",
+    fig = go.Figure(go.Bar(x=[d for _, d in top][::-1], y=[esc_html(short(n, 40)) for n, _ in top][::-1],
+                           orientation="h",
                            marker_color="#7b2cbf"))
     fig.update_layout(title="Top entities by degree (triples touching them)", xaxis_title="triples",
                       height=max(320, 26 * len(top) + 100), **_LAYOUT)

@@ -9,7 +9,8 @@ import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-Triple = tuple[str, str, str]
+from gear.types import SPO
+
 JOURNAL = "extractions.jsonl"
 
 
@@ -21,7 +22,7 @@ class Record:
     title: str
     text: str
     raw: str
-    triples: list[Triple]
+    triples: list[SPO]
     entities: list[str]
     prompt_tokens: int
     completion_tokens: int

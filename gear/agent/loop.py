@@ -16,13 +16,12 @@ import time
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
+from gear.agent.run import Run, Timer
 from gear.config import Settings
-from gear.engine import Timer
+from gear.eval.measures import exact_match, f1_score, recall_at_cutoffs
 from gear.llm import LLM
-from gear.measures import exact_match, f1_score, recall_at_cutoffs
 from gear.parsing import parse_answer, parse_next_question, parse_reasoning, parse_triples
 from gear.prompts import format_docs, qa_prompt, reader_prompt, reasoning_prompt, rewriting_prompt
-from gear.record import expansion_events, passage_views, triple_views
 from gear.retrieve.expand import Expansion, expand
 from gear.retrieve.fusion import rrf
 from gear.store.base import triple_text
@@ -44,12 +43,12 @@ from gear.trace import (
     TriplesLinked,
     Warned,
 )
-from gear.types import Scored
+from gear.trace.views import expansion_events, passage_views, triple_views
+from gear.types import SPO, Scored
 
 if TYPE_CHECKING:
-    from gear.engine import Engine, Run
+    from gear.agent.engine import Engine
 
-SPO = tuple[str, str, str]
 READ_TOKENS, REASON_TOKENS, REWRITE_TOKENS, QA_TOKENS = 384, 160, 96, 48
 
 
@@ -152,8 +151,6 @@ class Step:
 
 def _finish(step: Step, ranked: list[Scored], iterations: int, started: float, question: str,
             answers: Sequence[str]) -> Run:
-    from gear.engine import Run
-
     step.trace.emit(FinalRanking(iterations, passage_views(step.backend, ranked, step.gold)))
     answer = None
     if step.s.answer:

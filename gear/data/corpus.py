@@ -3,13 +3,13 @@
 Formats: HippoRAG corpus (list of {title, text}); HotpotQA corpus ({title: [sentences]}); QA sets in the MuSiQue
 schema (paragraphs with is_supporting), the HippoRAG schema, and the raw HotpotQA / 2Wiki schema (supporting_facts
 titles); HippoRAG OpenIE output (docs[].extracted_triples); plain .txt/.md files or a folder of them (title = file
-name, chunked into passages by gear.chunking). Gold passages are identified by (title, text).
+name, chunked into passages by gear.data.chunking). Gold passages are identified by (title, text).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -259,9 +259,9 @@ def load_text_documents(path: str | Path, chunk_words: int | None = None) -> tup
     """Plain text: one .txt/.md file, or every such file under a folder (sorted, recursive, hidden files skipped).
 
     Title = the file name without its suffix; the text is cut into passages of about `chunk_words` words
-    (gear.chunking.DEFAULT_CHUNK_WORDS when None), every chunk keeping the file's title.
+    (gear.data.chunking.DEFAULT_CHUNK_WORDS when None), every chunk keeping the file's title.
     """
-    from gear.chunking import DEFAULT_CHUNK_WORDS, chunk_text
+    from gear.data.chunking import DEFAULT_CHUNK_WORDS, chunk_text
 
     p = Path(path)
     report = LoadReport(str(p))
@@ -299,7 +299,7 @@ def load_any_corpus(path: str | Path, chunk_words: int | None = None) -> tuple[l
         return load_text_documents(p, chunk_words)
     docs, report = load_corpus(p)
     if chunk_words:
-        from gear.chunking import chunk_text
+        from gear.data.chunking import chunk_text
 
         split: list[Document] = []
         for d in docs:
@@ -309,3 +309,23 @@ def load_any_corpus(path: str | Path, chunk_words: int | None = None) -> tuple[l
                 split.extend(Document(d.title, chunk) for chunk in chunk_text(d.text, chunk_words))
         docs = split
     return docs, report
+
+
+def align_openie(
+    docs: Sequence[Document], openie: Sequence[OpenIEDoc], report: LoadReport
+) -> list[list[tuple[str, str, str]]]:
+    """Triples for each document, matched by (title, text), then by text alone; unmatched docs get none."""
+    by_key = {(d.title, d.text): d for d in openie}
+    by_text = {d.text.strip(): d for d in openie}
+    out: list[list[tuple[str, str, str]]] = []
+    missing = 0
+    for doc in docs:
+        found = by_key.get((doc.title, doc.text)) or by_text.get(doc.text.strip())
+        if found is None:
+            missing += 1
+            out.append([])
+        else:
+            out.append(list(found.triples))
+    if missing:
+        report.warn(f"{missing} of {len(docs)} passages have no OpenIE record and get no triples")
+    return out

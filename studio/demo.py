@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from gear.types import StageProgress
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
@@ -52,7 +53,6 @@ DEMOS: dict[str, Demo] = {
                     ASSETS / "musique" / "musique_dev50.json"),
 }
 
-Progress = Callable[[str, int, int], None]
 _build_lock = threading.Lock()
 
 
@@ -81,7 +81,7 @@ def status(name: str) -> str:
     return "built" if is_built(name) else "not built yet (built on first use)"
 
 
-def ensure_demo_index(name: str, progress: Progress | None = None, encoder: object | None = None) -> Path:
+def ensure_demo_index(name: str, progress: StageProgress | None = None, encoder: object | None = None) -> Path:
     """The demo's index directory, building it first if needed (atomic; concurrent callers wait for one build)."""
     if name not in DEMOS:
         raise KeyError(f"unknown demo {name!r}; choose one of {', '.join(DEMOS)}")
@@ -96,8 +96,8 @@ def ensure_demo_index(name: str, progress: Progress | None = None, encoder: obje
         if is_built(name):
             return out
         from gear.config import Settings
-        from gear.corpus import load_corpus, load_openie, unique_documents
-        from gear.index import align_openie, build_index
+        from gear.data.corpus import align_openie, load_corpus, load_openie, unique_documents
+        from gear.index import build_index
 
         if progress:
             progress("reading corpus and triples", 0, 1)
@@ -139,9 +139,9 @@ def record_walkthrough_trace(expand: str = "gear", out: Path | None = None, llm:
 
     With expand="gear"/"sync" the LLM answers come from assets/llm_cache (replay); "none"/"naive" need no LLM.
     """
+    from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.corpus import load_qa
-    from gear.engine import Engine
+    from gear.data.corpus import load_qa
 
     directory = ensure_demo_index("walkthrough")
     questions, _ = load_qa(DEMOS["walkthrough"].qa)
@@ -156,7 +156,7 @@ def record_walkthrough_trace(expand: str = "gear", out: Path | None = None, llm:
     return path
 
 
-if __name__ == "__main__":  # python -m gear.demo [gear|sync|naive|none]: record the bundled walk-through trace
+if __name__ == "__main__":  # python -m studio.demo [gear|sync|naive|none]: record the bundled walk-through trace
     import sys
 
     print(record_walkthrough_trace(sys.argv[1] if len(sys.argv) > 1 else "gear"))

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from gear.cli import _settings, app, console, friendly_errors, out, progress_bar
+from gear.cli.app import app, console, friendly_errors, out, progress_bar, settings_from
 
 
 @app.command()
@@ -23,12 +23,12 @@ def migrate(
     """Copy an index into Elasticsearch (stored vectors, no re-encoding); then run any command on the same
     INDEX_DIR with GEAR_BACKEND=elasticsearch."""
     with friendly_errors():
-        from gear.store.base import IndexError_
-        from gear.store.elastic import migrate_to_elastic
+        from gear.index.migrate import migrate_to_elastic
+        from gear.store.base import StoreError
 
         if to != "elasticsearch":
-            raise IndexError_(f"--to {to!r}: the only target is elasticsearch")
-        settings = _settings(es_url=es_url, es_prefix=prefix)
+            raise StoreError(f"--to {to!r}: the only target is elasticsearch")
+        settings = settings_from(es_url=es_url, es_prefix=prefix)
         started = time.perf_counter()
         with progress_bar() as update:
             record = migrate_to_elastic(index_dir, settings, update, name=name, index_type=index_type)

@@ -15,7 +15,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from gear.files import atomic_write_text
+
 FORMAT_VERSION = 1
+
+__all__ = [
+    "EVENT_TYPES",
+    "FORMAT_VERSION",
+    "Answered",
+    "BaseRetrieved",
+    "BeamView",
+    "BeamsSearched",
+    "Event",
+    "FinalRanking",
+    "GistUpdated",
+    "InitialNodes",
+    "IterationStarted",
+    "LLMCalled",
+    "Listener",
+    "PassageLinkView",
+    "PassageView",
+    "PassagesExpanded",
+    "PassagesFused",
+    "PassagesLinked",
+    "ProximalTriples",
+    "QueryRewritten",
+    "Reasoned",
+    "RunFinished",
+    "RunStarted",
+    "StageTimed",
+    "Trace",
+    "TraceError",
+    "TripleLinkView",
+    "TripleView",
+    "TriplesLinked",
+    "Warned",
+]
 
 
 class TraceError(ValueError):
@@ -335,11 +370,7 @@ class Trace:
         return cls.from_dict(data, source)
 
     def save(self, path: str | Path) -> None:
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(p.suffix + ".tmp")
-        tmp.write_text(self.to_json(), encoding="utf-8")
-        tmp.replace(p)
+        atomic_write_text(Path(path), self.to_json())
 
     @classmethod
     def load(cls, path: str | Path) -> Trace:

@@ -6,17 +6,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gear.config import Settings
+from gear.agent.loop import run_agent, run_sync
+from gear.agent.run import Run, Timer
+from gear.config import Settings, public_settings
 from gear.embed import Encoder
+from gear.eval.measures import recall_at_cutoffs
 from gear.index import Manifest, open_memory_backend
-from gear.measures import recall_at_cutoffs
-from gear.record import expansion_events, passage_views
 from gear.retrieve.beam import BeamParams
 from gear.retrieve.expand import expand, naive_initial_nodes
 from gear.retrieve.scoring import ExactScorer, FastScorer, SequenceScorer
@@ -27,40 +27,13 @@ from gear.trace import (
     IterationStarted,
     RunFinished,
     RunStarted,
-    StageTimed,
     Trace,
 )
+from gear.trace.views import expansion_events, passage_views
 from gear.types import Scored
 
 if TYPE_CHECKING:
     from gear.llm import LLM
-
-
-@dataclass
-class Run:
-    """The outcome of one question: the ranked passages and the trace of how they were found."""
-
-    ranked: list[Scored]
-    trace: Trace
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    answer: str | None = None
-
-    @property
-    def ids(self) -> list[int]:
-        return [s.id for s in self.ranked]
-
-
-class Timer:
-    """Accumulates milliseconds per stage and reports each into the trace."""
-
-    def __init__(self, trace: Trace) -> None:
-        self.trace, self.totals = trace, {}
-
-    def stage(self, name: str, iteration: int, start: float) -> float:
-        ms = (time.perf_counter() - start) * 1000
-        self.totals[name] = self.totals.get(name, 0.0) + ms
-        self.trace.emit(StageTimed(iteration, name, ms))
-        return time.perf_counter()
 
 
 class Engine:
@@ -96,22 +69,20 @@ class Engine:
 
     def llm(self, settings: Settings | None = None) -> LLM:
         """The configured LLM, created once per configuration (the local model takes seconds to load)."""
-        from gear.llm import make_llm
+        from gear.llm import llm_from_settings, llm_key
 
         s = settings or self.settings
-        key = (s.llm, s.llm_model, s.llm_base_url, str(s.llm_cache_dir))
         with self._llm_lock:
-            if key not in self._llms:
-                api_key = s.llm_api_key.get_secret_value() if s.llm_api_key else None
-                self._llms[key] = make_llm(s.llm, model=s.llm_model, base_url=s.llm_base_url, api_key=api_key,
-                                           cache_dir=s.llm_cache_dir)
-            return self._llms[key]  # type: ignore[return-value]
+            if llm_key(s) not in self._llms:
+                self._llms[llm_key(s)] = llm_from_settings(s)
+            return self._llms[llm_key(s)]  # type: ignore[return-value]
 
     def set_llm(self, settings: Settings, llm: LLM) -> None:
         """Use a given LLM for this configuration (tests script one; the app may share one)."""
-        key = (settings.llm, settings.llm_model, settings.llm_base_url, str(settings.llm_cache_dir))
+        from gear.llm import llm_key
+
         with self._llm_lock:
-            self._llms[key] = llm
+            self._llms[llm_key(settings)] = llm
 
     # -- building blocks ----------------------------------------------------------------------------------------------
     def encode_query(self, text: str) -> np.ndarray:
@@ -163,11 +134,9 @@ class Engine:
         method = s.expand
         trace = trace or Trace()
         trace.emit(
-            RunStarted(0, question, method, s.retriever, _public_settings(s), question_id, list(gold), list(answers))
+            RunStarted(0, question, method, s.retriever, public_settings(s), question_id, list(gold), list(answers))
         )
         if method in ("sync", "gear"):
-            from gear.agent import run_agent, run_sync
-
             runner = run_sync if method == "sync" else run_agent
             return runner(self, question, k=k, settings=s, gold=gold, trace=trace, answers=answers)
         return self._single_step(question, k, s, method, gold, trace)
@@ -193,10 +162,3 @@ class Engine:
         total = (time.perf_counter() - t0) * 1000
         trace.emit(RunFinished(1, 1, total, recall_at_cutoffs([r.id for r in ranked], gold)))
         return Run(ranked, trace, {**timer.totals, "total": total})
-
-
-def _public_settings(s: Settings) -> dict[str, object]:
-    """Settings as recorded in a trace: secrets are never written."""
-    data = s.model_dump(mode="json", exclude={"llm_api_key", "es_api_key", "es_password", "es_username"})
-    data["gamma"] = s.effective_gamma
-    return data

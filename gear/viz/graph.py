@@ -18,7 +18,7 @@ from typing import Any
 
 import networkx as nx
 
-from gear.graph import normalise_entity
+from gear.store.graph import normalise_entity
 from gear.trace import (
     BaseRetrieved,
     BeamsSearched,
@@ -41,7 +41,7 @@ GOLD_COLOUR = "#f59f00"
 FONT = "Liberation Sans, Arial, sans-serif"
 
 
-def esc(text: object) -> str:
+def esc_html(text: object) -> str:
     """HTML-escape untrusted text; "href" is broken up so pyvis never switches to its link-tooltip template."""
     return html.escape(str(text), quote=True).replace("href", "hre&#102;")
 
@@ -128,13 +128,13 @@ def beam_graph(beams: BeamsSearched, initial: InitialNodes | None = None,
     for _, data in g.nodes(data=True):
         data["color"] = START_ENTITY_COLOUR if data["start"] else ENTITY_COLOUR
         n = len(set(data["triples"]))
-        data["title"] = (f"<b>{esc(data['label'])}</b><br>entity in {n} beam triple{'s' if n != 1 else ''}"
+        data["title"] = (f"<b>{esc_html(data['label'])}</b><br>entity in {n} beam triple{'s' if n != 1 else ''}"
                          + ("<br>★ in a gold passage" if data["gold"] else ""))
     return g
 
 
 def _triple_tooltip(t: TripleView, uses: Sequence[TripleUse], passage: PassageView | None) -> str:
-    lines = [f"<b>{esc(spo_text(t.spo))}</b>"]
+    lines = [f"<b>{esc_html(spo_text(t.spo))}</b>"]
     for u in sorted(uses, key=lambda u: u.beam)[:6]:
         where = "initial node" if u.position == 0 else f"hop {u.position}"
         lines.append(f"beam {u.beam} · {where} · beam score {u.beam_score:.3f} · step score {u.hop_score:.3f} · "
@@ -142,9 +142,9 @@ def _triple_tooltip(t: TripleView, uses: Sequence[TripleUse], passage: PassageVi
     if len(uses) > 6:
         lines.append(f"… in {len(uses) - 6} more beams")
     title = passage.title if passage else t.passage_title
-    lines.append(f"source passage #{t.passage_id}: <i>{esc(title)}</i>" + (" ★ gold" if t.gold else ""))
+    lines.append(f"source passage #{t.passage_id}: <i>{esc_html(title)}</i>" + (" ★ gold" if t.gold else ""))
     if passage is not None:
-        lines.append(f"<span style='color:#555'>{esc(short(passage.text, 240))}</span>")
+        lines.append(f"<span style='color:#555'>{esc_html(short(passage.text, 240))}</span>")
     return "<br>".join(lines)
 
 
@@ -215,7 +215,7 @@ def _legend_html(items: Sequence[tuple[str, str, str]]) -> str:
                   f"border:3px solid {colour}'></span>")
         else:
             sw = ""
-        parts.append(f"<div>{sw}{esc(text)}</div>")
+        parts.append(f"<div>{sw}{esc_html(text)}</div>")
     return "<div class='gear-legend'>" + "".join(parts) + "</div>"
 
 
@@ -229,8 +229,8 @@ def graph_html(g: nx.MultiDiGraph, *, height: int = 560, legend: Sequence[tuple[
     ids = {key: n for n, key in enumerate(g.nodes)}
     for key, data in g.nodes(data=True):
         gold = bool(data.get("gold"))
-        label = esc(short(str(data.get("label", key)), 40)) + (" ★" if gold else "")
-        net.add_node(ids[key], label=label, title=str(data.get("title", esc(key))), shape="dot",
+        label = esc_html(short(str(data.get("label", key)), 40)) + (" ★" if gold else "")
+        net.add_node(ids[key], label=label, title=str(data.get("title", esc_html(key))), shape="dot",
                      size=float(data.get("size", 16)))
         node = net.get_node(ids[key])
         colour = str(data.get("color", ENTITY_COLOUR))
@@ -239,7 +239,7 @@ def graph_html(g: nx.MultiDiGraph, *, height: int = 560, legend: Sequence[tuple[
         node["borderWidth"] = 4 if gold else 1
     for u, v, data in g.edges(data=True):
         gold = bool(data.get("gold"))
-        net.add_edge(ids[u], ids[v], label=esc(short(str(data.get("label", "")), 36)) + (" ★" if gold else ""),
+        net.add_edge(ids[u], ids[v], label=esc_html(short(str(data.get("label", "")), 36)) + (" ★" if gold else ""),
                      title=str(data.get("title", "")), width=float(data.get("width", 2.0)),
                      color=str(data.get("color", "#868e96")), arrows="to")
     net.set_options(json.dumps({
@@ -308,7 +308,7 @@ def neighbourhood(backend: Any, entity: str, hops: int = 1, limit: int = 60) -> 
     start = index[key]
     g = nx.MultiDiGraph()
     g.add_node(names[start], label=entity, color=CENTRE_COLOUR, size=26, depth=0,
-               title=f"<b>{esc(names[start])}</b><br>centre")
+               title=f"<b>{esc_html(names[start])}</b><br>centre")
     frontier, seen_e, seen_t = [start], {start}, set()
     for depth in range(1, max(1, hops) + 1):
         nxt = []
@@ -327,14 +327,15 @@ def neighbourhood(backend: Any, entity: str, hops: int = 1, limit: int = 60) -> 
                         seen_e.add(ent)
                         nxt.append(ent)
                         g.add_node(names[ent], label=names[ent], color=ENTITY_COLOUR if depth > 1 else "#74c0fc",
-                                   size=16, depth=depth, title=f"<b>{esc(names[ent])}</b><br>{depth} hop(s) away")
+                                   size=16, depth=depth, title=f"<b>{esc_html(names[ent])}</b><br>{depth} hop(s) away")
                 for ent, surface in ((h, s), (t, o)):
                     if g.nodes[names[ent]].get("label") == names[ent] and ent != start:
                         g.nodes[names[ent]]["label"] = surface  # show the name as written, not normalised
                 pid = backend.passage_of(tid)
                 title = backend.titles[pid] if hasattr(backend, "titles") else ""
                 g.add_edge(names[h], names[t], key=tid, label=p, color=HOP_COLOURS[min(depth, 3)], width=2.0,
-                           title=f"<b>{esc(spo_text((s, p, o)))}</b><br>source passage #{pid}: <i>{esc(title)}</i>")
+                           title=f"<b>{esc_html(spo_text((s, p, o)))}</b><br>source passage #{pid}: "
+                                 f"<i>{esc_html(title)}</i>")
         frontier = nxt
     return g
 

@@ -6,7 +6,6 @@ In single-step runs the base retriever returns k passages for R@k (paper App. B)
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections import defaultdict
@@ -17,14 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from gear.config import Settings
-from gear.corpus import Question
-from gear.engine import Engine, Run
-from gear.measures import exact_match as exact_match  # re-exported: gear.eval is the public face of evaluation
-from gear.measures import f1_score as f1_score
-from gear.measures import normalize_answer as normalize_answer
-from gear.measures import recall_at
-from gear.trace import Answered, LLMCalled, PassagesFused, Trace
+from gear.agent.engine import Engine, Run
+from gear.config import Settings, public_settings
+from gear.data.corpus import Question
+from gear.eval.measures import recall_at
+from gear.files import atomic_write_json
+from gear.trace import Answered, PassagesFused, Trace
 
 
 # -- reports ----------------------------------------------------------------------------------------------------------
@@ -103,14 +100,7 @@ class EvalReport:
         return data
 
     def save(self, path: str | Path) -> None:
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False), encoding="utf-8")
-
-
-def _tokens(trace: Trace) -> tuple[int, int]:
-    calls = trace.of(LLMCalled)
-    return sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls)
+        atomic_write_json(Path(path), self.to_dict(), indent=1)
 
 
 def _per_iteration_recall(trace: Trace, gold: Sequence[int], ks: Sequence[int]) -> list[dict[str, float]]:
@@ -129,16 +119,15 @@ def _per_iteration_recall(trace: Trace, gold: Sequence[int], ks: Sequence[int]) 
     return out
 
 
-Progress = Callable[[int, int, str], None]
+QuestionProgress = Callable[[int, int, str], None]  # (done, total, question id)
 
 
 def evaluate(engine: Engine, questions: Sequence[Question], settings: Settings, ks: Sequence[int] = (5, 10, 15),
-             progress: Progress | None = None, trace_dir: Path | None = None) -> EvalReport:
+             progress: QuestionProgress | None = None, trace_dir: Path | None = None) -> EvalReport:
     """Run every question; single-step methods run once per cut-off with base k = the cut-off."""
     ks = sorted(set(ks))
     report = EvalReport(settings.expand, settings.retriever, list(ks),
-                        {k: v for k, v in settings.model_dump(mode="json").items() if "key" not in k
-                         and "password" not in k}, [], defaultdict(list))
+                        public_settings(settings), [], defaultdict(list))
     multi_step = settings.expand == "gear"
     total = len(questions)
     for n, q in enumerate(questions):
@@ -161,7 +150,7 @@ def evaluate(engine: Engine, questions: Sequence[Question], settings: Settings, 
             else:
                 recall[str(k)] = recall_at(run.ids, gold, k)
         last = runs[-1]
-        prompt, completion = (sum(x) for x in zip(*(_tokens(r.trace) for r in runs), strict=True))
+        prompt, completion = (sum(x) for x in zip(*(r.trace.tokens() for r in runs), strict=True))
         answered = last.trace.first(Answered)
         result = QuestionResult(q.id, q.question, q.hop_type, len(gold), recall, prompt_tokens=prompt,
                                 completion_tokens=completion, iterations=max(1, len(last.trace.iterations())))

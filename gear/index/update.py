@@ -19,14 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from gear.corpus import Document
+from gear.data.corpus import Document
 from gear.embed import Encoder
-from gear.graph import build_adjacency
-from gear.index import FORMAT_VERSION, Manifest, Progress, _density, save_index
-from gear.store.base import IndexError_, passage_text, triple_text
+from gear.index.build import density, save_index
+from gear.index.manifest import FORMAT_VERSION, Manifest, require_intact
+from gear.store.base import StoreError, passage_text, triple_text
+from gear.store.graph import build_adjacency
 from gear.store.memory import MemoryBackend, Table, build_bm25
-
-Triple = tuple[str, str, str]
+from gear.types import SPO, StageProgress
 
 
 @dataclass
@@ -34,7 +34,7 @@ class _Saved:
     manifest: Manifest
     titles: list[str]
     texts: list[str]
-    spo: list[Triple]
+    spo: list[SPO]
     owner: np.ndarray
     pvec: np.ndarray
     tvec: np.ndarray
@@ -43,31 +43,28 @@ class _Saved:
 def _load(directory: Path) -> _Saved:
     """The saved index as plain lists and in-memory arrays, whatever its storage format (via MemoryBackend.load)."""
     manifest = Manifest.read(directory)
-    for name, meta in manifest.files.items():
-        path = directory / name
-        if not path.exists() or path.stat().st_size != meta["bytes"]:
-            raise IndexError_(f"{directory}: file {name} is missing or truncated; rebuild the index")
+    require_intact(directory, manifest)
 
     def no_encoder(_texts: Sequence[str]) -> np.ndarray:
         raise AssertionError("index updates never encode through the loaded backend")
 
     backend = MemoryBackend.load(directory, embedder=manifest.embedder, encode=no_encoder)
-    spo: list[Triple] = [(str(t[0]), str(t[1]), str(t[2])) for t in backend.spo]
+    spo: list[SPO] = [(str(t[0]), str(t[1]), str(t[2])) for t in backend.spo]
     return _Saved(manifest, list(backend.titles), list(backend.texts), spo,
                   np.array(backend.triple_passage, dtype=np.int32),
                   np.array(backend.passage_table.vectors, dtype=np.float32),
                   np.array(backend.triple_table.vectors, dtype=np.float32))
 
 
-def saved_passages(directory: Path) -> tuple[list[str], list[str], list[Triple], np.ndarray]:
+def saved_passages(directory: Path) -> tuple[list[str], list[str], list[SPO], np.ndarray]:
     """(titles, texts, triples, triple → passage ids) of a saved index, whatever its storage format."""
     saved = _load(directory)
     return saved.titles, saved.texts, saved.spo, saved.owner
 
 
-def _save(directory: Path, saved: _Saved, titles: list[str], texts: list[str], spo: list[Triple], owner: np.ndarray,
+def _save(directory: Path, saved: _Saved, titles: list[str], texts: list[str], spo: list[SPO], owner: np.ndarray,
           pvec: np.ndarray, tvec: np.ndarray, encoder: Encoder, change: dict[str, Any],
-          progress: Progress | None) -> Manifest:
+          progress: StageProgress | None) -> Manifest:
     if progress:
         progress("rebuilding bm25 + graph", 0, 1)
     ptexts = [passage_text(t, x) for t, x in zip(titles, texts, strict=True)]
@@ -87,15 +84,15 @@ def _save(directory: Path, saved: _Saved, titles: list[str], texts: list[str], s
     extraction["updates"] = [*extraction.get("updates", []), change]
     manifest = Manifest(
         FORMAT_VERSION, "memory", old.embedder, old.dims, len(titles), len(spo), adjacency.n_entities,
-        time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), old.source, {}, _density(counts), extraction, None,
+        time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), old.source, {}, density(counts), extraction, None,
     )
 
     save_index(directory, backend, manifest, counts, progress)
     return manifest
 
 
-def add_passages(directory: Path, docs: Sequence[Document], triples_by_doc: Sequence[Sequence[Triple]],
-                 encoder: Encoder, *, progress: Progress | None = None, source: str | None = None,
+def add_passages(directory: Path, docs: Sequence[Document], triples_by_doc: Sequence[Sequence[SPO]],
+                 encoder: Encoder, *, progress: StageProgress | None = None, source: str | None = None,
                  extraction: dict[str, Any] | None = None) -> tuple[Manifest, int]:
     """Append passages and their triples; passages already in the index (same title and text) are skipped.
 
@@ -105,13 +102,13 @@ def add_passages(directory: Path, docs: Sequence[Document], triples_by_doc: Sequ
     directory = Path(directory)
     saved = _load(directory)
     if encoder.name != saved.manifest.embedder:
-        raise IndexError_(f"{directory}: index was built with {saved.manifest.embedder}, not {encoder.name}; "
+        raise StoreError(f"{directory}: index was built with {saved.manifest.embedder}, not {encoder.name}; "
                           f"set GEAR_EMBEDDER={saved.manifest.embedder}")
     if len(docs) != len(triples_by_doc):
         raise ValueError("docs and triples_by_doc must have the same length")
     existing = set(zip(saved.titles, saved.texts, strict=True))
     new_docs: list[Document] = []
-    new_triples: list[Triple] = []
+    new_triples: list[SPO] = []
     new_owner: list[int] = []
     for doc, triples in zip(docs, triples_by_doc, strict=True):
         if (doc.title, doc.text) in existing:
@@ -170,7 +167,7 @@ def parse_ids(text: str) -> list[int]:
     return sorted(set(ids))
 
 
-def remove_passages(directory: Path, ids: Sequence[int], encoder: Encoder, *, progress: Progress | None = None
+def remove_passages(directory: Path, ids: Sequence[int], encoder: Encoder, *, progress: StageProgress | None = None
                     ) -> tuple[Manifest, dict[int, int]]:
     """Drop passages (by id) and their triples; returns the new manifest and the old → new id mapping."""
     directory = Path(directory)
@@ -178,7 +175,7 @@ def remove_passages(directory: Path, ids: Sequence[int], encoder: Encoder, *, pr
     n = len(saved.titles)
     bad = [i for i in ids if not 0 <= i < n]
     if bad:
-        raise IndexError_(f"{directory}: no passage ids {', '.join(map(str, bad[:5]))} (ids are 0..{n - 1})")
+        raise StoreError(f"{directory}: no passage ids {', '.join(map(str, bad[:5]))} (ids are 0..{n - 1})")
     drop = np.zeros(n, dtype=bool)
     drop[np.asarray(list(ids), dtype=np.int64)] = True
     keep = np.flatnonzero(~drop)

@@ -8,16 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gear.corpus import Document, InputError
-from gear.extract import (
+from gear.data.corpus import Document, InputError
+from gear.extract.runner import (
     ExtractionConfig,
+    ExtractionProgress,
     ExtractionResult,
-    Progress,
     Style,
     estimate_prompt_tokens,
     extract_passages,
 )
-from gear.llm.base import LLM
+from gear.llm import LLM, llm_from_settings
 
 # Output tokens per passage assumed by the cost estimate (measured: ≈150-400 with the one-shot JSON answer).
 EST_COMPLETION_TOKENS = 300
@@ -41,15 +41,6 @@ def default_work_dir(out_dir: Path) -> Path:
     """INDEX_DIR.extract/ beside the index: survives rebuilding the index, never inside it."""
     out_dir = Path(out_dir)
     return out_dir.parent / f"{out_dir.name}.extract"
-
-
-def llm_from_settings(settings: Any) -> LLM:
-    """The LLM named by Settings.llm (local, openai, replay or record with Settings.llm_cache_dir)."""
-    from gear.llm import make_llm
-
-    api_key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-    return make_llm(settings.llm, model=settings.llm_model, base_url=settings.llm_base_url, api_key=api_key,
-                    cache_dir=settings.llm_cache_dir)
 
 
 def is_remote(settings: Any) -> bool:
@@ -109,7 +100,7 @@ def run_extraction(docs: list[Document], llm: LLM, work_dir: Path, config: Extra
 
 def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, console: Any,
                       options: ExtractOptions | None = None, llm: LLM | None = None,
-                      progress: Progress | None = None) -> tuple[list, dict]:
+                      progress: ExtractionProgress | None = None) -> tuple[list, dict]:
     """Triples for each document (aligned to `docs`) and the extraction summary for the manifest.
 
     `console` (a rich Console, or None for silence) gets the cost estimate, a progress bar and a summary; a

@@ -8,11 +8,11 @@ from typing import Annotated, Any
 
 import typer
 
-from gear.cli import _settings, app, console, friendly_errors, out, progress_bar
+from gear.cli.app import app, console, friendly_errors, out, progress_bar, settings_from
 
 
 def _load_docs(path: Path, chunk_words: int | None) -> tuple[list, Any]:
-    from gear.corpus import load_any_corpus, unique_documents
+    from gear.data.corpus import load_any_corpus, unique_documents
 
     docs, report = load_any_corpus(path, chunk_words)
     return unique_documents(docs, report), report
@@ -20,11 +20,10 @@ def _load_docs(path: Path, chunk_words: int | None) -> tuple[list, Any]:
 
 def _triples_for(docs: list, report: Any, openie: Path | None, settings: Any, out_dir: Path, options: Any
                  ) -> tuple[list, dict]:
-    from gear.corpus import load_openie
-    from gear.index import align_openie
+    from gear.data.corpus import align_openie, load_openie
 
     if openie is None:
-        from gear.extract_cli import extract_for_index
+        from gear.extract.bridge import extract_for_index
 
         return extract_for_index(docs, settings, out_dir, console, options)
     oie, oie_report = load_openie(openie)
@@ -33,7 +32,7 @@ def _triples_for(docs: list, report: Any, openie: Path | None, settings: Any, ou
 
 
 def _migrate(out_dir: Path, settings: Any) -> None:
-    from gear.store.elastic import migrate_to_elastic
+    from gear.index.migrate import migrate_to_elastic
 
     with progress_bar() as update:
         record = migrate_to_elastic(out_dir, settings, update)
@@ -73,9 +72,9 @@ def index(
     import time
 
     with friendly_errors():
-        from gear.corpus import InputError
+        from gear.data.corpus import InputError
         from gear.embed import Encoder
-        from gear.extract_cli import ExtractOptions
+        from gear.extract.bridge import ExtractOptions
         from gear.index import build_index
 
         if style not in ("one-shot", "paper"):
@@ -84,7 +83,7 @@ def index(
             raise InputError(f"--backend must be memory or elasticsearch, not {backend!r}")
         if add is not None and remove is not None:
             raise InputError("use either --add or --remove, not both")
-        settings = _settings(embedder=embedder)
+        settings = settings_from(embedder=embedder)
         options = ExtractOptions(work_dir=work_dir, concurrency=concurrency, price_in=price_in, price_out=price_out,
                                  style=style, use_schema=not no_schema, require_grounded=grounded)  # type: ignore[arg-type]
         started = time.perf_counter()
@@ -111,10 +110,10 @@ def index(
 
 def _update(index_dir: Path, add: Path | None, remove: str | None, openie: Path | None, chunk_words: int | None,
             settings: Any, options: Any, backend: str | None) -> None:
-    from gear.corpus import InputError
+    from gear.data.corpus import InputError
     from gear.embed import Encoder
     from gear.index import Manifest
-    from gear.index_update import add_passages, parse_ids, remove_passages, saved_passages
+    from gear.index.update import add_passages, parse_ids, remove_passages, saved_passages
 
     manifest = Manifest.read(index_dir)  # fails early, with a clear message, on a missing index
     encoder = Encoder(manifest.embedder, bf16=settings.embed_bf16)
@@ -203,9 +202,9 @@ def info(
 def openie_documents(index_dir: Path) -> list[dict[str, Any]]:
     """The index's passages and triples in HippoRAG's OpenIE format; named entities come from the extraction journal
     when it is still there, else from the triples' subjects and objects."""
-    from gear.extract import Journal, openie_document
+    from gear.extract.runner import Journal, openie_document
     from gear.index import Manifest
-    from gear.index_update import saved_passages
+    from gear.index.update import saved_passages
 
     manifest = Manifest.read(index_dir)
     titles, texts, spo, owner = saved_passages(index_dir)
@@ -233,7 +232,7 @@ def export_openie(
 ) -> None:
     """Write the index's passages and triples as HippoRAG OpenIE JSON (readable by `gear index --openie`)."""
     with friendly_errors():
-        from gear.extract import write_openie
+        from gear.extract.runner import write_openie
 
         docs = openie_documents(index_dir)
         write_openie(out_file, docs)

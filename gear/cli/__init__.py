@@ -1,0 +1,17 @@
+"""The `gear` command line. Each command group is one module that registers on the shared typer app
+(gear.cli.app); importing this package imports them all, so `gear.cli.app` is the complete command line."""
+
+from __future__ import annotations
+
+from gear.cli import elastic, evaluate, index, query, studio  # noqa: F401 - importing registers the commands
+from gear.cli.app import app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""What every `gear` command shares: the typer app, the consoles, one-line errors, progress bars, settings from options.
+
+Command modules import from here and register on `app`; `gear.cli` imports them all (the import is the registration).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="GeAR: graph-enhanced retrieval agent.")
+console = Console(stderr=True)
+out = Console()
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from gear.data.corpus import InputError
+    from gear.embed import EmbedderError
+    from gear.store.base import StoreError
+    from gear.trace import TraceError
+
+    errors: list[type[BaseException]] = [InputError, StoreError, EmbedderError, TraceError]
+    try:
+        from gear.llm import LLMError
+
+        errors.append(LLMError)
+    except ImportError:  # the LLM layer is optional for retrieval-only use
+        pass
+    return tuple(errors)
+
+
+@contextmanager
+def friendly_errors() -> Iterator[None]:
+    try:
+        yield
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = escape(".".join(str(x) for x in first["loc"]))
+        console.print(f"[red]error:[/red] setting {where}: {escape(first['msg'])}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except _user_errors() as exc:
+        # escaped: paths like "data/[v2]/x.json" are text, not markup; soft_wrap: one line, even when piped
+        console.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+
+
+@contextmanager
+def progress_bar() -> Iterator[Callable[[str, int, int], None]]:
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=console, transient=False) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update
+
+
+def settings_from(**overrides: Any) -> Any:
+    """Settings from GEAR_* variables and .env, with the command's options (None = not given) on top."""
+    from gear.config import Settings
+
+    return Settings().with_(**overrides)
+
+
+def parse_ks(text: str) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise typer.BadParameter(f"--k expects comma-separated integers, got {text!r}") from None
+    if not ks or min(ks) < 1:
+        raise typer.BadParameter("--k needs positive cut-offs")
+    return ks
+
+
+RetrieverOpt = Annotated[str, typer.Option("--retriever", "-r", help="bm25, dense or hybrid")]
+ExpandOpt = Annotated[str, typer.Option("--expand", "-e", help="none, naive, sync or gear")]

@@ -1,0 +1,88 @@
+"""`gear eval`: Recall@k, EM/F1 and tokens over a QA set, printed as a table and saved as JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from gear.cli.app import (
+    ExpandOpt,
+    RetrieverOpt,
+    app,
+    console,
+    friendly_errors,
+    out,
+    parse_ks,
+    progress_bar,
+    settings_from,
+)
+
+
+@app.command(name="eval")
+def eval_(
+    index_dir: Annotated[Path, typer.Argument(help="index directory")],
+    qa: Annotated[Path, typer.Argument(help="QA set (MuSiQue, HippoRAG, HotpotQA or 2Wiki schema)")],
+    retriever: RetrieverOpt = "hybrid",
+    expand: ExpandOpt = "none",
+    no_diversity: Annotated[bool, typer.Option("--no-diversity")] = False,
+    ks: Annotated[str, typer.Option("--k", help="recall cut-offs")] = "5,10,15",
+    json_out: Annotated[Path | None, typer.Option("--json", help="write the report as JSON")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="only the first N questions")] = None,
+    score_mode: Annotated[str, typer.Option("--score-mode", help="exact (paper) or fast")] = "exact",
+    llm: Annotated[str | None, typer.Option("--llm", help="local, openai, replay or record")] = None,
+    llm_cache: Annotated[Path | None, typer.Option("--llm-cache")] = None,
+    max_iterations: Annotated[int | None, typer.Option("--max-iterations")] = None,
+    traces: Annotated[Path | None, typer.Option("--traces", help="save each question's trace here")] = None,
+) -> None:
+    """Recall@k (and EM/F1, tokens for LLM methods) over a QA set."""
+    with friendly_errors():
+        from gear.agent.engine import Engine
+        from gear.data.corpus import load_qa
+        from gear.eval.report import evaluate
+
+        cutoffs = parse_ks(ks)
+        settings = settings_from(retriever=retriever, expand=expand, diversity=not no_diversity, score_mode=score_mode,
+                             llm=llm, llm_cache_dir=llm_cache, max_iterations=max_iterations)
+        questions, report_in = load_qa(qa)
+        for line in report_in.summary():
+            console.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
+        questions = questions[:limit] if limit else questions
+        engine = Engine.open(index_dir, settings)
+        with progress_bar() as update:
+            report = evaluate(engine, questions, settings, cutoffs,
+                              progress=lambda done, total, _id: update("questions", done, total), trace_dir=traces)
+        data = report.to_dict()
+        _print_report(data, cutoffs)
+        if json_out:
+            report.save(json_out)
+            console.print(f"report saved to {json_out}")
+
+
+def _print_report(data: dict[str, Any], ks: list[int]) -> None:
+    name = data["retriever"] + ("" if data["method"] == "none" else f" + {data['method']}")
+    table = Table(title=f"{name}: {data['n_questions']} questions")
+    table.add_column("group")
+    table.add_column("n")
+    for k in ks:
+        table.add_column(f"R@{k}")
+    table.add_row("all", str(data["n_questions"]), *(f"{data['recall'][str(k)]:.1f}" for k in ks))
+    for hop, row in data["by_hop"].items():
+        table.add_row(hop, str(row["n"]), *(f"{row['recall'][str(k)]:.1f}" for k in ks))
+    out.print(table)
+    if "em" in data:
+        out.print(f"EM {data['em']:.1f}  F1 {data['f1']:.1f}")
+    if "tokens_per_question" in data:
+        t = data["tokens_per_question_detail"]
+        out.print(f"tokens/question: {data['tokens_per_question']:.0f} ({t['prompt']:.0f} prompt + "
+                  f"{t['completion']:.0f} completion)")
+    if "recall_per_iteration" in data:
+        for n, row in data["recall_per_iteration"].items():
+            out.print(f"after iteration {n}: " + "  ".join(f"R@{k} {v:.1f}" for k, v in row.items()))
+    if data.get("skipped"):
+        out.print(f"{len(data['skipped'])} questions skipped (gold passages not in the index)")
+    wall = data["latency_ms"].get("wall")
+    if wall:
+        out.print(f"latency per run: mean {wall['mean']:.0f} ms, p50 {wall['p50']:.0f} ms, p95 {wall['p95']:.0f} ms")

@@ -1,0 +1,25 @@
+"""`gear app`: start the Streamlit app (the app lives outside the engine; this only launches it)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gear.cli.app import app
+
+
+@app.command(name="app")
+def run_app(
+    port: Annotated[int, typer.Option("--port")] = 8501,
+    address: Annotated[str, typer.Option("--address")] = "127.0.0.1",
+) -> None:
+    """Start the Streamlit app."""
+    root = Path(__file__).resolve().parents[2]
+    cmd = [sys.executable, "-m", "streamlit", "run", str(root / "app.py"), "--server.port", str(port),
+           "--server.address", address, "--browser.gatherUsageStats", "false"]
+    raise typer.Exit(subprocess.call(cmd, cwd=root, env={**os.environ}))

@@ -1,0 +1,59 @@
+"""Atomic writes, the one way GeAR writes a file or a directory: into a temporary sibling, then renamed into place.
+
+A crash or a kill mid-write therefore never leaves a truncated cache entry, trace, manifest, OpenIE file or half an
+index, and never damages what was there before. Everything that writes data (indexes, the LLM cache, traces,
+reports, extraction output) goes through here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` (UTF-8) to `path` atomically; the file gets the usual permissions (not mkstemp's 0600)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def atomic_write_json(path: Path, data: Any, *, indent: int | None = 1, sort_keys: bool = False) -> None:
+    """`data` as JSON (UTF-8, non-ASCII kept, trailing newline), written atomically."""
+    atomic_write_text(path, json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=False) + "\n")
+
+
+def atomic_directory(out: Path, write: Callable[[Path], None]) -> None:
+    """Let `write` fill a temporary sibling directory, then swap it into place (the old one is restored on error)."""
+    out = Path(out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        write(tmp)
+        if out.exists():
+            out.rename(old)
+        try:
+            tmp.rename(out)
+        except BaseException:
+            if old.exists() and not out.exists():
+                old.rename(out)  # put the previous one back before `finally` cleans up
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,16 @@
+"""The embedded index on disk: its manifest and integrity check (manifest), building and opening it (build),
+adding and removing passages (update), copying it into Elasticsearch (migrate)."""
+
+from gear.index.build import build_index, open_memory_backend, save_index
+from gear.index.manifest import FORMAT_VERSION, MANIFEST, Manifest, check_files, verify_index
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MANIFEST",
+    "Manifest",
+    "build_index",
+    "check_files",
+    "open_memory_backend",
+    "save_index",
+    "verify_index",
+]

@@ -1,0 +1,113 @@
+"""Build, save and open an embedded index directory: corpus + triples + search structures + a manifest.
+
+The directory is written into a temporary sibling and swapped into place (gear.files), so a crash never leaves half
+an index and never damages the index that was there before.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gear.data.corpus import Document
+from gear.embed import Encoder
+from gear.files import atomic_directory
+from gear.index.manifest import FORMAT_VERSION, Manifest, require_intact, sha256_file
+from gear.store.base import StoreError
+from gear.store.memory import MemoryBackend
+from gear.types import StageProgress
+
+
+def density(counts: np.ndarray) -> dict[str, float]:
+    if len(counts) == 0:
+        return {}
+    return {
+        "mean": float(counts.mean()),
+        "median": float(np.median(counts)),
+        "max": float(counts.max()),
+        "zero": float((counts == 0).sum()),
+    }
+
+
+def build_index(
+    docs: Sequence[Document],
+    triples_by_doc: Sequence[Sequence[tuple[str, str, str]]],
+    out: Path,
+    encoder: Encoder,
+    *,
+    source: dict[str, Any] | None = None,
+    progress: StageProgress | None = None,
+    extraction: dict[str, Any] | None = None,
+) -> Manifest:
+    """Encode and index passages and triples, then save atomically to `out`."""
+    titles = [d.title for d in docs]
+    texts = [d.text for d in docs]
+    spo: list[tuple[str, str, str]] = []
+    owner: list[int] = []
+    for pid, triples in enumerate(triples_by_doc):
+        for t in dict.fromkeys(triples):
+            spo.append(t)
+            owner.append(pid)
+
+    def encode_batch(items: Sequence[str], what: str) -> np.ndarray:
+        chunk = 512
+        parts = []
+        for start in range(0, len(items), chunk):
+            parts.append(encoder.encode(items[start : start + chunk]))
+            if progress:
+                progress(f"encoding {what}", min(start + chunk, len(items)), len(items))
+        return np.concatenate(parts) if parts else np.zeros((0, encoder.dim), np.float32)
+
+    backend = MemoryBackend.build(
+        titles, texts, spo, owner, embedder=encoder.name, encode=encoder.encode_cached, encode_batch=encode_batch
+    )
+    counts = np.bincount(np.asarray(owner, dtype=np.int64), minlength=len(docs)) if docs else np.zeros(0)
+    manifest = Manifest(
+        FORMAT_VERSION,
+        "memory",
+        encoder.name,
+        encoder.dim,
+        len(docs),
+        len(spo),
+        backend.adjacency.n_entities,
+        time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        source or {},
+        {},
+        density(counts),
+        extraction or {},
+    )
+
+    save_index(out, backend, manifest, counts, progress)
+    return manifest
+
+
+def save_index(out: Path, backend: MemoryBackend, manifest: Manifest, counts: np.ndarray,
+               progress: StageProgress | None = None) -> None:
+    """Write backend, triple densities and manifest (with every file's size and checksum) atomically to `out`."""
+
+    def write(directory: Path) -> None:
+        if progress:
+            progress("saving", 0, 1)
+        files = backend.save(directory)
+        manifest.files = {f: {"bytes": (directory / f).stat().st_size, "sha256": sha256_file(directory / f)}
+                          for f in files}
+        np.save(directory / "triples_per_passage.npy", counts.astype(np.int32))
+        manifest.write(directory)
+        if progress:
+            progress("saving", 1, 1)
+
+    atomic_directory(out, write)
+
+
+def open_memory_backend(directory: Path, manifest: Manifest, encoder: Encoder, rrf_k: int = 60) -> MemoryBackend:
+    require_intact(directory, manifest)  # cheap structural check; full checksums in `gear info --verify`
+    if encoder.name != manifest.embedder:
+        raise StoreError(
+            f"{directory}: index was built with {manifest.embedder}, but the configured embedder is "
+            f"{encoder.name}; set GEAR_EMBEDDER={manifest.embedder} or rebuild"
+        )
+    return MemoryBackend.load(directory, embedder=manifest.embedder, encode=encoder.encode_cached, rrf_k=rrf_k)
