@@ -199,13 +199,24 @@ def _dedupe(triples: list[SPO]) -> list[SPO]:
     return list(dict.fromkeys(triples))
 
 
+def _strict_json_triples(raw: str) -> tuple[list[SPO], int]:
+    """Triples when the whole answer is valid JSON: the tuple scan must not read brackets inside JSON strings."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return [], 0
+    return _collect(data)
+
+
 def parse_triples(text: object) -> ParseResult:
     """Triples from an LLM answer in any common shape; malformed items are dropped and counted in warnings."""
     try:
         raw, warnings = _as_text(text)
         if not raw.strip():
             return ParseResult([], [*warnings, "empty output: no triples"])
-        triples, dropped = _tuples_in(raw)
+        triples, dropped = _strict_json_triples(raw)  # a schema-constrained answer: read exactly as JSON
+        if not triples and not dropped:
+            triples, dropped = _tuples_in(raw)
         if not triples:
             for candidate in _json_candidates(raw):
                 found, found_dropped = _collect(_load_json(candidate))

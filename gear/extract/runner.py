@@ -303,87 +303,99 @@ def work_dir_lock(work_dir: Path) -> Iterator[None]:
         handle.close()
 
 
-def _extract_locked(passages: Sequence[tuple[str, str]], llm: LLM, work_dir: Path, config: ExtractionConfig,
-                    progress: ExtractionProgress | None, stop_on_error: bool) -> ExtractionResult:
-    journal = Journal(work_dir)
-    model = llm.model
-    keys = [passage_key(model, title, text, config) for title, text in passages]
-    result = ExtractionResult([[] for _ in passages], [[] for _ in passages], [None] * len(passages))
-    started = time.perf_counter()
-    positions: dict[str, list[int]] = {}
-    for i, key in enumerate(keys):
-        positions.setdefault(key, []).append(i)
-    todo: list[str] = []
-    done_count = 0
+class _Batch:
+    """One extraction run's bookkeeping: which passages share a journal key, what is done, and the result so far."""
 
-    def place(record: Record) -> None:
-        nonlocal done_count
-        for i in positions[record.key]:
+    def __init__(self, passages: Sequence[tuple[str, str]], llm: LLM, config: ExtractionConfig,
+                 progress: ExtractionProgress | None, stop_on_error: bool) -> None:
+        self.passages, self.llm, self.config = passages, llm, config
+        self.progress, self.stop_on_error = progress, stop_on_error
+        self.positions: dict[str, list[int]] = {}
+        for i, (title, text) in enumerate(passages):
+            self.positions.setdefault(passage_key(llm.model, title, text, config), []).append(i)
+        self.result = ExtractionResult([[] for _ in passages], [[] for _ in passages], [None] * len(passages))
+        self.done = 0
+
+    def report(self) -> None:
+        if self.progress:
+            self.progress(self.result, self.done, len(self.passages))
+
+    def place(self, record: Record) -> None:
+        result = self.result
+        for i in self.positions[record.key]:
             result.triples[i] = list(record.triples)
             result.entities[i] = list(record.entities)
             result.records[i] = record
-            done_count += 1
+            self.done += 1
         result.prompt_tokens += record.prompt_tokens
         result.completion_tokens += record.completion_tokens
         for name, value in record.dropped.items():
             setattr(result.dropped, name, getattr(result.dropped, name, 0) + value)
 
-    for key in positions:
-        record = journal.get(key)
-        if record is not None:
-            place(record)
-            result.reused += 1
-        else:
-            todo.append(key)
-    if progress:
-        progress(result, done_count, len(passages))
+    def call(self, key: str) -> Record:
+        title, text = self.passages[self.positions[key][0]]
+        return extract_one(self.llm, title, text, self.config, key)
 
-    def run(key: str) -> Record:
-        title, text = passages[positions[key][0]]
-        return extract_one(llm, title, text, config, key)
-
-    def finish(key: str, future_result: Callable[[], Record]) -> None:
-        nonlocal done_count
+    def finish(self, key: str, outcome: Callable[[], Record], journal: Journal) -> None:
+        """Journal and place one finished call; a failed one is counted (and retried on the next run)."""
         try:
-            record = future_result()
+            record = outcome()
         except LLMError as exc:
-            result.failed += len(positions[key])
-            title = passages[positions[key][0]][0]
-            result.errors.append(f"{title!r}: {exc}")
-            if stop_on_error:
+            self.result.failed += len(self.positions[key])
+            self.result.errors.append(f"{self.passages[self.positions[key][0]][0]!r}: {exc}")
+            if self.stop_on_error:
                 raise
-            done_count += len(positions[key])
+            self.done += len(self.positions[key])
             return
         journal.append(record)
-        result.calls += 1
-        result.llm_seconds += record.seconds
-        place(record)
+        self.result.calls += 1
+        self.result.llm_seconds += record.seconds
+        self.place(record)
 
+
+def _extract_locked(passages: Sequence[tuple[str, str]], llm: LLM, work_dir: Path, config: ExtractionConfig,
+                    progress: ExtractionProgress | None, stop_on_error: bool) -> ExtractionResult:
+    journal = Journal(work_dir)
+    batch = _Batch(passages, llm, config, progress, stop_on_error)
+    started = time.perf_counter()
+    todo: list[str] = []
+    for key in batch.positions:
+        record = journal.get(key)
+        if record is None:
+            todo.append(key)
+        else:
+            batch.place(record)
+            batch.result.reused += 1
+    batch.report()
     if config.concurrency <= 1:
         for key in todo:
-            finish(key, lambda key=key: run(key))  # type: ignore[misc]
-            if progress:
-                progress(result, done_count, len(passages))
+            batch.finish(key, lambda key=key: batch.call(key), journal)  # type: ignore[misc]
+            batch.report()
     else:
-        with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="gear-extract") as pool:
-            pending: dict[Future[Record], str] = {}
-            queue = list(reversed(todo))
-            try:
-                while queue or pending:
-                    while queue and len(pending) < config.concurrency * 2:
-                        key = queue.pop()
-                        pending[pool.submit(run, key)] = key
-                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        finish(pending.pop(future), future.result)
-                        if progress:
-                            progress(result, done_count, len(passages))
-            except BaseException:
-                for future in pending:
-                    future.cancel()
-                raise
-    result.seconds = time.perf_counter() - started
-    return result
+        _extract_pooled(batch, todo, journal)
+    batch.result.seconds = time.perf_counter() - started
+    return batch.result
+
+
+def _extract_pooled(batch: _Batch, todo: list[str], journal: Journal) -> None:
+    """Calls in a thread pool (remote endpoints), at most 2 × concurrency queued; each result journaled as it lands."""
+    concurrency = batch.config.concurrency
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="gear-extract") as pool:
+        pending: dict[Future[Record], str] = {}
+        queue = list(reversed(todo))
+        try:
+            while queue or pending:
+                while queue and len(pending) < concurrency * 2:
+                    key = queue.pop()
+                    pending[pool.submit(batch.call, key)] = key
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    batch.finish(pending.pop(future), future.result, journal)
+                    batch.report()
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
 
 
 def estimate_prompt_tokens(passages: Iterable[tuple[str, str]], config: ExtractionConfig) -> int:

@@ -199,3 +199,9 @@ def test_huge_inputs_are_fast() -> None:
         started = time.perf_counter()
         _check(text)
         assert time.perf_counter() - started < 5
+
+
+def test_json_answer_with_brackets_inside_strings_is_read_as_json() -> None:
+    """Found by hypothesis: the tuple scan used to read '("], ["0", ")' out of JSON strings as a triple."""
+    raw = '{"triples": [["Alpha", "is", "("], ["Beta", "0", ")"]]}'
+    assert parse_triples(raw).triples == [("Alpha", "is", "("), ("Beta", "0", ")")]
