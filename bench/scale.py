@@ -14,7 +14,7 @@ What is synthetic, and why:
   so that an IVF index meets some cluster structure; its recall here is indicative only (real embeddings cluster
   more). Passage/triple texts are random words from a 50k vocabulary, so BM25 has realistic posting lists.
 - Exact mode uses a fake encoder that returns random unit vectors at a realistic per-text cost (default 1/420 s per
-  text: MiniLM fp32 on 2 cores, TESTING.md), so its latency is the encoder's; the raw encode time of the candidate
+  text: MiniLM fp32 on 2 cores, measured), so its latency is the encoder's; the raw encode time of the candidate
   texts is printed beside it.
 
 Every measurement is one line `name value unit [reference-name value unit]`, next to its reference measured in the

@@ -3,7 +3,7 @@ reasoning for termination, query re-writing, passageLink and the final RRF — e
 
 Choices the paper leaves open, made explicit here (and recorded in each run's settings):
 - the sync reader of iteration n reads the base passages C′q(n) with the original question q and the memory G(n-1)
-  (DESIGN.md's data flow); beam search and base retrieval use the rewritten query q(n);
+  (docs/architecture.md, "one question"); beam search and base retrieval use the rewritten query q(n);
 - the gist reader reads the top `gist_read_k` passages of the fused list Cq(n) (§4.1) or, with
   gist_read="expanded", only the expanded passages C̃q (the authors' published pseudocode);
 - the gist memory is the concatenation of every iteration's proximal triples, exact repeats dropped;
@@ -23,8 +23,8 @@ from gear.llm import LLM
 from gear.parsing import parse_answer, parse_next_question, parse_reasoning, parse_triples
 from gear.prompts import format_docs, qa_prompt, reader_prompt, reasoning_prompt, rewriting_prompt
 from gear.retrieve.expand import Expansion, expand
-from gear.retrieve.fusion import rrf
 from gear.store.base import triple_text
+from gear.store.fusion import rrf
 from gear.trace import (
     Answered,
     BaseRetrieved,

@@ -12,16 +12,18 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gear.agent.engine import Engine, Run
 from gear.config import Settings, public_settings
 from gear.data.corpus import Question
 from gear.eval.measures import recall_at
 from gear.files import atomic_write_json
 from gear.trace import Answered, PassagesFused, Trace
+
+if TYPE_CHECKING:  # evaluate() drives an engine it is given; at run time eval sits below the agent
+    from gear.agent.engine import Engine, Run
 
 
 # -- reports ----------------------------------------------------------------------------------------------------------
@@ -105,7 +107,7 @@ class EvalReport:
 
 def _per_iteration_recall(trace: Trace, gold: Sequence[int], ks: Sequence[int]) -> list[dict[str, float]]:
     """Cumulative list after each iteration: RRF of that iteration's and earlier fused lists, as the agent ranks."""
-    from gear.retrieve.fusion import rrf
+    from gear.store.fusion import rrf
 
     lists: list[list[int]] = []
     out = []

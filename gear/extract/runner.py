@@ -7,7 +7,7 @@ Two message styles:
 - "one-shot" (default for the local model): the paper's prompt for its own Demonstration #1 as a first user turn,
   answered by an assistant turn holding that demonstration as valid JSON ({"named_entities": [...], "triples":
   [[s, p, o], ...]}), then the paper's prompt for the passage. Backends that support it get a JSON schema with
-  `maxItems` caps, so the output always parses and repetition loops stop (see TESTING.md, "Local LLM").
+  `maxItems` caps, so the output always parses and repetition loops stop (measured in docs/results.md).
 
 Every finished passage is appended to a JSONL journal (flushed and fsynced) keyed by sha256(prompt version, message
 style, schema, model, title, passage text). A killed run therefore resumes with no lost and no repeated LLM calls, and

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from gear.retrieve.beam import BeamParams, BeamSearchResult, beam_search, flatten
-from gear.retrieve.fusion import rrf
 from gear.retrieve.scoring import SequenceScorer
 from gear.store.base import SearchBackend
+from gear.store.fusion import rrf
 from gear.types import Scored
 
 

@@ -20,8 +20,8 @@ import bm25s
 import numpy as np
 import Stemmer
 
-from gear.retrieve.fusion import rrf
 from gear.store.base import Method, StoreError, passage_text, triple_text
+from gear.store.fusion import rrf
 from gear.store.graph import Adjacency, build_adjacency
 from gear.store.vectors import IVF_SUFFIX, VectorIndex
 from gear.types import Passage, Scored, Triple

@@ -292,7 +292,7 @@ def test_knn_within_tolerance(backend: SearchBackend, reference: SearchBackend, 
 
 
 def test_hybrid_is_rrf_of_both(backend: SearchBackend, reference: SearchBackend, encoder: HashEncoder) -> None:
-    from gear.retrieve.fusion import rrf
+    from gear.store.fusion import rrf
 
     qv = encoder.encode(DENSE_QUERIES)
     k = 5

@@ -11,8 +11,8 @@ from gear.agent.engine import Engine
 from gear.config import Settings
 from gear.llm import LLMResult
 from gear.prompts import format_triples
-from gear.retrieve.fusion import rrf
 from gear.store.base import triple_text
+from gear.store.fusion import rrf
 from gear.trace import (
     Answered,
     FinalRanking,

@@ -87,6 +87,24 @@ def test_no_import_cycles() -> None:
     assert cycles == [], f"import cycles: {cycles}"
 
 
+def package_graph() -> nx.DiGraph:
+    """The same edges between gear's packages (gear.agent, gear.store, …; top-level modules count as their own)."""
+    def package(module: str) -> str:
+        return module.split(".")[1] if module.count(".") else module
+
+    graph = nx.DiGraph()
+    for a, b in import_graph().edges():
+        if package(a) != package(b):
+            graph.add_edge(package(a), package(b))
+    return graph
+
+
+def test_packages_form_layers() -> None:
+    """Arrows only run downwards: no two packages need each other, even through different modules."""
+    cycles = [sorted(c) for c in nx.strongly_connected_components(package_graph()) if len(c) > 1]
+    assert cycles == [], f"packages that import each other: {cycles}"
+
+
 @pytest.mark.parametrize("path", sorted(GEAR.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_engine_never_imports_the_app(path: Path) -> None:
     bad = [m for m in runtime_imports(path) if m.split(".")[0] in APP_SIDE]

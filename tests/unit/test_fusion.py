@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gear.retrieve.fusion import rrf
+from gear.store.fusion import rrf
 
 
 def test_scores_are_sums_of_reciprocal_ranks() -> None:

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from gear.index import FORMAT_VERSION, MANIFEST, Manifest, build_index, open_memory_backend, verify_index
-from gear.retrieve.fusion import rrf
 from gear.store.base import StoreError, passage_text, triple_text
+from gear.store.fusion import rrf
 from gear.store.memory import MemoryBackend
 
 

@@ -11,7 +11,7 @@ so a failed build never breaks the index that was serving.
 BM25 uses an analyzer that reproduces the embedded backend's bm25s tokenisation (lower case, words of ≥ 2 letters or
 digits, Lucene's English stopwords, Snowball/Porter2 stemming) and bm25s's parameters (k1 = 1.5, b = 0.75). Dense search
 is kNN over `dense_vector` (cosine, `int8_hnsw` unless configured). Hybrid is RRF computed here
-(gear.retrieve.fusion.rrf) over a BM25 and a kNN request sent together in one msearch: Elasticsearch's own RRF needs a
+(gear.store.fusion.rrf) over a BM25 and a kNN request sent together in one msearch: Elasticsearch's own RRF needs a
 paid licence.
 
 Modules: client (connecting, errors), layout (names, mappings, settings, metadata), backend (ElasticBackend and

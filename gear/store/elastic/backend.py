@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gear.retrieve.fusion import rrf
 from gear.store.base import Method, StoreError, triple_text
 from gear.store.elastic.client import check_cluster, connect, es_errors
 from gear.store.elastic.layout import ES_FORMAT, EsNames, check_prefix, passage_key, read_meta, slug
+from gear.store.fusion import rrf
 from gear.types import Passage, Scored, Triple
 
 if TYPE_CHECKING:

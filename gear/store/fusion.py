@@ -1,4 +1,7 @@
-"""Reciprocal Rank Fusion (Cormack et al., 2009), the only way GeAR combines ranked lists."""
+"""Reciprocal Rank Fusion (Cormack et al., 2009), the only way GeAR combines ranked lists.
+
+It lives with the stores because hybrid search is itself RRF of BM25 and dense lists; every other fusion of the
+method (C̃q with C′q, passageLink, the agent's final ranking) reuses it from here."""
 
 from __future__ import annotations
 
