@@ -11,6 +11,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 Retriever = Literal["bm25", "dense", "hybrid"]
 ExpandMethod = Literal["none", "naive", "sync", "gear"]
 GistRead = Literal["fused", "expanded"]
+PromptProfile = Literal["paper", "small"]
+LLMKind = Literal["auto", "local", "openai", "replay", "record"]
+
+#: answers recorded with the project (the demo's and the measured runs'); read, never written, by the "auto" LLM
+BUNDLED_LLM_CACHE = Path(__file__).resolve().parent.parent / "assets" / "llm_cache"
 
 EMBEDDERS = {
     "minilm": "all-MiniLM-L6-v2",
@@ -47,12 +52,16 @@ class Settings(BaseSettings):
     gist_read_k: int = Field(10, ge=1)
     qa_top_k: int = Field(5, ge=1)
     answer: bool = True  # generate an answer with the paper's QA prompt (SyncGE and GeAR runs)
-    # llm
-    llm: Literal["local", "openai", "replay", "record"] = "local"
+    # None = "small" for the embedded model, "paper" (the appendix prompts verbatim) for API models
+    prompts: PromptProfile | None = None
+    # llm: "auto" serves recorded answers and calls the live model (local, or the endpoint when one is set) otherwise
+    llm: LLMKind = "auto"
     llm_model: str | None = None
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
-    llm_cache_dir: Path | None = None
+    llm_cache_dir: Path | None = None  # record/replay cache; for "auto" the user's cache (default ~/.cache/gear/llm)
+    llm_bundled_cache: Path | None = BUNDLED_LLM_CACHE if BUNDLED_LLM_CACHE.is_dir() else None
+    llm_threads: int | None = Field(None, ge=1)  # embedded model; None = the machine's physical cores
     # elasticsearch
     es_url: str | None = None
     es_api_key: SecretStr | None = None
@@ -75,6 +84,22 @@ class Settings(BaseSettings):
         return EMBEDDERS[value]
 
     @property
+    def live_llm(self) -> Literal["local", "openai"] | None:
+        """Which live model answers what is not recorded (None: replay only)."""
+        if self.llm == "replay":
+            return None
+        if self.llm == "openai" or (self.llm in ("auto", "record") and (self.llm_base_url or self.llm_api_key)):
+            return "openai"
+        return "local"
+
+    @property
+    def prompt_profile(self) -> PromptProfile:
+        """The profile in force: as set, else "paper" for API models and "small" for the embedded one."""
+        if self.prompts is not None:
+            return self.prompts
+        return "paper" if self.live_llm == "openai" else "small"
+
+    @property
     def effective_gamma(self) -> float:
         return self.gamma if self.gamma is not None else 2.0 * self.beam_width
 
@@ -93,4 +118,5 @@ def public_settings(s: Settings) -> dict[str, object]:
     written (credentials and the user name that goes with them); γ is recorded as used."""
     data = s.model_dump(mode="json", exclude=set(SECRET_FIELDS))
     data["gamma"] = s.effective_gamma
+    data["prompts"] = s.prompt_profile
     return data

@@ -47,6 +47,7 @@ class Verdict:
     answer: str | None
     reason: str
     warnings: list[str] = field(default_factory=list)
+    cited: list[int] = field(default_factory=list)  # numbers of the memory facts the answer rests on (small profile)
 
 
 def _as_text(text: object) -> tuple[str, list[str]]:
@@ -289,13 +290,72 @@ def _label_value(match: re.Match[str] | None, text: str) -> str:
     return ""
 
 
+def _json_object(raw: str) -> dict[str, Any] | None:
+    """The answer as a JSON object (whole, fenced, or the outermost braces), keys lower-cased; None if it is not one."""
+    for candidate in (raw, *_json_candidates(raw)):
+        data = _load_json(candidate) if candidate is not raw else _strict_json(raw)
+        if isinstance(data, dict):
+            return {str(k).lower(): v for k, v in data.items()}
+    return None
+
+
+def _strict_json(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _truthy(value: object) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("yes", "true", "no", "false"):
+        return value.strip().lower() in ("yes", "true")
+    return None
+
+
+def _numbers(value: object) -> list[int]:
+    items = value if isinstance(value, list) else [value]
+    found: list[int] = []
+    for item in items:
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int):
+            found.append(item)
+        elif isinstance(item, float) and item.is_integer():
+            found.append(int(item))
+        elif isinstance(item, str):
+            found.extend(int(x) for x in re.findall(r"\d+", item)[:20])
+    return list(dict.fromkeys(found))
+
+
+def _json_verdict(data: dict[str, Any], warnings: list[str]) -> Verdict | None:
+    """The small profile's {"answerable", "answer", "facts", "why"} reply, if that is what `data` is."""
+    answerable = _truthy(data.get("answerable"))
+    if answerable is None:
+        return None
+    answer = _clean_part(data.get("answer")) if answerable else None
+    reason = _clean_part(data.get("why")) or _clean_part(data.get("reason")) or ""
+    if answerable and answer is None:
+        warnings.append("answerable but no 'answer' given")
+    if not answerable and not reason:
+        warnings.append("not answerable but no 'why' given")
+    cited = _numbers(data.get("facts", [])) if answerable else []
+    return Verdict(answerable, answer, reason, warnings, cited)
+
+
 def parse_reasoning(text: object) -> Verdict:
-    """Read "Answerable: Yes/No", "Answer: …", "Why: …"; anything unclear counts as not answerable, with a warning."""
+    """Read the reasoner's reply: the paper's "Answerable: Yes/No", "Answer: …", "Why: …" lines, or the small
+    profile's JSON object; anything unclear counts as not answerable, with a warning."""
     try:
         raw, warnings = _as_text(text)
         plain = _plain(raw).strip()
         if not plain:
             return Verdict(False, None, "", [*warnings, "empty reasoning output: treated as not answerable"])
+        data = _json_object(raw.strip()) if "{" in raw else None
+        verdict_json = _json_verdict(data, warnings) if data is not None else None
+        if verdict_json is not None:
+            return verdict_json
         verdict = _VERDICT.search(plain)
         if verdict is not None:
             answerable = verdict.group(1).lower() in ("yes", "true")
@@ -345,9 +405,16 @@ def _strip_wrapping(text: str) -> str:
 
 
 def parse_next_question(text: object) -> tuple[str, list[str]]:
-    """The rewritten query: after a "Next Question:" label if any, the first line (up to its '?' when it has one)."""
+    """The rewritten query: the small profile's {"next_question": …}, else after a "Next Question:" label if any,
+    the first line (up to its '?' when it has one)."""
     try:
         raw, warnings = _as_text(text)
+        data = _json_object(raw.strip()) if "{" in raw else None
+        if data is not None:
+            value = next((data[k] for k in ("next_question", "next question", "question") if k in data), None)
+            cleaned = _clean_part(value)
+            if cleaned:
+                return cleaned, warnings
         plain = _plain(raw)
         label = re.search(r"next\s+question\s*[:：]\s*", plain, re.IGNORECASE)
         if label is not None:

@@ -1,12 +1,29 @@
 """A scripted LLM for the app tests (AppTest and the real browser): every distinct prompt has one answer, as a
-recorded cache needs, and its output carries HTML that must show as text (the XSS checks)."""
+recorded cache needs, and its output carries HTML that must show as text (the XSS checks). It answers both prompt
+profiles: the paper's free text, or the small profile's JSON when a schema is asked for."""
 
 from __future__ import annotations
+
+import json
+import re
 
 from gear.llm import LLMResult
 
 XSS = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(2)</script>"
+
+
+def prompt_kind(prompt: str) -> str:
+    """Which step of the method a prompt belongs to, in either profile."""
+    if prompt.startswith("Your task is to find facts"):
+        return "read"
+    if "# Your Task:" in prompt and ("Next Question:" in prompt or "next_question" in prompt):
+        return "rewrite"
+    if "# Task Description:" in prompt and "known facts" in prompt and "# Your reply" in prompt:
+        return "reason"
+    if "reading comprehension assistant" in prompt:
+        return "qa"
+    raise AssertionError(f"unexpected prompt: {prompt[:80]}")
 
 
 class ScriptedLLM:
@@ -15,19 +32,35 @@ class ScriptedLLM:
 
     model = "scripted"
 
-    def complete(self, messages, *, json_schema=None, max_tokens=512) -> LLMResult:
+    def complete(self, messages, *, json_schema=None, max_tokens=512, on_text=None) -> LLMResult:
         prompt = messages[-1]["content"]
-        if prompt.startswith("Your task is to find facts"):
-            text = f'("Mount Etna", "located on", "Sicily")\n("Mount Etna", "described as", "{XSS}")'
+        small = json_schema is not None
+        kind = prompt_kind(prompt)
+        if kind == "read":
+            facts = [["Mount Etna", "located on", "Sicily"], ["Mount Etna", "described as", XSS]]
             if "preliminary facts" in prompt:
-                text += '\n("Sicily", "largest island in", "Mediterranean Sea")'
-        elif "Next Question:" in prompt and "# Your Task:" in prompt:
-            text = "Next Question: Which sea is Sicily the largest island in?"
-        elif "Answerable: Yes" in prompt and "# Your reply:" in prompt:
-            facts = prompt.split("Your reply must follow")[0]
-            text = ("Answerable: Yes\nAnswer: Mediterranean Sea" if "Mediterranean Sea" in facts
-                    else f"Answerable: No\nWhy: the sea is missing {SCRIPT}")
+                facts.append(["Sicily", "largest island in", "Mediterranean Sea"])
+            text = json.dumps({"facts": facts}) if small else "\n".join(
+                "(" + ", ".join(f'"{x}"' for x in f) + ")" for f in facts)
+        elif kind == "rewrite":
+            question = "Which sea is Sicily the largest island in?"
+            text = json.dumps({"next_question": question}) if small else f"Next Question: {question}"
+        elif kind == "reason":
+            text = self._verdict(prompt, small)
         else:
             text = "Answer: Mediterranean Sea"
+        if on_text is not None:
+            on_text(text)
         return LLMResult(text, prompt_tokens=len(prompt) // 4, completion_tokens=len(text) // 4, seconds=0.01,
                          model=self.model)
+
+    @staticmethod
+    def _verdict(prompt: str, small: bool) -> str:
+        facts = prompt.split("# Your reply")[0]
+        if not small:
+            return ("Answerable: Yes\nAnswer: Mediterranean Sea" if "Mediterranean Sea" in facts
+                    else f"Answerable: No\nWhy: the sea is missing {SCRIPT}")
+        cited = [int(n) for n, line in re.findall(r"^\[(\d+)\] (.*)$", facts, re.M) if "Mediterranean Sea" in line]
+        if cited:
+            return json.dumps({"answerable": True, "answer": "Mediterranean Sea", "facts": cited, "why": ""})
+        return json.dumps({"answerable": False, "answer": "", "facts": [], "why": f"the sea is missing {SCRIPT}"})

@@ -78,7 +78,7 @@ class Engine:
             return self._llms[llm_key(s)]  # type: ignore[return-value]
 
     def set_llm(self, settings: Settings, llm: LLM) -> None:
-        """Use a given LLM for this configuration (tests script one; the app may share one)."""
+        """Use exactly this LLM for this configuration (tests script one; wrap it in gear.llm.MemoLLM to memoise)."""
         from gear.llm import llm_key
 
         with self._llm_lock:

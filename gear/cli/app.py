@@ -84,3 +84,8 @@ def parse_ks(text: str) -> list[int]:
 
 RetrieverOpt = Annotated[str, typer.Option("--retriever", "-r", help="bm25, dense or hybrid")]
 ExpandOpt = Annotated[str, typer.Option("--expand", "-e", help="none, naive, sync or gear")]
+LLMOpt = Annotated[str | None, typer.Option("--llm", help="auto (recorded answers, else the live model; default), "
+                                                          "local, openai, replay or record")]
+PromptsOpt = Annotated[str | None, typer.Option("--prompts", help="paper (the appendix prompts verbatim) or small "
+                                                                  "(JSON, grounded verdicts); default: small for the "
+                                                                  "embedded model, paper for API models")]

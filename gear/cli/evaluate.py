@@ -10,6 +10,8 @@ from rich.table import Table
 
 from gear.cli.app import (
     ExpandOpt,
+    LLMOpt,
+    PromptsOpt,
     RetrieverOpt,
     app,
     console,
@@ -32,8 +34,10 @@ def eval_(
     json_out: Annotated[Path | None, typer.Option("--json", help="write the report as JSON")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="only the first N questions")] = None,
     score_mode: Annotated[str, typer.Option("--score-mode", help="exact (paper) or fast")] = "exact",
-    llm: Annotated[str | None, typer.Option("--llm", help="local, openai, replay or record")] = None,
+    llm: LLMOpt = None,
     llm_cache: Annotated[Path | None, typer.Option("--llm-cache")] = None,
+    prompts: PromptsOpt = None,
+    start: Annotated[int, typer.Option("--start", help="skip the first N questions (with --limit: a subset)")] = 0,
     max_iterations: Annotated[int | None, typer.Option("--max-iterations")] = None,
     traces: Annotated[Path | None, typer.Option("--traces", help="save each question's trace here")] = None,
 ) -> None:
@@ -45,11 +49,12 @@ def eval_(
 
         cutoffs = parse_ks(ks)
         settings = settings_from(retriever=retriever, expand=expand, diversity=not no_diversity, score_mode=score_mode,
-                             llm=llm, llm_cache_dir=llm_cache, max_iterations=max_iterations)
+                             llm=llm, llm_cache_dir=llm_cache, prompts=prompts,
+                                 max_iterations=max_iterations)
         questions, report_in = load_qa(qa)
         for line in report_in.summary():
             console.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
-        questions = questions[:limit] if limit else questions
+        questions = questions[start:start + limit] if limit else questions[start:]
         engine = Engine.open(index_dir, settings)
         with progress_bar() as update:
             report = evaluate(engine, questions, settings, cutoffs,
@@ -78,6 +83,12 @@ def _print_report(data: dict[str, Any], ks: list[int]) -> None:
         t = data["tokens_per_question_detail"]
         out.print(f"tokens/question: {data['tokens_per_question']:.0f} ({t['prompt']:.0f} prompt + "
                   f"{t['completion']:.0f} completion)")
+    if "iterations_mean" in data:
+        sec = data["seconds_per_question"]
+        out.print(f"iterations/question {data['iterations_mean']:.2f}, LLM calls/question "
+                  f"{data['llm_calls_per_question']:.1f} ({data['memo_calls']} answered by the memo), seconds/question "
+                  f"p50 {sec['p50']:.1f} (mean {sec['mean']:.1f}), verdicts rejected {data['verdicts_rejected']}, "
+                  f"queries repeated {data['queries_repeated']}")
     if "recall_per_iteration" in data:
         for n, row in data["recall_per_iteration"].items():
             out.print(f"after iteration {n}: " + "  ".join(f"R@{k} {v:.1f}" for k, v in row.items()))

@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from gear.cli.app import ExpandOpt, RetrieverOpt, app, console, friendly_errors, out, settings_from
+from gear.cli.app import (
+    ExpandOpt,
+    LLMOpt,
+    PromptsOpt,
+    RetrieverOpt,
+    app,
+    console,
+    friendly_errors,
+    out,
+    settings_from,
+)
+
+if TYPE_CHECKING:
+    from gear.trace import Event
 
 
 @app.command()
@@ -52,25 +67,53 @@ def ask(
     question: Annotated[str, typer.Argument(help="the question")],
     expand: ExpandOpt = "gear",
     retriever: RetrieverOpt = "hybrid",
-    llm: Annotated[str | None, typer.Option("--llm", help="local, openai, replay or record")] = None,
+    llm: LLMOpt = None,
     llm_cache: Annotated[Path | None, typer.Option("--llm-cache", help="record/replay cache directory")] = None,
+    prompts: PromptsOpt = None,
     max_iterations: Annotated[int | None, typer.Option("--max-iterations")] = None,
     trace_out: Annotated[Path | None, typer.Option("--trace", help="save the run's trace as JSON")] = None,
     k: Annotated[int, typer.Option("-k", help="passages to show")] = 10,
+    quiet_llm: Annotated[bool, typer.Option("--no-stream", help="do not show the model's text as it writes")]
+    = False,
 ) -> None:
-    """Run SyncGE or the GeAR agent on one question and print every step."""
+    """Run SyncGE or the GeAR agent on one question and print every step (the model's text streams to stderr)."""
     with friendly_errors():
         from gear.agent.engine import Engine
-        from gear.trace.narrate import narrate
-
-        settings = settings_from(retriever=retriever, expand=expand, llm=llm, llm_cache_dir=llm_cache,
-                             max_iterations=max_iterations)
-        engine = Engine.open(index_dir, settings)
         from gear.trace import Trace
 
+        settings = settings_from(retriever=retriever, expand=expand, llm=llm, llm_cache_dir=llm_cache,
+                                 prompts=prompts, max_iterations=max_iterations)
+        engine = Engine.open(index_dir, settings)
         trace = Trace()
-        trace.subscribe(lambda event: [out.print(line, highlight=False) for line in narrate(event)])
+        trace.subscribe(narrator(stream=not quiet_llm))
         run = engine.retrieve(question, k=k, trace=trace)
         if trace_out:
             run.trace.save(trace_out)
             console.print(f"trace saved to {trace_out}")
+
+
+def narrator(*, stream: bool) -> Callable[[Event], None]:
+    """A trace listener printing each event's narration to stdout and, with `stream`, the model's text to stderr
+    while it is written (dim, so it reads as work in progress)."""
+    from gear.trace import LLMText
+    from gear.trace.narrate import narrate
+
+    shown = {"step": "", "chars": 0}
+
+    def listen(event: Event) -> None:
+        if isinstance(event, LLMText):
+            if stream:
+                if event.step != shown["step"] or len(event.text) < shown["chars"]:
+                    shown.update(step=event.step, chars=0)
+                    console.print(f"    [dim]{escape(event.step)} ▸[/dim] ", end="", highlight=False)
+                console.print(escape(event.text[shown["chars"]:]), end="", style="dim", highlight=False,
+                              soft_wrap=True)
+                shown["chars"] = len(event.text)
+            return
+        if shown["chars"]:
+            console.print()
+            shown.update(step="", chars=0)
+        for line in narrate(event):
+            out.print(line, highlight=False)
+
+    return listen

@@ -20,7 +20,7 @@ from gear.config import Settings, public_settings
 from gear.data.corpus import Question
 from gear.eval.measures import recall_at
 from gear.files import atomic_write_json
-from gear.trace import Answered, PassagesFused, Trace
+from gear.trace import Answered, LLMCalled, PassagesFused, QueryRewritten, Reasoned, Trace
 
 if TYPE_CHECKING:  # evaluate() drives an engine it is given; at run time eval sits below the agent
     from gear.agent.engine import Engine, Run
@@ -42,6 +42,11 @@ class QuestionResult:
     iterations: int = 1
     recall_per_iteration: list[dict[str, float]] = field(default_factory=list)
     trace_file: str | None = None
+    seconds: float = 0.0  # wall time of the question's run(s)
+    llm_calls: int = 0
+    memo_calls: int = 0  # calls answered by the memo of identical calls (no model work)
+    rejected_verdicts: int = 0  # "answerable" verdicts not grounded in the gist memory (small profile)
+    repeated_queries: int = 0  # rewrites that repeat an earlier query
 
 
 @dataclass
@@ -95,6 +100,15 @@ class EvalReport:
                 "prompt": float(np.mean([q.prompt_tokens for q in self.questions])),
                 "completion": float(np.mean([q.completion_tokens for q in self.questions])),
             }
+        if any(q.llm_calls for q in self.questions):
+            rows = self.questions
+            data["iterations_mean"] = float(np.mean([q.iterations for q in rows]))
+            data["seconds_per_question"] = {"mean": float(np.mean([q.seconds for q in rows])),
+                                            "p50": float(np.percentile([q.seconds for q in rows], 50))}
+            data["llm_calls_per_question"] = float(np.mean([q.llm_calls for q in rows]))
+            data["memo_calls"] = int(sum(q.memo_calls for q in rows))
+            data["verdicts_rejected"] = int(sum(q.rejected_verdicts for q in rows))
+            data["queries_repeated"] = int(sum(q.repeated_queries for q in rows))
         per_iteration = self.recall_per_iteration()
         if per_iteration:
             data["recall_per_iteration"] = per_iteration
@@ -139,6 +153,7 @@ def evaluate(engine: Engine, questions: Sequence[Question], settings: Settings, 
             continue
         recall: dict[str, float] = {}
         runs: list[Run] = []
+        question_started = time.perf_counter()
         for k in ([max(ks)] if multi_step else ks):
             started = time.perf_counter()
             run = engine.retrieve(q.question, k=(settings.agent_k if multi_step else k), settings=settings,
@@ -158,6 +173,11 @@ def evaluate(engine: Engine, questions: Sequence[Question], settings: Settings, 
                                 completion_tokens=completion, iterations=max(1, len(last.trace.iterations())))
         if answered is not None:
             result.answer, result.em, result.f1 = answered.answer, answered.em, answered.f1
+        calls = [c for r in runs for c in r.trace.of(LLMCalled)]
+        result.seconds = time.perf_counter() - question_started
+        result.llm_calls, result.memo_calls = len(calls), sum(c.source == "memo" for c in calls)
+        result.rejected_verdicts = sum(1 for r in runs for v in r.trace.of(Reasoned) if v.rejected)
+        result.repeated_queries = sum(1 for r in runs for w in r.trace.of(QueryRewritten) if w.repeated)
         if multi_step:
             result.recall_per_iteration = _per_iteration_recall(last.trace, gold, ks)
         if trace_dir is not None:

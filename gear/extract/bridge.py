@@ -44,8 +44,7 @@ def default_work_dir(out_dir: Path) -> Path:
 
 
 def is_remote(settings: Any) -> bool:
-    remote_record = settings.llm == "record" and bool(settings.llm_base_url or settings.llm_api_key)
-    return settings.llm == "openai" or remote_record
+    return settings.live_llm == "openai"
 
 
 def config_for(settings: Any, options: ExtractOptions) -> ExtractionConfig:
@@ -124,7 +123,7 @@ def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, consol
     else:
         result = run_extraction(docs, llm, work_dir, config, console)
     info = result.info(llm.model, config)
-    info["llm"] = settings.llm
+    info["llm"] = settings.live_llm if settings.llm == "auto" else settings.llm  # who answered what was new
     info["work_dir"] = str(work_dir)
     if options.price_in is not None or options.price_out is not None:
         info["usd"] = round((info["prompt_tokens"] * (options.price_in or 0)

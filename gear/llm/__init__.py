@@ -1,7 +1,9 @@
 """LLM access for GeAR: one protocol, three backends (local llama.cpp, OpenAI-compatible, cache replay).
 
 `make_llm` is the only place that turns configuration into a backend, so the engine never branches on which model it
-talks to. Any backend can be wrapped with a record/replay cache to make runs reproducible and demos key-free.
+talks to. Any backend can be wrapped with a record/replay cache to make runs reproducible and demos key-free; the
+default kind "auto" serves recorded answers and calls the live model for the rest. `llm_from_settings` adds the
+process-wide memo (gear.llm.memo) on top, so an identical deterministic call is never paid for twice.
 """
 
 from __future__ import annotations
@@ -9,15 +11,34 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gear.llm.base import LLM, LLMError, LLMResult, Message
+from gear.llm.base import LLM, LLMError, LLMResult, Message, TextListener
+from gear.llm.memo import MemoLLM
 from gear.llm.replay import CachedLLM, Mode
 
 if TYPE_CHECKING:
     from gear.config import Settings
 
-__all__ = ["KINDS", "LLM", "CachedLLM", "LLMError", "LLMResult", "Message", "llm_from_settings", "llm_key", "make_llm"]
+__all__ = [
+    "KINDS",
+    "LLM",
+    "CachedLLM",
+    "LLMError",
+    "LLMResult",
+    "MemoLLM",
+    "Message",
+    "TextListener",
+    "default_user_cache",
+    "llm_from_settings",
+    "llm_key",
+    "make_llm",
+]
 
-KINDS = ("local", "openai", "replay", "record")
+KINDS = ("auto", "local", "openai", "replay", "record")
+
+
+def default_user_cache() -> Path:
+    """Where the "auto" LLM records new answers when no cache directory is configured."""
+    return Path.home() / ".cache" / "gear" / "llm"
 
 
 def make_llm(
@@ -27,6 +48,7 @@ def make_llm(
     base_url: str | None = None,
     api_key: str | None = None,
     cache_dir: Path | None = None,
+    bundled_cache: Path | None = None,
     mode: Mode | None = None,
     timeout: float = 120.0,
     max_retries: int = 3,
@@ -37,7 +59,9 @@ def make_llm(
 
     kind "local": the embedded model; "openai": an OpenAI-compatible endpoint; "replay": answers from `cache_dir`
     only (error on a miss; `model` defaults to the recorded one); "record": call a live model (OpenAI-compatible when
-    `base_url` or `api_key` is set, else local) and write every answer to `cache_dir`.
+    `base_url` or `api_key` is set, else local) and write every answer to `cache_dir`; "auto": answers recorded in
+    `cache_dir` or `bundled_cache` at once, the live model (chosen as for "record") for the rest, recorded into
+    `cache_dir` (default: default_user_cache()), never into `bundled_cache`.
     For "local"/"openai", a `cache_dir` wraps the model in a cache with `mode` (default "auto": serve hits, record
     misses).
     """
@@ -50,7 +74,7 @@ def make_llm(
         return CachedLLM.replay_only(Path(cache_dir), model=model)
 
     live_kind = kind
-    if kind == "record":
+    if kind in ("record", "auto"):
         live_kind = "openai" if (base_url or api_key) else "local"
     inner: LLM
     if live_kind == "openai":
@@ -70,6 +94,9 @@ def make_llm(
     if kind == "record":
         assert cache_dir is not None
         return CachedLLM(inner, Path(cache_dir), mode or "record")
+    if kind == "auto":
+        return CachedLLM(inner, Path(cache_dir or default_user_cache()), "auto",
+                         read_dirs=(Path(bundled_cache),) if bundled_cache else ())
     if cache_dir is not None:
         return CachedLLM(inner, Path(cache_dir), mode or "auto")
     return inner
@@ -77,11 +104,14 @@ def make_llm(
 
 def llm_key(settings: Settings) -> tuple[object, ...]:
     """What makes two configurations the same LLM (the engine keeps one loaded model per key)."""
-    return (settings.llm, settings.llm_model, settings.llm_base_url, str(settings.llm_cache_dir))
+    return (settings.llm, settings.llm_model, settings.llm_base_url, str(settings.llm_cache_dir),
+            str(settings.llm_bundled_cache), settings.llm_threads)
 
 
 def llm_from_settings(settings: Settings) -> LLM:
-    """The LLM named by Settings: the one factory the engine, extraction and the app use."""
+    """The LLM named by Settings, behind the process-wide memo: the one factory the engine, extraction and the app
+    use."""
     api_key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-    return make_llm(settings.llm, model=settings.llm_model, base_url=settings.llm_base_url, api_key=api_key,
-                    cache_dir=settings.llm_cache_dir)
+    return MemoLLM(make_llm(settings.llm, model=settings.llm_model, base_url=settings.llm_base_url, api_key=api_key,
+                            cache_dir=settings.llm_cache_dir, bundled_cache=settings.llm_bundled_cache,
+                            n_threads=settings.llm_threads))

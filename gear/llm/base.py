@@ -7,32 +7,43 @@ of them (the paper's efficiency claim is measured in tokens).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": str}
+TextListener = Callable[[str], None]  # receives each new piece of text as the model writes it
+Source = Literal["model", "record", "memo"]
 
 
 @dataclass(frozen=True, slots=True)
 class LLMResult:
-    """One completion with its cost; `cached` marks results served from the replay cache (original tokens kept)."""
+    """One completion with its cost. `source` says who answered: the model now, a recorded answer (original tokens
+    and seconds kept), or this process's memo of an identical earlier call (no model work at all)."""
 
     text: str
     prompt_tokens: int
     completion_tokens: int
     seconds: float
     model: str
-    cached: bool = False
+    cached: bool = False  # served without calling the model (source "record" or "memo")
+    source: Source = "model"
 
 
 @runtime_checkable
 class LLM(Protocol):
-    """A chat model called at temperature 0; `json_schema` asks for schema-constrained JSON where supported."""
+    """A chat model called at temperature 0; `json_schema` asks for schema-constrained JSON where supported;
+    `on_text` receives the answer piece by piece while it is generated (the whole text at once when it was not)."""
 
     model: str
 
     def complete(
-        self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512
+        self,
+        messages: list[Message],
+        *,
+        json_schema: dict | None = None,
+        max_tokens: int = 512,
+        on_text: TextListener | None = None,
     ) -> LLMResult: ...
 
 

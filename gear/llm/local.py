@@ -2,7 +2,12 @@
 
 Loaded lazily on the first call (so importing the engine or replaying a cache costs nothing), and guarded by a lock
 because a llama.cpp context is not re-entrant: concurrent callers (Streamlit sessions) are served one at a time.
-One thread by default: on this 2-core machine two threads collapse when another process is busy (see DESIGN.md).
+
+Threads: the machine's physical cores by default (`GEAR_LLM_THREADS` or Settings.llm_threads override), with
+llama.cpp's OpenMP workers waiting passively, so a busy neighbour process does not collapse generation (spinning
+workers on 2 cores fell below 1 token/s; bench/llm_steps.py measures 1 thread against all cores, quiet and busy).
+The context is never reset between calls: llama.cpp re-uses the longest common token prefix of the previous prompt
+from its KV cache, so a fixed prompt head costs nothing after the first call.
 """
 
 from __future__ import annotations
@@ -13,19 +18,29 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gear.llm.base import LLMError, LLMResult, Message, estimate_tokens
+from gear.llm.base import LLMError, LLMResult, Message, TextListener, estimate_tokens
 from gear.llm.model_files import DEFAULT_MODEL, INSTALL_HINT, ensure_model
 
 DEFAULT_N_CTX = 8192
 DEFAULT_SEED = 0
 
 
-def default_threads() -> int:
-    """$GEAR_LLM_THREADS, else 1."""
+def physical_cores() -> int:
+    """Physical cores (hyper-threads share one core's arithmetic units, which llama.cpp already saturates)."""
     try:
-        return max(1, int(os.environ.get("GEAR_LLM_THREADS", "1")))
-    except ValueError:
-        return 1
+        import psutil
+
+        return max(1, psutil.cpu_count(logical=False) or os.cpu_count() or 1)
+    except ImportError:  # pragma: no cover - psutil is a dependency
+        return max(1, os.cpu_count() or 1)
+
+
+def default_threads() -> int:
+    """$GEAR_LLM_THREADS, else the physical cores."""
+    try:
+        return max(1, int(os.environ["GEAR_LLM_THREADS"]))
+    except (KeyError, ValueError):
+        return physical_cores()
 
 
 def llama_cpp_available() -> bool:
@@ -58,11 +73,10 @@ class LocalLLM:
 
     def _load(self) -> Any:
         """Create the llama.cpp context (assembling the GGUF from its packages on first use)."""
-        if self.n_threads > 1:
-            # llama.cpp's OpenMP workers spin while waiting; beside another busy process on 2 cores that collapses
-            # generation to < 1 token/s (measured). Passive waiting keeps 2 threads at 1-thread speed or better.
-            # Only effective before the OpenMP runtime starts, and never overrides the user's choice.
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        # llama.cpp's OpenMP workers spin while waiting; beside another busy process on 2 cores that collapses
+        # generation to < 1 token/s (measured). Passive waiting keeps all cores at 1-thread speed or better. Only
+        # effective before the OpenMP runtime starts, and never overrides the user's choice.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             import llama_cpp
         except ImportError:
@@ -89,7 +103,8 @@ class LocalLLM:
             if self._llama is None:
                 self._llama = self._load()
 
-    def complete(self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512) -> LLMResult:
+    def complete(self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512,
+                 on_text: TextListener | None = None) -> LLMResult:
         kwargs: dict[str, Any] = {"messages": messages, "temperature": 0.0, "max_tokens": max_tokens, "seed": self.seed}
         if json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
@@ -98,14 +113,16 @@ class LocalLLM:
                 self._llama = self._load()
             started = time.perf_counter()
             try:
-                response = self._llama.create_chat_completion(**kwargs)
+                if on_text is None:
+                    response = self._llama.create_chat_completion(**kwargs)
+                    text = response["choices"][0]["message"].get("content") or ""
+                    usage = response.get("usage") or {}
+                    prompt_tokens, completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
+                else:
+                    text, prompt_tokens, completion_tokens = self._stream(kwargs, on_text)
             except ValueError as exc:  # llama.cpp raises ValueError when the prompt exceeds the context
                 raise LLMError(f"local model failed: {' '.join(str(exc).split())[:200]}") from None
             seconds = time.perf_counter() - started
-        text = response["choices"][0]["message"].get("content") or ""
-        usage = response.get("usage") or {}
-        prompt_tokens = usage.get("prompt_tokens")
-        completion_tokens = usage.get("completion_tokens")
         return LLMResult(
             text=text,
             prompt_tokens=prompt_tokens
@@ -115,3 +132,22 @@ class LocalLLM:
             seconds=seconds,
             model=self.model,
         )
+
+    def _stream(self, kwargs: dict[str, Any], on_text: TextListener) -> tuple[str, int, int]:
+        """Generate with streaming, passing each piece on; token counts from the context (llama-cpp-python reports
+        no usage when streaming): the generated tokens are the text re-tokenised, the prompt the rest of the
+        context that this call evaluated or re-used."""
+        pieces: list[str] = []
+        finish = None
+        for chunk in self._llama.create_chat_completion(**kwargs, stream=True):
+            choice = chunk["choices"][0]
+            piece = choice.get("delta", {}).get("content")
+            finish = choice.get("finish_reason") or finish
+            if piece:
+                pieces.append(piece)
+                on_text(piece)
+        text = "".join(pieces)
+        completion = len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0
+        # the last sampled token (EOS, or the one that hit max_tokens) is never evaluated into the context
+        prompt = max(0, int(self._llama.n_tokens) - max(0, completion - (1 if finish == "length" else 0)))
+        return text, prompt, completion

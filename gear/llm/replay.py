@@ -1,4 +1,6 @@
-"""Record/replay cache for LLM calls: reproducible runs, and a demo and tests that need no key and no model.
+"""Record/replay cache for LLM calls: reproducible runs, a demo and tests that need no key and no model, and the
+app's default "recorded, else live" model (answers already recorded are served at once, anything else goes to the
+live model and is recorded into the user's own cache, never into the bundled one).
 
 Each entry is one pretty, key-sorted JSON file named by the sha256 of the canonical request (model, messages, schema,
 max_tokens), so a cache directory can be committed and diffs stay readable. Served entries keep their original token
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from gear.files import atomic_write_json
-from gear.llm.base import LLM, LLMError, LLMResult, Message, last_user_content
+from gear.llm.base import LLM, LLMError, LLMResult, Message, TextListener, last_user_content
 
 Mode = Literal["record", "replay", "auto"]
 _MODES = ("record", "replay", "auto")
@@ -47,16 +49,19 @@ class CachedLLM:
     """Wraps an LLM with an on-disk cache.
 
     mode "record": always call the inner model and (over)write the entry; "replay": serve from the cache only and
-    raise LLMError on a miss; "auto": serve hits, call through and record misses.
+    raise LLMError on a miss; "auto": serve hits, call through and record misses. `read_dirs` are further caches
+    that are read (after `cache_dir`) but never written: the bundled recordings.
     """
 
-    def __init__(self, inner: LLM | None, cache_dir: Path, mode: Mode = "auto", *, model: str | None = None) -> None:
+    def __init__(self, inner: LLM | None, cache_dir: Path, mode: Mode = "auto", *, model: str | None = None,
+                 read_dirs: tuple[Path, ...] = ()) -> None:
         if mode not in _MODES:
             raise LLMError(f"unknown cache mode {mode!r}: use one of {', '.join(_MODES)}")
         if inner is None and mode != "replay":
             raise LLMError(f"cache mode {mode!r} needs a model to call; use mode 'replay' to serve from the cache only")
         self.inner = inner
         self.cache_dir = Path(cache_dir)
+        self.read_dirs = tuple(Path(d) for d in read_dirs if Path(d) != Path(cache_dir))
         self.mode: Mode = mode
         self.model: str = model or (inner.model if inner is not None else "")
         self.hits = 0
@@ -92,20 +97,25 @@ class CachedLLM:
                 seconds=float(data["seconds"]),
                 model=str(data.get("model", self.model)),
                 cached=True,
+                source="record",
             )
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError):
             return None  # a corrupt entry counts as a miss; recording overwrites it
 
-    def complete(self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512) -> LLMResult:
+    def complete(self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512,
+                 on_text: TextListener | None = None) -> LLMResult:
         path = self.path_for(messages, json_schema, max_tokens)
         if self.mode != "record":
-            hit = self._load(path)
-            if hit is not None:
-                with self._lock:
-                    self.hits += 1
-                return hit
+            for candidate in (path, *(d / path.name for d in self.read_dirs)):
+                hit = self._load(candidate)
+                if hit is not None:
+                    with self._lock:
+                        self.hits += 1
+                    if on_text is not None:
+                        on_text(hit.text)
+                    return hit
         if self.inner is None or self.mode == "replay":
             self.misses += 1
             prompt = " ".join(last_user_content(messages).split())[:80]
@@ -117,7 +127,8 @@ class CachedLLM:
             self.misses += 1
         # no lock around the call: remote servers run calls in parallel; the atomic write makes races harmless
         started = time.perf_counter()
-        result = self.inner.complete(messages, json_schema=json_schema, max_tokens=max_tokens)
+        streaming = {"on_text": on_text} if on_text is not None else {}  # older LLMs may not stream
+        result = self.inner.complete(messages, json_schema=json_schema, max_tokens=max_tokens, **streaming)
         seconds = result.seconds or (time.perf_counter() - started)
         atomic_write_json(
             path,

@@ -32,6 +32,7 @@ __all__ = [
     "InitialNodes",
     "IterationStarted",
     "LLMCalled",
+    "LLMText",
     "Listener",
     "PassageLinkView",
     "PassageView",
@@ -196,18 +197,28 @@ class GistUpdated(Event):
 
 @dataclass(frozen=True)
 class Reasoned(Event):
+    """The termination verdict. `rejected` is non-empty when the model said "answerable" but the agent did not accept
+    it (small profile: the answer is not in the memory facts it cited); `answerable` is then False."""
+
     kind: ClassVar[str] = "reasoned"
     answerable: bool
     answer: str
     reason: str
     raw: str = ""
+    cited: list[int] = field(default_factory=list)
+    rejected: str = ""
 
 
 @dataclass(frozen=True)
 class QueryRewritten(Event):
+    """q(n+1). `retried`: the first rewrite repeated an earlier query and the rewriter was asked once more;
+    `repeated`: the query kept is still one asked before."""
+
     kind: ClassVar[str] = "query_rewritten"
     query: str
     raw: str = ""
+    retried: bool = False
+    repeated: bool = False
 
 
 @dataclass(frozen=True)
@@ -241,6 +252,16 @@ class LLMCalled(Event):
     completion_tokens: int
     seconds: float
     cached: bool = False
+    source: str = ""  # "model", "record" (a recorded answer) or "memo" (an identical call earlier in this process)
+
+
+@dataclass(frozen=True)
+class LLMText(Event):
+    """The text of an LLM step so far, while the model writes it. Listeners see it; a trace never stores it."""
+
+    kind: ClassVar[str] = "llm_text"
+    step: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -311,6 +332,11 @@ class Trace:
         for listener in self._listeners:
             listener(event)
 
+    def emit_transient(self, event: Event) -> None:
+        """Show an event to the listeners without recording it (streamed text: the final text is in the record)."""
+        for listener in self._listeners:
+            listener(event)
+
     # -- queries ------------------------------------------------------------------------------------------------------
     def of(self, cls: type[E], iteration: int | None = None) -> list[E]:
         return [e for e in self.events if isinstance(e, cls) and (iteration is None or e.iteration == iteration)]
@@ -331,7 +357,9 @@ class Trace:
         return iter(self.events)
 
     def tokens(self) -> tuple[int, int]:
-        calls = self.of(LLMCalled)
+        """(prompt, completion) tokens of the run's LLM calls; calls answered by the memo cost nothing and are not
+        counted (recorded answers count: they stand for the model's work when they were recorded)."""
+        calls = [c for c in self.of(LLMCalled) if c.source != "memo"]
         return sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls)
 
     # -- JSON ---------------------------------------------------------------------------------------------------------

@@ -54,11 +54,20 @@ def narrate(event: t.Event) -> list[str]:
         case t.GistUpdated():
             return [f"  gist memory G({n}): {len(event.memory)} triples"]
         case t.Reasoned():
+            if event.rejected:
+                return [f"  reasoner: answerable — {escape(event.answer)} (cites {event.cited}); "
+                        f"[red]{escape(event.rejected)}[/red]"]
             verdict = "[green]answerable[/green]" if event.answerable else "[yellow]not answerable[/yellow]"
             detail = event.answer if event.answerable else event.reason
             return [f"  reasoner: {verdict} — {escape(detail)}"]
         case t.QueryRewritten():
-            return [f"  next query q({n + 1}): {escape(event.query)}"]
+            note = " (asked again: the first rewrite repeated an earlier query)" if event.retried else ""
+            note += " [yellow](repeats an earlier query)[/yellow]" if event.repeated else ""
+            return [f"  next query q({n + 1}): {escape(event.query)}{note}"]
+        case t.LLMCalled():
+            origin = {"memo": "memo: identical call earlier", "record": "recorded answer"}.get(event.source, "model")
+            return [f"    [dim]LLM {escape(event.step)}: {event.prompt_tokens:,} + {event.completion_tokens:,} tokens, "
+                    f"{event.seconds:.1f} s ({origin})[/dim]"]
         case t.PassagesLinked():
             return ["", f"[bold]passageLink[/bold] for {len(event.links)} gist triples"]
         case t.FinalRanking():

@@ -52,7 +52,7 @@ class ScriptedLLM:
         self.scripts = scripts
         self.calls: list[tuple[str, str]] = []
 
-    def complete(self, messages, *, json_schema=None, max_tokens=512) -> LLMResult:
+    def complete(self, messages, *, json_schema=None, max_tokens=512, on_text=None) -> LLMResult:
         prompt = messages[-1]["content"]
         kind = kind_of(prompt)
         n = sum(1 for k, _ in self.calls if k == kind)
@@ -69,11 +69,11 @@ class ScriptedLLM:
 @pytest.fixture
 def engine(tiny_index: Path, make_encoder) -> Engine:
     encoder = make_encoder()
-    return Engine.open(tiny_index, Settings(retriever="bm25"), encoder=encoder)
+    return Engine.open(tiny_index, Settings(retriever="bm25", prompts="paper"), encoder=encoder)
 
 
 def run(engine: Engine, llm: ScriptedLLM, question: str, **changes) -> tuple[Trace, object]:
-    settings = Settings(retriever="bm25").with_(**changes)
+    settings = Settings(retriever="bm25", prompts="paper").with_(**changes)
     engine.set_llm(settings, llm)
     trace = Trace()
     result = engine.retrieve(question, k=4, settings=settings, trace=trace)
@@ -210,7 +210,7 @@ def test_tokens_are_counted_per_call_and_the_trace_round_trips(engine: Engine) -
 
 def test_api_keys_never_reach_the_trace(engine: Engine) -> None:
     llm = ScriptedLLM(read=[ETNA], reason=["Answerable: Yes\nAnswer: Sicily"], qa=["Sicily"])
-    settings = Settings(retriever="bm25", expand="gear", OPENAI_API_KEY="sk-secret-123")
+    settings = Settings(retriever="bm25", expand="gear", prompts="paper", OPENAI_API_KEY="sk-secret-123")
     assert settings.llm_api_key is not None and settings.llm_api_key.get_secret_value() == "sk-secret-123"
     engine.set_llm(settings, llm)
     trace = Trace()

@@ -205,3 +205,36 @@ def test_json_answer_with_brackets_inside_strings_is_read_as_json() -> None:
     """Found by hypothesis: the tuple scan used to read '("], ["0", ")' out of JSON strings as a triple."""
     raw = '{"triples": [["Alpha", "is", "("], ["Beta", "0", ")"]]}'
     assert parse_triples(raw).triples == [("Alpha", "is", "("), ("Beta", "0", ")")]
+
+
+SMALL_KEYS = ["answerable", "answer", "facts", "why", "reason", "next_question", "question", "x"]
+SMALL_JSON = st.dictionaries(
+    st.sampled_from(SMALL_KEYS),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=12)
+    | st.lists(st.integers() | st.text(max_size=4) | st.booleans() | st.floats(allow_nan=True), max_size=4),
+    max_size=5,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SMALL_JSON)
+def test_small_profile_json_replies_never_raise(value: dict) -> None:
+    """The small profile's JSON verdicts and rewrites, in any shape a model could write them."""
+    for text in (json.dumps(value), "```json\n" + json.dumps(value) + "\n```", json.dumps(value)[:-1]):
+        _check(text)
+        verdict = parse_reasoning(text)
+        assert all(isinstance(n, int) for n in verdict.cited)
+        assert verdict.answerable or verdict.cited == []
+
+
+def test_small_profile_verdict_and_rewrite() -> None:
+    verdict = parse_reasoning('{"answerable": true, "answer": "1929", "facts": [3, "4"], "why": ""}')
+    assert (verdict.answerable, verdict.answer, verdict.cited) == (True, "1929", [3, 4])
+    refused = parse_reasoning('{"answerable": false, "answer": "", "facts": [], "why": "the year is missing"}')
+    assert (refused.answerable, refused.reason, refused.cited) == (False, "the year is missing", [])
+    assert parse_reasoning('{"answerable": "yes", "answer": "Rome", "facts": [1]}').answerable
+    assert parse_next_question('{"next_question": "When was Vatican City founded?"}')[0] == \
+        "When was Vatican City founded?"
+    # the paper's free text still parses
+    assert parse_reasoning("Answerable: Yes\nAnswer: Germany").answer == "Germany"
+    assert parse_next_question("Next Question: Where is X?")[0] == "Where is X?"

@@ -1,0 +1,95 @@
+"""Never pay twice (the memo) and recorded-else-live (the default LLM): each rule pinned with a counting fake model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gear.config import Settings
+from gear.llm import CachedLLM, LLMResult, MemoLLM, make_llm
+from gear.llm.replay import cache_key
+
+MESSAGES = [{"role": "user", "content": "Where is Mount Etna?"}]
+
+
+class CountingLLM:
+    model = "m"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def complete(self, messages, *, json_schema=None, max_tokens=512, on_text=None) -> LLMResult:
+        self.calls += 1
+        text = f"answer {self.calls} to {messages[-1]['content']}"
+        if on_text is not None:
+            for word in text.split(" "):
+                on_text(word + " ")
+        return LLMResult(text, 10, 5, 2.5, self.model)
+
+
+def test_memo_answers_an_identical_call_once_and_marks_it() -> None:
+    inner = CountingLLM()
+    memo = MemoLLM(inner)
+    first = memo.complete(MESSAGES, max_tokens=64)
+    streamed: list[str] = []
+    again = memo.complete(MESSAGES, max_tokens=64, on_text=streamed.append)
+    assert inner.calls == 1
+    assert again.text == first.text and again.source == "memo" and again.cached and again.seconds == 0.0
+    assert first.source == "model"
+    assert streamed == [first.text]  # the listener still sees the text, at once
+    # anything that changes the request is a new call
+    memo.complete(MESSAGES, max_tokens=65)
+    memo.complete(MESSAGES, max_tokens=64, json_schema={"type": "object"})
+    memo.complete([{"role": "user", "content": "Where is Paris?"}], max_tokens=64)
+    assert inner.calls == 4
+
+
+def test_memo_is_bounded() -> None:
+    memo = MemoLLM(CountingLLM(), max_entries=2)
+    for n in range(3):
+        memo.complete([{"role": "user", "content": f"q{n}"}])
+    memo.complete([{"role": "user", "content": "q0"}])  # evicted: asked again
+    assert memo.inner.calls == 4  # type: ignore[attr-defined]
+
+
+def _record(directory: Path, model: str, text: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{cache_key(model, MESSAGES, None, 512)}.json"
+    path.write_text(json.dumps({"model": model, "messages": MESSAGES, "json_schema": None, "max_tokens": 512,
+                                "text": text, "prompt_tokens": 100, "completion_tokens": 7, "seconds": 31.0}))
+    return path
+
+
+def test_recorded_else_live_serves_the_bundled_answer_and_records_new_ones_only_in_the_user_cache(
+        tmp_path: Path) -> None:
+    bundled, user = tmp_path / "bundled", tmp_path / "user"
+    _record(bundled, "m", "recorded answer")
+    before = sorted(p.name for p in bundled.iterdir())
+    live = CountingLLM()
+    llm = CachedLLM(live, user, "auto", read_dirs=(bundled,))
+    hit = llm.complete(MESSAGES)
+    assert (hit.text, hit.source, hit.prompt_tokens, hit.seconds) == ("recorded answer", "record", 100, 31.0)
+    assert live.calls == 0
+    new_question = [{"role": "user", "content": "A question nobody recorded?"}]
+    pieces: list[str] = []
+    fresh = llm.complete(new_question, on_text=pieces.append)
+    assert live.calls == 1 and fresh.source == "model" and "".join(pieces).strip() == fresh.text
+    assert sorted(p.name for p in bundled.iterdir()) == before  # the bundled recordings are never written
+    assert [p.name for p in user.iterdir()] == [f"{cache_key('m', new_question, None, 512)}.json"]
+    assert llm.complete(new_question).source == "record" and live.calls == 1  # now recorded: served
+
+
+def test_auto_is_the_default_and_builds_a_lazy_live_model(tmp_path: Path, monkeypatch) -> None:
+    for var in ("GEAR_LLM", "GEAR_LLM_BASE_URL", "OPENAI_API_KEY", "GEAR_PROMPTS"):
+        monkeypatch.delenv(var, raising=False)
+    settings = Settings(_env_file=None)
+    assert settings.llm == "auto" and settings.live_llm == "local" and settings.prompt_profile == "small"
+    llm = make_llm("auto", cache_dir=tmp_path / "user", bundled_cache=tmp_path / "bundled")
+    assert isinstance(llm, CachedLLM) and llm.read_dirs == (tmp_path / "bundled",)
+    from gear.llm.local import LocalLLM
+
+    assert isinstance(llm.inner, LocalLLM) and llm.inner._llama is None  # nothing loaded until a miss
+    api = Settings(_env_file=None, llm_base_url="http://127.0.0.1:1/v1")
+    assert api.live_llm == "openai" and api.prompt_profile == "paper"
+    assert Settings(_env_file=None, prompts="paper").prompt_profile == "paper"
+    assert Settings(_env_file=None, llm="replay").live_llm is None
