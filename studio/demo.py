@@ -1,4 +1,6 @@
 """The bundled demos: corpora, triples and QA sets shipped in assets/, indexed into data/indexes/<name> on first use.
+The demos need to know where the project's assets and the app's data live, so those paths live here too (the app's
+one source for data/indexes, data/traces and data/evals).
 
 Nothing here fakes data: a demo whose files are missing reports "not available yet" and is never built.
 """
@@ -66,6 +68,14 @@ def indexes_dir() -> Path:
     return data_dir() / "indexes"
 
 
+def traces_dir() -> Path:
+    return data_dir() / "traces"
+
+
+def evals_dir() -> Path:
+    return data_dir() / "evals"
+
+
 def index_dir(name: str) -> Path:
     return indexes_dir() / name
 
@@ -123,10 +133,6 @@ def demo_of_index(directory: Path) -> Demo | None:
         if directory.resolve() == index_dir(name).resolve():
             return demo
     return None
-
-
-def replay_cache_dir() -> Path:
-    return LLM_CACHE
 
 
 def replay_entries(cache_dir: Path | None = None) -> int:

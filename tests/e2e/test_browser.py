@@ -1,4 +1,4 @@
-"""Real-browser tests of GeAR Studio (Playwright driving the system Chromium, per TESTING.md).
+"""Real-browser tests of GeAR Studio: Playwright drives Debian's Chromium (never `playwright install`: offline).
 
 The app runs as `make run` would (python -m streamlit run app.py on 127.0.0.1) over a data dir holding a tiny index
 built with the real embedder, a QA set, and an LLM replay cache recorded here from a scripted model — so the test

@@ -51,7 +51,8 @@ def test_gear_agent_runs_end_to_end_with_the_local_model(tmp_path: Path) -> None
     assert trace.of(TriplesLinked) and trace.of(BeamsSearched) and trace.of(GistUpdated) and trace.of(Reasoned)
     calls = trace.of(LLMCalled)
     assert all(c.prompt_tokens > 0 and c.completion_tokens > 0 for c in calls)
-    assert not any(c.cached for c in calls)
+    assert all(c.source in ("model", "memo") for c in calls) and any(c.source == "model" for c in calls)
+    assert run.trace.first(Reasoned) is not None and trace.events[0].settings["prompts"] == "small"
     titles = [p.title for p in engine.backend.passages(run.ids[:10])]
     assert "Bremen Cathedral" in titles
     prompt, completion = trace.tokens()

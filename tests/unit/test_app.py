@@ -33,7 +33,7 @@ TRIPLES = [*TINY_TRIPLES, [("Mount Etna", f"described as {XSS}", SCRIPT)]]
 @pytest.fixture
 def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     """A data dir with a tiny index (+ its QA set) and a replay cache recorded for the default Ask settings."""
-    from studio import common
+    from studio import resources
 
     data = tmp_path / "data"
     index = data / "indexes" / "tiny"
@@ -51,7 +51,7 @@ def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
 
     q = load_qa(index / "qa.json")[0][0]
     recorded = engine.retrieve(QUESTION, k=10, settings=settings, gold=engine.gold_ids(q.gold), answers=q.answers)
-    monkeypatch.setitem(common.ENCODER_FACTORIES, "fake-hash-64", FakeEncoder)
+    monkeypatch.setitem(resources.ENCODER_FACTORIES, "fake-hash-64", FakeEncoder)
     monkeypatch.setenv("GEAR_STUDIO_DATA", str(data))
     monkeypatch.setenv("GEAR_STUDIO_BUILD_DEMOS", "0")
     monkeypatch.setenv("GEAR_LLM_CACHE_DIR", str(cache))
@@ -88,7 +88,7 @@ def test_every_page_renders_without_exception(studio: dict) -> None:
     at = start(studio)
     assert not at.exception
     assert not at.error
-    for page in ("pages/1_Compare.py", "pages/2_Evaluate.py", "pages/3_Traces.py", "pages/4_Index.py"):
+    for page in ("pages/compare.py", "pages/evaluate.py", "pages/traces.py", "pages/index.py"):
         at.switch_page(page).run()
         assert not at.exception, page
         assert not at.error, (page, [e.value for e in at.error])
@@ -157,7 +157,7 @@ def test_replay_teaching_mode_steps_through_modules(studio: dict) -> None:
 
 def test_compare_runs_several_methods(studio: dict) -> None:
     at = start(studio)
-    at.switch_page("pages/1_Compare.py").run()
+    at.switch_page("pages/compare.py").run()
     at.multiselect(key="cmp_methods").set_value(["BM25", "Hybrid", "Hybrid + NaiveGE"]).run()
     at.button(key="cmp_run").click().run()
     assert not at.exception
@@ -167,7 +167,7 @@ def test_compare_runs_several_methods(studio: dict) -> None:
 
 def test_evaluate_saves_and_charts_a_report(studio: dict) -> None:
     at = start(studio)
-    at.switch_page("pages/2_Evaluate.py").run()
+    at.switch_page("pages/evaluate.py").run()
     at.multiselect(key="eval_methods").set_value(["BM25"]).run()
     at.button(key="eval_run").click().run()
     assert not at.exception
@@ -183,7 +183,7 @@ def test_traces_page_filters_tags_and_opens(studio: dict) -> None:
     path = studio["data"] / "traces" / "run.json"
     studio["trace"].save(path)
     at = start(studio)
-    at.switch_page("pages/3_Traces.py").run()
+    at.switch_page("pages/traces.py").run()
     assert not at.exception
     form_multiselects = [m for m in at.multiselect if m.label == "Categories"]
     form_multiselects[0].set_value(["graph quality"])
@@ -200,7 +200,7 @@ def test_traces_page_filters_tags_and_opens(studio: dict) -> None:
 
 def test_index_page_shows_statistics_and_neighbourhood(studio: dict) -> None:
     at = start(studio)
-    at.switch_page("pages/4_Index.py").run()
+    at.switch_page("pages/index.py").run()
     assert not at.exception
     assert not at.error, [e.value for e in at.error]
     assert [m.value for m in at.metric][:2] == ["9", "11"]
@@ -229,14 +229,14 @@ def test_first_visit_opens_the_walkthrough_question_with_its_bundled_run(studio:
 
 def test_index_page_builds_an_index_from_uploaded_corpus_and_openie(studio: dict,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from studio import common
+    from studio import resources
 
-    monkeypatch.setitem(common.ENCODER_FACTORIES, Settings().embedder, FakeEncoder)
+    monkeypatch.setitem(resources.ENCODER_FACTORIES, Settings().embedder, FakeEncoder)
     corpus = json.dumps([{"title": t, "text": x} for t, x in DOCS[:3]]).encode()
     openie = json.dumps({"docs": [{"title": t, "text": x, "extracted_triples": [list(tr) for tr in trs]}
                                   for (t, x), trs in zip(DOCS[:3], TRIPLES[:3], strict=True)]}).encode()
     at = start(studio)
-    at.switch_page("pages/4_Index.py").run()
+    at.switch_page("pages/index.py").run()
     at.text_input(key="ix_name").input("uploaded").run()
     at.file_uploader(key="ix_corpus").set_value([("corpus.json", corpus, "application/json")]).run()
     at.file_uploader(key="ix_openie").set_value(("openie.json", openie, "application/json")).run()
@@ -248,3 +248,12 @@ def test_index_page_builds_an_index_from_uploaded_corpus_and_openie(studio: dict
     m = Manifest.read(studio["data"] / "indexes" / "uploaded")
     assert (m.n_passages, m.n_triples) == (3, 5)
     assert at.get("progress")[-1].value == 100
+
+
+def test_index_page_offers_raw_text_extraction() -> None:
+    """The Index page asks the engine's extraction bridge whether it takes a progress callback (a stale module name
+    made it report "not available in this build")."""
+    from studio.indexes import extraction_available, raw_text_note
+
+    assert extraction_available()
+    assert raw_text_note().startswith("Without an OpenIE file")

@@ -7,7 +7,7 @@ import html
 from hypothesis import given
 from hypothesis import strategies as st
 
-from studio.common import esc_md
+from studio.safe import esc_md
 
 SPECIAL = set("&<>\"'\\`*_{}[]()#+-!|~:$")
 

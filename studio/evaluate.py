@@ -1,4 +1,5 @@
-"""Evaluate: run gear.eval.evaluate on a QA set from the page, chart the results, save and reload them."""
+"""An evaluation is a long batch run whose results outlive the session: the form that starts one, the reports saved
+under data/evals/, and the charts that compare them live here, apart from the page's layout."""
 
 from __future__ import annotations
 
@@ -7,32 +8,25 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from gear import viz
-from studio.common import (
-    METHODS,
-    choose_index,
-    engine_for,
-    ensure_index,
-    evals_dir,
-    guarded,
-    method_settings,
-    one_line,
-    qa_for_index,
-    setup,
-    sidebar_settings,
-)
+from gear.config import Settings
+from studio import demo
+from studio.resources import engine_for, ensure_index, qa_for_index
+from studio.safe import one_line
+from studio.sidebar import METHODS, method_settings
 
 
 def saved_reports() -> dict[str, Path]:
-    d = evals_dir()
+    d = demo.evals_dir()
     return {p.stem: p for p in sorted(d.glob("*.json"), reverse=True)} if d.is_dir() else {}
 
 
-def questions_from_upload(upload) -> list:
+def questions_from_upload(upload: Any) -> list:
     from gear.data.corpus import load_qa
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -42,22 +36,7 @@ def questions_from_upload(upload) -> list:
     return questions
 
 
-@guarded
-def page() -> None:
-    setup("Evaluate", "📊")
-    index = choose_index()
-    base = sidebar_settings(show_method=False)
-    run_tab, results_tab = st.tabs(["Run an evaluation", "Results"])
-    with run_tab:
-        if index is None:
-            st.info("Pick or build an index first.")
-        else:
-            run_form(index, base)
-    with results_tab:
-        show_results()
-
-
-def run_form(index: Path, base) -> None:
+def run_form(index: Path, base: Settings) -> None:
     questions = qa_for_index(index)
     upload = st.file_uploader("QA set (JSON: MuSiQue, HippoRAG or HotpotQA/2Wiki schema) — optional when the "
                               "index has its own", type=["json"], key="eval_upload")
@@ -89,16 +68,15 @@ def run_form(index: Path, base) -> None:
                 bar.progress(min(100, int(100 * i / max(total, 1))), text=f"{i} / {total}  ({qid})")
 
             name = f"{stamp}_{index.name}_{re.sub(r'[^A-Za-z0-9]+', '-', label).strip('-').lower()}"
-            trace_dir = evals_dir() / name / "traces" if save_traces else None
+            trace_dir = demo.evals_dir() / name / "traces" if save_traces else None
             try:
-                report = viz_report = None
                 from gear.eval.report import evaluate
 
                 report = evaluate(engine, questions[:n], settings, ks, progress=progress, trace_dir=trace_dir)
                 viz_report = report.to_dict()
                 viz_report["label"] = label
                 viz_report["index"] = index.name
-                path = evals_dir() / f"{name}.json"
+                path = demo.evals_dir() / f"{name}.json"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(json.dumps(viz_report, indent=1, ensure_ascii=False), encoding="utf-8")
                 done.append(name)
@@ -145,6 +123,3 @@ def show_results() -> None:
     st.plotly_chart(viz.recall_by_hop_figure(data), width="stretch", key="fig_hop")
     if any(r.get("tokens_per_question") for r in data):
         st.plotly_chart(viz.tokens_per_question_figure(data), width="stretch", key="fig_tokens")
-
-
-page()

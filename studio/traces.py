@@ -1,5 +1,6 @@
-"""Traces: browse saved runs, filter them, open one in the Ask view, and tag failures with the paper's error
-categories (saved beside the trace as TRACE.tags.json)."""
+"""Error analysis works on many saved runs at once (saved from Ask, bundled, or written by evaluations): finding
+them, summarising each in one row, filtering, and tagging failures with the paper's error categories (saved beside
+the trace as TRACE.tags.json) belong together, apart from the page's layout."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import streamlit as st
 from gear import viz
 from gear.trace import Answered, RunFinished, RunStarted, Trace, TraceError
 from studio import demo
-from studio.common import esc_md, evals_dir, guarded, one_line, setup, traces_dir
+from studio.safe import one_line
 
 CATEGORIES = ["base retriever limitation", "reader hallucination", "reasoner hallucination", "dataset issue",
               "missing extraction detail", "graph quality"]
@@ -34,11 +35,12 @@ def read_tags(trace: Path) -> dict:
 
 def trace_files() -> list[tuple[str, Path]]:
     found = []
-    for folder, where in ((traces_dir(), "saved"), (demo.BUNDLED_TRACES, "bundled")):
+    for folder, where in ((demo.traces_dir(), "saved"), (demo.BUNDLED_TRACES, "bundled")):
         if folder.is_dir():
             found += [(where, p) for p in sorted(folder.glob("*.json")) if not p.name.endswith(".tags.json")]
-    if evals_dir().is_dir():
-        for p in sorted(evals_dir().glob("*/traces/*.json")):
+    evals = demo.evals_dir()
+    if evals.is_dir():
+        for p in sorted(evals.glob("*/traces/*.json")):
             if not p.name.endswith(".tags.json"):
                 found.append((f"eval {p.parent.parent.name}", p))
     return found
@@ -60,13 +62,8 @@ def summary(path: str, mtime: float) -> dict:
             "iterations": len(trace.iterations()), "tokens": sum(trace.tokens())}
 
 
-@guarded
-def page() -> None:
-    setup("Traces — error analysis", "🗂️")
-    files = trace_files()
-    if not files:
-        st.info("No traces yet. Save a run on the Ask page, or run an evaluation with traces.")
-        return
+def trace_table(files: list[tuple[str, Path]]) -> pd.DataFrame:
+    """One row per readable trace file, with its tags (unreadable files are counted in a caption)."""
     rows, broken = [], 0
     for where, p in files:
         try:
@@ -79,7 +76,11 @@ def page() -> None:
                      "path": str(p)})
     if broken:
         st.caption(f"{broken} unreadable trace file(s) skipped")
-    df = pd.DataFrame(rows)
+    return pd.DataFrame(rows)
+
+
+def filtered(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows the sidebar's filters keep (recall, answer, iterations, tagged)."""
     with st.sidebar:
         st.subheader("Filter")
         r_range = st.slider("R@10 (%)", 0, 100, (0, 100), key="tr_recall")
@@ -99,29 +100,28 @@ def page() -> None:
     keep &= (view["iterations"] >= its[0]) & (view["iterations"] <= its[1])
     if only_tagged:
         keep &= view["tags"] != ""
-    view = view[keep]
-    st.caption(f"{len(view)} of {len(df)} traces")
+    return view[keep]
+
+
+def show_table(view: pd.DataFrame, total: int) -> None:
+    st.caption(f"{len(view)} of {total} traces")
     st.dataframe(view.drop(columns=["path"]), hide_index=True, width="stretch",
                  height=min(420, 38 + 35 * max(1, len(view))),
                  column_config={"R@5": st.column_config.NumberColumn("R@5 %"),
                                 "R@10": st.column_config.NumberColumn("R@10 %")})
-    if view.empty:
-        return
+
+
+def pick_trace(view: pd.DataFrame) -> Path:
     labels = {f"{r['where']} · {r['file']}": r["path"] for _, r in view.iterrows()}
     choice = st.selectbox("Trace", list(labels), key="tr_choice")
-    path = Path(labels[choice])
-    trace = Trace.load(path)
-    st.markdown(f"**Question:** {esc_md(trace.question)}")
-    if st.button("Open in the Ask view", key="tr_open", type="primary"):
-        st.session_state["trace"] = trace
-        st.session_state["trace_source"] = f"trace file {path.name}"
-        st.session_state["teach_step"] = 0
-        st.switch_page(st.session_state.get("_ask_page") or "app.py")
-    tag_form(path)
-    counts = Counter(c for _, p in files for c in read_tags(p).get("categories", []))
-    if counts:
-        st.plotly_chart(viz.category_figure({c: counts.get(c, 0) for c in CATEGORIES}), width="stretch",
-                        key="tr_fig")
+    return Path(labels[choice])
+
+
+def open_in_ask(trace: Trace, path: Path) -> None:
+    st.session_state["trace"] = trace
+    st.session_state["trace_source"] = f"trace file {path.name}"
+    st.session_state["teach_step"] = 0
+    st.switch_page("pages/ask.py")
 
 
 def tag_form(path: Path) -> None:
@@ -141,4 +141,8 @@ def tag_form(path: Path) -> None:
                 st.error(f"cannot save tags: {one_line(exc)}")
 
 
-page()
+def category_chart(files: list[tuple[str, Path]]) -> None:
+    counts = Counter(c for _, p in files for c in read_tags(p).get("categories", []))
+    if counts:
+        st.plotly_chart(viz.category_figure({c: counts.get(c, 0) for c in CATEGORIES}), width="stretch",
+                        key="tr_fig")

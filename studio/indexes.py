@@ -1,10 +1,12 @@
-"""Index: build an index from uploaded files or pick one; statistics; browse an entity's neighbourhood."""
+"""Indexes are what every other page works on: looking inside one (statistics, an entity's neighbourhood) and
+building a new one from uploaded files live here, apart from the page's layout."""
 
 from __future__ import annotations
 
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,29 +15,10 @@ import streamlit as st
 from gear import viz
 from gear.config import Settings
 from studio import demo
-from studio.common import (
-    choose_index,
-    encoder_for,
-    engine_for,
-    ensure_index,
-    guarded,
-    one_line,
-    setup,
-    sidebar_settings,
-)
-from studio.render import iframe
-
-
-@guarded
-def page() -> None:
-    setup("Index", "🧱")
-    # the LLM used when triples are extracted from raw text
-    settings = sidebar_settings(show_method=False, show_knobs=False)
-    explore, build = st.tabs(["Explore an index", "Build a new index"])
-    with explore:
-        explore_tab()
-    with build:
-        build_tab(settings)
+from studio.resources import encoder_for, engine_for, ensure_index
+from studio.safe import one_line
+from studio.sidebar import choose_index
+from studio.trace_view import iframe
 
 
 def explore_tab() -> None:
@@ -108,14 +91,14 @@ def extraction_available() -> bool:
     try:
         import inspect
 
-        from gear import extract_cli
+        from gear.extract import bridge
 
-        return "progress" in inspect.signature(extract_cli.extract_for_index).parameters
+        return "progress" in inspect.signature(bridge.extract_for_index).parameters
     except (ImportError, AttributeError, TypeError, ValueError):
         return False
 
 
-def build(name: str, corpus_files, openie, qa, settings: Settings) -> None:
+def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Settings) -> None:
     from gear.data.corpus import align_openie, load_any_corpus, load_openie, unique_documents
     from gear.index import build_index
 
@@ -179,6 +162,3 @@ def build(name: str, corpus_files, openie, qa, settings: Settings) -> None:
     st.dataframe(pd.DataFrame([{"passages": manifest.n_passages, "triples": manifest.n_triples,
                                 "entities": manifest.n_entities}]), hide_index=True)
     st.success(f"Index {name} is ready: pick it in the sidebar.")
-
-
-page()

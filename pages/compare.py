@@ -1,0 +1,43 @@
+"""Compare: one question, several methods side by side."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from studio.compare import DEFAULT_METHODS, run_methods, show_comparison
+from studio.resources import engine_for, ensure_index, qa_for_index
+from studio.safe import guarded, setup
+from studio.sidebar import METHODS, choose_index, sidebar_settings
+
+
+@guarded
+def page() -> None:
+    setup("Compare methods", "⚖️")
+    index = choose_index()
+    base = sidebar_settings(show_method=False)
+    if index is None:
+        return
+    questions = qa_for_index(index)
+    by_text = {q.question: q for q in questions}
+    if questions:
+        st.selectbox("Question from the QA set", list(by_text), key="cmp_example",
+                     on_change=lambda: st.session_state.update(cmp_question=st.session_state["cmp_example"]))
+    if "cmp_question" not in st.session_state and questions:
+        st.session_state["cmp_question"] = questions[0].question
+    question = st.text_input("Question", key="cmp_question").strip()
+    methods = st.multiselect("Methods", list(METHODS), default=DEFAULT_METHODS, key="cmp_methods")
+    k = st.slider("k (passages shown and used for single-step methods)", 5, 20, 10, key="cmp_k")
+    if st.button("Compare", type="primary", key="cmp_run", disabled=not question or not methods):
+        ready = ensure_index(index)
+        if ready is None:
+            return
+        results = run_methods(engine_for(ready), question, by_text.get(question), methods, base, k)
+        st.session_state["cmp_results"] = (question, k, results)
+    saved = st.session_state.get("cmp_results")
+    if not saved:
+        st.info("Pick a question and methods, then press Compare.")
+        return
+    show_comparison(*saved)
+
+
+page()

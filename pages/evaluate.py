@@ -1,0 +1,27 @@
+"""Evaluate: run gear.eval.evaluate on a QA set from the page, chart the results, save and reload them."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from studio.evaluate import run_form, show_results
+from studio.safe import guarded, setup
+from studio.sidebar import choose_index, sidebar_settings
+
+
+@guarded
+def page() -> None:
+    setup("Evaluate", "📊")
+    index = choose_index()
+    base = sidebar_settings(show_method=False)
+    run_tab, results_tab = st.tabs(["Run an evaluation", "Results"])
+    with run_tab:
+        if index is None:
+            st.info("Pick or build an index first.")
+        else:
+            run_form(index, base)
+    with results_tab:
+        show_results()
+
+
+page()

@@ -1,0 +1,24 @@
+"""Index: build an index from uploaded files or pick one; statistics; browse an entity's neighbourhood."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from studio.indexes import build_tab, explore_tab
+from studio.safe import guarded, setup
+from studio.sidebar import sidebar_settings
+
+
+@guarded
+def page() -> None:
+    setup("Index", "🧱")
+    # the LLM used when triples are extracted from raw text
+    settings = sidebar_settings(show_method=False, show_knobs=False)
+    explore, build = st.tabs(["Explore an index", "Build a new index"])
+    with explore:
+        explore_tab()
+    with build:
+        build_tab(settings)
+
+
+page()

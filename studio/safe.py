@@ -1,0 +1,57 @@
+"""Every page shows text it does not control (passages, triples, LLM output, uploaded file names) and must never show
+a traceback: one place makes such text inert for markdown and turns a page's errors into one line, so no page has
+to remember how."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+
+import streamlit as st
+
+_CSS = """
+<style>
+  .block-container { padding-top: 2.2rem; max-width: 1400px; }
+  [data-testid="stDataFrame"] { font-size: 15px; }
+  .gear-note { color: #495057; font-size: 0.95rem; }
+</style>
+"""
+
+_CONTROL = ("RerunException", "StopException", "RerunData")
+
+
+_INERT = re.compile(r"[&<>\"'\\`*_{}\[\]()#+\-!|~:$]")
+
+
+def esc_md(text: object) -> str:
+    """Untrusted text made inert for st.markdown: HTML-escaped, and markdown/Streamlit syntax turned into entities
+    (so a passage cannot add links, images, :material: icons, colours or maths)."""
+    # one pass, so the entities written for one character are never escaped again by the rule for another
+    return _INERT.sub(lambda m: f"&#{ord(m.group())};", str(text))
+
+
+def guarded(fn: Callable[[], None]) -> Callable[[], None]:
+    """Run a page body; any error becomes one st.error line, never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper() -> None:
+        try:
+            fn()
+        except Exception as exc:
+            if type(exc).__name__ in _CONTROL:
+                raise
+            st.error(f"{type(exc).__name__}: {one_line(exc)}")
+
+    return wrapper
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:400]
+
+
+def setup(title: str, icon: str) -> None:
+    """Common page header; call once at the top of a page (st.set_page_config is done by app.py)."""
+    st.markdown(_CSS, unsafe_allow_html=True)
+    st.title(f"{icon} {title}")

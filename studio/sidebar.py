@@ -1,0 +1,157 @@
+"""Every page works on the same index with the same method, LLM and knobs: one sidebar, shared by all pages, keeps
+those choices in one place (and in session state), so switching pages never loses or contradicts them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from gear.config import Settings
+from studio import demo
+
+METHODS: dict[str, tuple[str, str]] = {  # label -> (retriever, expansion)
+    "BM25": ("bm25", "none"),
+    "Dense": ("dense", "none"),
+    "Hybrid": ("hybrid", "none"),
+    "Hybrid + NaiveGE": ("hybrid", "naive"),
+    "Hybrid + SyncGE": ("hybrid", "sync"),
+    "GeAR (hybrid)": ("hybrid", "gear"),
+}
+EXPANSIONS = {"none": "none (base retriever only)", "naive": "NaiveGE", "sync": "SyncGE", "gear": "GeAR (multi-step)"}
+LLM_KINDS = {"replay": "replay (recorded answers)", "local": "local model", "openai": "OpenAI-compatible"}
+
+
+# -- the index picker --------------------------------------------------------------------------------------------------
+def list_indexes() -> dict[str, Path]:
+    """label -> directory: the demos (built or buildable) and every index under data/indexes/."""
+    found: dict[str, Path] = {}
+    for name, d in demo.DEMOS.items():
+        if d.available or demo.is_built(name):
+            found[f"{name} (demo)"] = demo.index_dir(name)
+    root = demo.indexes_dir()
+    if root.is_dir():
+        for sub in sorted(root.iterdir()):
+            if sub.name in demo.DEMOS or sub.name.startswith("."):
+                continue
+            if (sub / "manifest.json").is_file():
+                found[sub.name] = sub
+    return found
+
+
+def unavailable_demos() -> list[str]:
+    return [f"{name}: {demo.status(name)}" for name, d in demo.DEMOS.items() if not d.available
+            and not demo.is_built(name)]
+
+
+def choose_index(key: str = "index_choice", container: Any = None) -> Path | None:
+    """The index picker. The choice lives in session_state["index_selected"] (not in the widget's own state, which
+    Streamlit drops when the page changes), so every page opens on the same index."""
+    box = container or st.sidebar
+    options = list_indexes()
+    if not options:
+        box.warning("No index yet: build one on the Index page.")
+        return None
+    labels = list(options)
+    selected = st.session_state.get("index_selected")
+    if selected not in labels:
+        wanted = os.environ.get("GEAR_STUDIO_INDEX", "")
+        preferred = [lbl for lbl in labels if wanted and lbl.split(" ")[0] == wanted] + \
+                    [lbl for lbl in labels if lbl.startswith("walkthrough")] + \
+                    [lbl for lbl in labels if not lbl.endswith("(demo)")] + labels
+        selected = preferred[0]
+    label = box.selectbox("Index", labels, index=labels.index(selected), key=f"{key}:{selected}",
+                          help="Demo indexes are built from assets/ on first use; others live in data/indexes/.")
+    if label != selected:
+        st.session_state["index_selected"] = label
+        st.rerun()
+    st.session_state["index_selected"] = label
+    for line in unavailable_demos():
+        box.caption(line)
+    return options[label]
+
+
+# -- method, LLM and knobs ---------------------------------------------------------------------------------------------
+def llm_status(kind: str, cache_dir: Path | None) -> str:
+    if kind == "replay":
+        d = cache_dir or demo.LLM_CACHE
+        n = demo.replay_entries(d)
+        return f"replay: {n} recorded answers" + ("" if n else f" (none in {_rel(d)})")
+    if kind == "local":
+        from gear.llm.local import llama_cpp_available
+
+        runtime = llama_cpp_available()
+        try:
+            from gear.llm.model_files import find_parts
+
+            find_parts()
+            parts = True
+        except Exception:
+            parts = False
+        if runtime and parts:
+            return "local model installed (Qwen2.5-Coder-1.5B, llama.cpp)"
+        return "local model not installed (" + ("no model files" if runtime else "no llama-cpp-python") + \
+            "; run scripts/install_local_llm.sh)"
+    return "OpenAI-compatible endpoint (key from OPENAI_API_KEY / GEAR_OPENAI_API_KEY, never shown)"
+
+
+def _rel(p: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(demo.ROOT))
+    except ValueError:
+        return str(p)
+
+
+def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Settings:
+    """Method, LLM and knobs from the sidebar, as Settings (paper defaults, App. B)."""
+    sb = st.sidebar
+    base = Settings()
+    changes: dict[str, Any] = {}
+    if show_method:
+        sb.subheader("Method")
+        changes["retriever"] = sb.selectbox("Base retriever", ["bm25", "dense", "hybrid"], index=2, key="retriever")
+        changes["expand"] = sb.selectbox("Expansion", list(EXPANSIONS), index=3, key="expand",
+                                         format_func=EXPANSIONS.get)
+    sb.subheader("LLM")
+    default_kind = base.llm if base.llm in LLM_KINDS else "replay"
+    if "llm_kind" not in st.session_state:
+        st.session_state["llm_kind"] = "replay" if default_kind == "local" and demo.replay_entries(
+            base.llm_cache_dir or demo.LLM_CACHE) else default_kind
+    kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", format_func=LLM_KINDS.get)
+    changes["llm"] = kind
+    cache = base.llm_cache_dir or demo.LLM_CACHE
+    if kind == "replay":
+        changes["llm_cache_dir"] = cache
+    elif kind == "openai":
+        changes["llm_base_url"] = sb.text_input("Base URL", value=base.llm_base_url or "", key="llm_base_url") or None
+        changes["llm_model"] = sb.text_input("Model", value=base.llm_model or "gpt-4o-mini", key="llm_model") or None
+    sb.caption(llm_status(kind, cache if kind == "replay" else None))
+    if not show_knobs:
+        return _finish_settings(base, changes, kind)
+    sb.subheader("Knobs")
+    changes["agent_k"] = sb.slider("k (passages per retrieval)", 1, 30, base.agent_k, key="k")
+    changes["beam_width"] = sb.slider("beam width b", 1, 20, base.beam_width, key="beam_width")
+    changes["beam_length"] = sb.slider("beam length l", 1, 4, base.beam_length, key="beam_length")
+    gamma_default = 2.0 * changes["beam_width"]
+    gamma = sb.number_input("γ (diversity; 0 = 2b as in the paper)", 0.0, 200.0, 0.0, step=1.0, key="gamma")
+    changes["gamma"] = gamma if gamma > 0 else None
+    sb.caption(f"γ in use: {gamma if gamma > 0 else gamma_default:g} — the n-th candidate of a beam is weighted by "
+               "exp(−min(n, γ)/γ)")
+    changes["max_neighbours"] = sb.slider("neighbours per beam", 5, 200, base.max_neighbours, key="neighbours")
+    changes["max_iterations"] = sb.slider("max iterations", 1, 6, base.max_iterations, key="max_iterations")
+    return _finish_settings(base, changes, kind)
+
+
+def _finish_settings(base: Settings, changes: dict[str, Any], kind: str) -> Settings:
+    settings = base.with_(**changes)
+    if kind != "openai":
+        settings = settings.model_copy(update={"llm_model": None, "llm_base_url": None})
+    return settings
+
+
+def method_settings(base: Settings, label: str) -> Settings:
+    """The sidebar's settings with one of METHODS' (retriever, expansion) pairs (Compare and Evaluate)."""
+    retriever, expansion = METHODS[label]
+    return base.with_(retriever=retriever, expand=expansion)
