@@ -97,8 +97,11 @@ class Model:
         from gear.llm.model_files import ensure_model
 
         draft = LlamaPromptLookupDecoding(num_pred_tokens=10) if lookup else None
-        self.llama = llama_cpp.Llama(model_path=str(ensure_model()), n_ctx=8192, n_threads=threads,
-                                     n_threads_batch=threads, seed=0, verbose=False, draft_model=draft)
+        # speculative decoding needs the logits of every position (llama-cpp-python 0.3.36 fails without
+        # logits_all); that buffer is n_ctx × vocab floats, so a 4k context keeps it at 2.5 GB
+        self.llama = llama_cpp.Llama(model_path=str(ensure_model()), n_ctx=4096 if lookup else 8192,
+                                     n_threads=threads, n_threads_batch=threads, seed=0, verbose=False,
+                                     draft_model=draft, logits_all=lookup)
 
     def run(self, call: Call, *, fresh: bool = True, stream: bool = False) -> dict[str, Any]:
         if fresh:
@@ -156,6 +159,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--quick", action="store_true", help="only the sync read and the reasoner")
+    parser.add_argument("--sections", default="steps,busy,stream,kv,lookup,memo,small",
+                        help="comma-separated subset of: steps,busy,stream,kv,lookup,memo,small")
     args = parser.parse_args()
     from gear.llm.local import physical_cores
     from gear.llm.model_files import DEFAULT_MODEL
@@ -170,9 +175,12 @@ def main() -> int:
     print(f"physical cores {cores}; load average before: {os.getloadavg()[0]:.2f}")
     results: dict[str, Any] = {"cores": cores, "steps": {}, "changes": {}}
 
+    sections = set(args.sections.split(","))
     one, many = Model(1), Model(cores)
+    one.run(paper[0])  # warm up: the first call also pages the model file in
+    many.run(paper[0])
     print("\n# per step: old path (1 thread, fresh context) vs all cores")
-    for call in paper:
+    for call in paper if "steps" in sections else []:
         old, new = one.run(call), many.run(call)
         same = old["text"] == new["text"]
         results["steps"][call.step] = {"old": old, "cores": new, "same_output": same}
@@ -181,22 +189,49 @@ def main() -> int:
         print(line(f"{call.step}: {cores} threads", new["seconds"], "s", old["seconds"],
                    note="" if same else "OUTPUT DIFFERS"))
 
-    print("\n# threads beside a busy neighbour (one core spinning)")
     sync = paper[0]
+    if "busy" in sections:
+        busy(results, one, many, sync, cores)
+    if "stream" in sections:
+        stream(results, many, sync)
+    if "kv" in sections:
+        kv(results, many, paper, args.quick)
+    if "lookup" in sections:
+        lookup_decoding(results, paper, cores)
+    if "memo" in sections:
+        memo(results, sync, cores)
+    if "small" in sections:
+        small_profile(results, many, small, paper)
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
+        print(f"written {args.json}")
+    return 0
+
+
+def busy(results: dict[str, Any], one: Model, many: Model, sync: Call, cores: int) -> None:
+    print("\n# threads beside a busy neighbour (one core spinning)")
     busy_one = with_busy(lambda: one.run(sync))
     busy_many = with_busy(lambda: many.run(sync))
     results["changes"]["busy"] = {"1": busy_one["seconds"], str(cores): busy_many["seconds"]}
     print(line("sync read, busy, 1 thread", busy_one["seconds"], "s"))
     print(line(f"sync read, busy, {cores} threads", busy_many["seconds"], "s", busy_one["seconds"]))
 
+
+
+def stream(results: dict[str, Any], many: Model, sync: Call) -> None:
     print("\n# streaming (all cores): total time and time to the first text")
     streamed = many.run(sync, stream=True)
-    plain = results["steps"][sync.step]["cores"]
+    plain = many.run(sync)
     results["changes"]["stream"] = {"seconds": streamed["seconds"], "first_text_s": streamed["first_text_s"],
                                     "same_output": streamed["text"] == plain["text"]}
     print(line("sync read streamed", streamed["seconds"], "s", plain["seconds"],
                note=f"first text after {streamed['first_text_s']:.1f} s"))
 
+
+
+def kv(results: dict[str, Any], many: Model, paper: list[Call], quick: bool) -> None:
     print("\n# KV cache re-use across calls (all cores): the same call after another one, without a reset")
     for a, b in ((paper[0], paper[1]), (paper[-1], paper[-1])):
         many.run(a)
@@ -206,7 +241,7 @@ def main() -> int:
         results["changes"][f"kv: {label}"] = {"cold": cold["seconds"], "warm": warm["seconds"]}
         print(line(label + ", reset", cold["seconds"], "s"))
         print(line(label + ", re-used", warm["seconds"], "s", cold["seconds"]))
-    if not args.quick:
+    if not quick:
         extraction = paper[-1]
         corpus = json.loads(CORPUS.read_text(encoding="utf-8"))
         config = ExtractionConfig()
@@ -219,18 +254,24 @@ def main() -> int:
         print(line("extraction of the next passage, reset", cold["seconds"], "s"))
         print(line("extraction of the next passage, re-used", warm["seconds"], "s", cold["seconds"]))
 
+
+
+def lookup_decoding(results: dict[str, Any], paper: list[Call], cores: int) -> None:
     print("\n# prompt-lookup speculative decoding (all cores), for steps that copy their input")
-    lookup = Model(cores, lookup=True)
-    for call in [c for c in paper if c.step.startswith("read") or c.step == "extraction"][:2]:
+    lookup, plain = Model(cores, lookup=True), Model(cores)
+    plain.run(paper[0])
+    for call in [c for c in paper if c.step == "extraction" or c.step == "read (sync)"]:
         spec = lookup.run(call)
-        ref = results["steps"][call.step]["cores"]
+        ref = plain.run(call)
         same = spec["text"] == ref["text"]
         results["changes"][f"lookup: {call.step}"] = {"seconds": spec["seconds"], "reference": ref["seconds"],
                                                       "same_output": same}
         print(line(f"{call.step} with prompt lookup", spec["seconds"], "s", ref["seconds"],
                    note="same output" if same else "OUTPUT DIFFERS"))
-    del lookup
+    del lookup, plain
 
+
+def memo(results: dict[str, Any], sync: Call, cores: int) -> None:
     print("\n# the memo: an identical call again in the same process")
     from gear.llm import MemoLLM
     from gear.llm.local import LocalLLM
@@ -244,19 +285,16 @@ def main() -> int:
     print(line("sync read, first call", first.seconds, "s"))
     print(line("sync read, identical call (memo)", memo_s, "s", first.seconds))
 
-    print("\n# the small profile (schema-constrained JSON) on the same inputs, all cores")
-    for call in small[:-1]:
+
+
+def small_profile(results: dict[str, Any], many: Model, small: list[Call], paper: list[Call]) -> None:
+    print("\n# the small profile (schema-constrained JSON) on the same inputs, all cores, beside the paper's prompt")
+    for call, paper_call in zip(small[:-2], paper, strict=False):  # QA: the paper's prompt in both; extraction above
         res = many.run(call)
-        ref = next(v for k, v in results["steps"].items() if k == call.step)["cores"]
+        ref = many.run(paper_call)
         results["changes"][f"small: {call.step}"] = {**res, "paper_seconds": ref["seconds"]}
         print(line(f"{call.step}, small profile", res["seconds"], "s", ref["seconds"],
                    note=f"{res['prompt_tokens']} prompt + {res['completion_tokens']} generated tokens"))
-    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
-        print(f"written {args.json}")
-    return 0
 
 
 if __name__ == "__main__":

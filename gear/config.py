@@ -9,7 +9,8 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Retriever = Literal["bm25", "dense", "hybrid"]
-ExpandMethod = Literal["none", "naive", "sync", "gear"]
+# ppr: HippoRAG 2-style Personalized PageRank (no LLM); ircot: interleaved retrieval and chain of thought (the peers)
+ExpandMethod = Literal["none", "naive", "sync", "gear", "ppr", "ircot"]
 GistRead = Literal["fused", "expanded"]
 PromptProfile = Literal["paper", "small"]
 LLMKind = Literal["auto", "local", "openai", "replay", "record"]
@@ -52,6 +53,20 @@ class Settings(BaseSettings):
     gist_read_k: int = Field(10, ge=1)
     qa_top_k: int = Field(5, ge=1)
     answer: bool = True  # generate an answer with the paper's QA prompt (SyncGE and GeAR runs)
+    # the peers (docs/peers.md). PPR as HippoRAG 2 (Gutiérrez et al. 2025) runs it; defaults are those of its code
+    # (OSU-NLP-Group/HippoRAG, src/hipporag/utils/config_utils.py)
+    ppr_damping: float = Field(0.5, gt=0, lt=1)  # `damping`: probability of following an edge (1 − reset)
+    ppr_synonym_threshold: float = Field(0.8, ge=-1, le=1)  # `synonymy_edge_sim_threshold` (cosine of entity names)
+    ppr_passage_weight: float = Field(0.05, ge=0)  # `passage_node_weight`: factor on the passages' dense scores
+    ppr_seed_triples: int = Field(5, ge=1)  # `linking_top_k`: triples matched to the query (before the filter)
+    ppr_seed_entities: int = Field(5, ge=1)  # `linking_top_k` again: the entity seeds kept, by weight
+    ppr_filter: bool = False  # the LLM "recognition memory" over the matched triples (on in HippoRAG 2's runs)
+    # IRCoT (Trivedi et al. 2023): k = agent_k passages per retrieval (the paper's "matching IRCoT")
+    ircot_max_steps: int = Field(4, ge=1)  # retrievals per question (GeAR's max_iterations; HippoRAG's max_qa_steps)
+    ircot_retriever: Literal["base", "ppr"] = "base"  # each retrieval: the base retriever, or PPR as above
+    ircot_max_passages: int = Field(15, ge=1)  # paragraphs the reasoner reads at most (IRCoT's cap of 15)
+    # final ranking: collected passages in retrieval order (IRCoT), or by best score over the retrievals (HippoRAG's)
+    ircot_ranking: Literal["retrieval", "score"] = "retrieval"
     # None = "small" for the embedded model, "paper" (the appendix prompts verbatim) for API models
     prompts: PromptProfile | None = None
     # llm: "auto" serves recorded answers and calls the live model (local, or the endpoint when one is set) otherwise

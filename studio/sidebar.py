@@ -11,6 +11,7 @@ import streamlit as st
 
 from gear.config import Settings
 from studio import demo
+from studio.trace_view import answer_origins
 
 METHODS: dict[str, tuple[str, str]] = {  # label -> (retriever, expansion)
     "BM25": ("bm25", "none"),
@@ -21,7 +22,10 @@ METHODS: dict[str, tuple[str, str]] = {  # label -> (retriever, expansion)
     "GeAR (hybrid)": ("hybrid", "gear"),
 }
 EXPANSIONS = {"none": "none (base retriever only)", "naive": "NaiveGE", "sync": "SyncGE", "gear": "GeAR (multi-step)"}
-LLM_KINDS = {"replay": "replay (recorded answers)", "local": "local model", "openai": "OpenAI-compatible"}
+LLM_KINDS = {"auto": "recorded answers, else the live model", "replay": "recorded answers only",
+             "local": "embedded model (always live)", "openai": "OpenAI-compatible endpoint"}
+PROMPTS = {"": "default (small for the embedded model, paper for APIs)", "paper": "paper: the appendix prompts",
+           "small": "small: JSON, grounded verdicts, no repeated query"}
 
 
 # -- the index picker --------------------------------------------------------------------------------------------------
@@ -74,11 +78,20 @@ def choose_index(key: str = "index_choice", container: Any = None) -> Path | Non
 
 
 # -- method, LLM and knobs ---------------------------------------------------------------------------------------------
+def user_llm_cache() -> Path:
+    """Where the app records the live model's new answers (never into the bundled assets/llm_cache)."""
+    return demo.data_dir() / "llm_cache"
+
+
 def llm_status(kind: str, cache_dir: Path | None) -> str:
     if kind == "replay":
         d = cache_dir or demo.LLM_CACHE
         n = demo.replay_entries(d)
         return f"replay: {n} recorded answers" + ("" if n else f" (none in {_rel(d)})")
+    if kind == "auto":
+        bundled, mine = demo.replay_entries(demo.LLM_CACHE), demo.replay_entries(user_llm_cache())
+        return (f"{bundled} recorded answers bundled, {mine} recorded here; anything else is asked live — "
+                + llm_status("local", None))
     if kind == "local":
         from gear.llm.local import llama_cpp_available
 
@@ -115,19 +128,25 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
         changes["expand"] = sb.selectbox("Expansion", list(EXPANSIONS), index=3, key="expand",
                                          format_func=EXPANSIONS.get)
     sb.subheader("LLM")
-    default_kind = base.llm if base.llm in LLM_KINDS else "replay"
     if "llm_kind" not in st.session_state:
-        st.session_state["llm_kind"] = "replay" if default_kind == "local" and demo.replay_entries(
-            base.llm_cache_dir or demo.LLM_CACHE) else default_kind
+        st.session_state["llm_kind"] = base.llm if base.llm in LLM_KINDS else "auto"
     kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", format_func=LLM_KINDS.get)
     changes["llm"] = kind
     cache = base.llm_cache_dir or demo.LLM_CACHE
     if kind == "replay":
         changes["llm_cache_dir"] = cache
+    elif kind == "auto":
+        changes["llm_cache_dir"] = base.llm_cache_dir or user_llm_cache()
     elif kind == "openai":
         changes["llm_base_url"] = sb.text_input("Base URL", value=base.llm_base_url or "", key="llm_base_url") or None
         changes["llm_model"] = sb.text_input("Model", value=base.llm_model or "gpt-4o-mini", key="llm_model") or None
     sb.caption(llm_status(kind, cache if kind == "replay" else None))
+    if "prompts" not in st.session_state:
+        st.session_state["prompts"] = base.prompts or ""
+    changes["prompts"] = sb.selectbox("Prompt profile", list(PROMPTS), key="prompts", format_func=PROMPTS.get) or None
+    origins = answer_origins(st.session_state.get("trace"))
+    if origins:
+        sb.caption(f"Last run's LLM answers: {origins}")
     if not show_knobs:
         return _finish_settings(base, changes, kind)
     sb.subheader("Knobs")
@@ -146,6 +165,8 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
 
 def _finish_settings(base: Settings, changes: dict[str, Any], kind: str) -> Settings:
     settings = base.with_(**changes)
+    if changes.get("prompts") is None:  # with_() skips None: an explicit "default" must clear a .env choice
+        settings = settings.model_copy(update={"prompts": None})
     if kind != "openai":
         settings = settings.model_copy(update={"llm_model": None, "llm_base_url": None})
     return settings

@@ -73,6 +73,15 @@ def heading(number: str, name: str, notation: str) -> None:
                 unsafe_allow_html=True)
 
 
+def answer_origins(trace: t.Trace | None) -> str:
+    """Who answered a run's LLM calls: "9 recorded, 4 from the model, 2 from the memo" ("" without calls)."""
+    if trace is None:
+        return ""
+    names = {"record": "recorded", "model": "from the model", "memo": "from the memo (identical call)"}
+    counts = trace.llm_sources()
+    return ", ".join(f"{counts[key]} {name}" for key, name in names.items() if counts.get(key))
+
+
 class TraceView:
     """Renders events into Streamlit containers: one st.status per iteration, then a results section."""
 
@@ -83,6 +92,8 @@ class TraceView:
         self.final: Any = None
         self.iteration = 0
         self.gold_known = False
+        self.writing: Any = None  # the box showing the model's text while it writes (live runs)
+        self.written_at = 0.0
 
     # -- driving ------------------------------------------------------------------------------------------------------
     def replay(self, trace: t.Trace) -> None:
@@ -91,6 +102,12 @@ class TraceView:
         self.close()
 
     def __call__(self, event: t.Event) -> None:
+        if isinstance(event, t.LLMText):
+            self.stream(event)
+            return
+        if self.writing is not None:
+            self.writing.empty()
+            self.writing = None
         self.events.append(event)
         if isinstance(event, t.RunStarted):
             self.gold_known = bool(event.gold_passage_ids)
@@ -112,6 +129,22 @@ class TraceView:
         target = self.status if self.status is not None else st.container()
         with target:
             self.draw(event)
+
+    def stream(self, e: t.LLMText) -> None:
+        """The model's text as it is written (the reader's triples appear while the model writes them); updated at
+        most a few times a second, and cleared when the step's result arrives."""
+        import time
+
+        now = time.perf_counter()
+        if self.writing is None:
+            with self.status if self.status is not None else st.container():
+                self.writing = st.empty()
+        elif now - self.written_at < 0.25:
+            return
+        self.written_at = now
+        with self.writing.container():
+            st.caption(f"✍️ {esc_md(e.step)} — the model is writing…")
+            st.code(e.text[-1500:], language=None, wrap_lines=True)
 
     def _finish_status(self) -> None:
         if self.status is not None:
@@ -179,13 +212,27 @@ class TraceView:
             table(triple_rows(e.memory, {tuple(x) for x in e.added}))
         elif isinstance(e, t.Reasoned):
             heading("6", "Reasoner", f"answerable(G<sup>({n})</sup>, q)?")
-            if e.answerable:
-                st.success(f"Answerable — answer: {esc_md(e.answer)}")
+            cites = f" (cites memory facts {', '.join(map(str, e.cited))})" if e.cited else ""
+            if e.rejected:
+                st.error(f"Reasoner hallucination caught — the model said answerable: {esc_md(e.answer)}{cites}, "
+                         f"but {esc_md(e.rejected)}. The loop goes on.")
+            elif e.answerable:
+                st.success(f"Answerable — answer: {esc_md(e.answer)}{cites}")
             else:
                 st.warning(f"Not answerable yet — {esc_md(e.reason)}")
         elif isinstance(e, t.QueryRewritten):
             heading("7", "Rewriter", f"q<sup>({n + 1})</sup> = rewrite(G<sup>({n})</sup>, q, r<sup>({n})</sup>)")
             st.info(f"Next query: {esc_md(e.query)}")
+            if e.retried:
+                st.caption("The first rewrite repeated an earlier query; the rewriter was asked again with the "
+                           "earlier queries shown." + (" It still repeats one." if e.repeated else ""))
+            elif e.repeated:
+                st.caption("⚠️ This query repeats an earlier one.")
+        elif isinstance(e, t.LLMCalled):
+            origin = {"memo": "memo — identical call earlier, no model work", "record": "recorded answer"}.get(
+                e.source or ("record" if e.cached else "model"), "answered by the model")
+            st.caption(f"LLM · {esc_md(e.step)}: {e.prompt_tokens:,} + {e.completion_tokens:,} tokens, "
+                       f"{e.seconds:.1f} s — {origin}")
         elif isinstance(e, t.Warned):
             st.caption("⚠️ " + esc_md(e.message))
         elif isinstance(e, t.PassagesLinked):
@@ -235,6 +282,12 @@ class TraceView:
         if e.recall:
             st.caption("Recall: " + " · ".join(f"R@{k} {100 * v:.0f}%" for k, v in e.recall.items()))
         trace = t.Trace(self.events)
+        origins = answer_origins(trace)
+        if origins:
+            prompt, completion = trace.tokens()
+            profile = next((x.settings.get("prompts") for x in self.events if isinstance(x, t.RunStarted)), None)
+            st.caption(f"LLM answers: {origins}; {prompt:,} + {completion:,} tokens paid"
+                       + (f"; prompt profile {esc_md(profile)}" if profile else ""))
         left, right = st.columns(2)
         if trace.of(t.LLMCalled):
             left.plotly_chart(viz.tokens_figure(trace), width="stretch", key=f"{self.key}-tokens")

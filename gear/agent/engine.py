@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gear.agent.ircot import run_ircot
 from gear.agent.loop import run_agent, run_sync
+from gear.agent.ppr import run_ppr
 from gear.agent.run import Run, Timer
 from gear.config import Settings, public_settings
 from gear.embed import Encoder
@@ -19,6 +21,7 @@ from gear.eval.measures import recall_at_cutoffs
 from gear.index import Manifest, open_memory_backend
 from gear.retrieve.beam import BeamParams
 from gear.retrieve.expand import expand, naive_initial_nodes
+from gear.retrieve.ppr import PPRIndex
 from gear.retrieve.scoring import ExactScorer, FastScorer, SequenceScorer
 from gear.store.base import SearchBackend
 from gear.trace import (
@@ -51,6 +54,8 @@ class Engine:
         self.manifest, self.directory = manifest, directory
         self._llms: dict[tuple[object, ...], object] = {}
         self._llm_lock = threading.Lock()
+        self._ppr: dict[float, PPRIndex] = {}
+        self._ppr_lock = threading.Lock()
 
     @classmethod
     def open(cls, directory: str | Path, settings: Settings | None = None, encoder: Encoder | None = None) -> Engine:
@@ -113,6 +118,19 @@ class Engine:
             qv = qv[None, :]
         return self.backend.search_passages([query], k, settings.retriever, qv)[0]
 
+    def ppr_index(self, settings: Settings) -> PPRIndex:
+        """The index's PPR graph for this synonym threshold, built on first use (entity vectors and synonym edges
+        cached in `<index>/ppr/` when the directory is writable)."""
+        key = settings.ppr_synonym_threshold
+        with self._ppr_lock:
+            if key not in self._ppr:
+                cache = self.directory / "ppr" if self.directory is not None else None
+                self._ppr[key] = PPRIndex.open(self.backend, self.encoder.encode, key, cache)
+            return self._ppr[key]
+
+    def has_ppr_index(self, settings: Settings) -> bool:
+        return settings.ppr_synonym_threshold in self._ppr
+
     def gold_ids(self, gold: Sequence[tuple[str, str | None]]) -> list[int]:
         ids = [self.backend.find_passage(title, text) for title, text in gold]
         return list(dict.fromkeys(i for i in ids if i is not None))
@@ -129,7 +147,7 @@ class Engine:
         answers: Sequence[str] = (),
         trace: Trace | None = None,
     ) -> Run:
-        """Single-step retrieval (base, NaiveGE, SyncGE) or the multi-step GeAR agent, per `settings`."""
+        """Single-step retrieval (base, NaiveGE, SyncGE, PPR) or a multi-step method (GeAR, IRCoT), per `settings`."""
         s = settings or self.settings
         method = s.expand
         trace = trace or Trace()
@@ -139,6 +157,10 @@ class Engine:
         if method in ("sync", "gear"):
             runner = run_sync if method == "sync" else run_agent
             return runner(self, question, k=k, settings=s, gold=gold, trace=trace, answers=answers)
+        if method == "ircot":
+            return run_ircot(self, question, k=k, settings=s, gold=gold, trace=trace, answers=answers)
+        if method == "ppr":
+            return run_ppr(self, question, k=k, settings=s, gold=gold, trace=trace)
         return self._single_step(question, k, s, method, gold, trace)
 
     def _single_step(self, question: str, k: int, s: Settings, method: str, gold: Collection[int], trace: Trace) -> Run:

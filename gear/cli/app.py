@@ -83,7 +83,8 @@ def parse_ks(text: str) -> list[int]:
 
 
 RetrieverOpt = Annotated[str, typer.Option("--retriever", "-r", help="bm25, dense or hybrid")]
-ExpandOpt = Annotated[str, typer.Option("--expand", "-e", help="none, naive, sync or gear")]
+ExpandOpt = Annotated[str, typer.Option("--expand", "-e", help="none, naive, sync, gear, ppr (HippoRAG 2-style "
+                                                                "PageRank, no LLM) or ircot (IRCoT, LLM)")]
 LLMOpt = Annotated[str | None, typer.Option("--llm", help="auto (recorded answers, else the live model; default), "
                                                           "local, openai, replay or record")]
 PromptsOpt = Annotated[str | None, typer.Option("--prompts", help="paper (the appendix prompts verbatim) or small "

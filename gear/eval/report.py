@@ -20,7 +20,7 @@ from gear.config import Settings, public_settings
 from gear.data.corpus import Question
 from gear.eval.measures import recall_at
 from gear.files import atomic_write_json
-from gear.trace import Answered, LLMCalled, PassagesFused, QueryRewritten, Reasoned, Trace
+from gear.trace import Answered, LLMCalled, PassagesAdded, PassagesFused, QueryRewritten, Reasoned, Trace
 
 if TYPE_CHECKING:  # evaluate() drives an engine it is given; at run time eval sits below the agent
     from gear.agent.engine import Engine, Run
@@ -120,9 +120,13 @@ class EvalReport:
 
 
 def _per_iteration_recall(trace: Trace, gold: Sequence[int], ks: Sequence[int]) -> list[dict[str, float]]:
-    """Cumulative list after each iteration: RRF of that iteration's and earlier fused lists, as the agent ranks."""
+    """Cumulative list after each iteration: RRF of that iteration's and earlier fused lists, as the agent ranks;
+    for IRCoT the collection after each retrieval, in the run's order."""
     from gear.store.fusion import rrf
 
+    added = trace.of(PassagesAdded)
+    if added:
+        return [{str(k): recall_at(event.collected, gold, k) for k in ks} for event in added]
     lists: list[list[int]] = []
     out = []
     for n in trace.iterations():
@@ -144,7 +148,7 @@ def evaluate(engine: Engine, questions: Sequence[Question], settings: Settings, 
     ks = sorted(set(ks))
     report = EvalReport(settings.expand, settings.retriever, list(ks),
                         public_settings(settings), [], defaultdict(list))
-    multi_step = settings.expand == "gear"
+    multi_step = settings.expand in ("gear", "ircot")
     total = len(questions)
     for n, q in enumerate(questions):
         gold = engine.gold_ids(q.gold)

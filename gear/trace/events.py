@@ -26,7 +26,10 @@ __all__ = [
     "BaseRetrieved",
     "BeamView",
     "BeamsSearched",
+    "EdgeView",
+    "EntityView",
     "Event",
+    "FactSeedView",
     "FinalRanking",
     "GistUpdated",
     "InitialNodes",
@@ -34,8 +37,11 @@ __all__ = [
     "LLMCalled",
     "LLMText",
     "Listener",
+    "PPRRanked",
+    "PPRSeeded",
     "PassageLinkView",
     "PassageView",
+    "PassagesAdded",
     "PassagesExpanded",
     "PassagesFused",
     "PassagesLinked",
@@ -45,6 +51,7 @@ __all__ = [
     "RunFinished",
     "RunStarted",
     "StageTimed",
+    "ThoughtWritten",
     "Trace",
     "TraceError",
     "TripleLinkView",
@@ -102,6 +109,37 @@ class TripleLinkView:
 class PassageLinkView:
     triple: list[str]
     passages: list[PassageView]
+
+
+@dataclass(frozen=True)
+class EntityView:
+    """An entity node of the PPR graph: its normalised name, its seed (reset) weight and its PPR score."""
+
+    id: int
+    name: str
+    seed: float = 0.0
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class EdgeView:
+    """An edge of the PPR graph between nodes a trace shows. kind "relation" (entity ids; label = the predicate),
+    "synonym" (entity ids; label = the cosine) or "context" (source = entity id, target = passage id)."""
+
+    kind: str
+    source: int
+    target: int
+    label: str = ""
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class FactSeedView:
+    """A triple matched to the query for PPR: its min-max-normalised cosine and whether the filter kept it."""
+
+    triple: TripleView
+    score: float
+    kept: bool = True
 
 
 # -- events ----------------------------------------------------------------------------------------------------------
@@ -228,6 +266,59 @@ class PassagesLinked(Event):
 
 
 @dataclass(frozen=True)
+class PPRSeeded(Event):
+    """PPR's seeds (HippoRAG 2): the triples matched to `query` (and what the recognition filter kept), the entity
+    seeds with their weights, and the factor on every passage's dense score. `fallback`: no fact was left, so the
+    dense ranking stands (HippoRAG 2 does the same)."""
+
+    kind: ClassVar[str] = "ppr_seeded"
+    query: str
+    facts: list[FactSeedView]
+    entities: list[EntityView]
+    passage_weight: float
+    filtered: bool = False
+    raw: str = ""  # the filter's answer
+    fallback: bool = False
+
+
+@dataclass(frozen=True)
+class PPRRanked(Event):
+    """Personalized PageRank's outcome: the top entities by score with the edges among them (and to the top
+    passages) to draw, the passages ranked by score, and the size of the graph it ran on."""
+
+    kind: ClassVar[str] = "ppr_ranked"
+    damping: float
+    iterations: int
+    entities: list[EntityView]
+    edges: list[EdgeView]
+    passages: list[PassageView]
+    graph: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PassagesAdded(Event):
+    """IRCoT: the passages a retrieval with `query` added to the collection (new ones, in rank order), and the ids of
+    the whole collection after it, in the run's final order."""
+
+    kind: ClassVar[str] = "passages_added"
+    query: str
+    passages: list[PassageView]
+    collected: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ThoughtWritten(Event):
+    """IRCoT: the next sentence of the chain of thought (the query of the next retrieval); `final` when it gives the
+    answer ("So the answer is: …")."""
+
+    kind: ClassVar[str] = "thought_written"
+    thought: str
+    raw: str = ""
+    final: bool = False
+    answer: str = ""
+
+
+@dataclass(frozen=True)
 class FinalRanking(Event):
     kind: ClassVar[str] = "final_ranking"
     passages: list[PassageView]
@@ -288,8 +379,8 @@ class RunFinished(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls for cls in (RunStarted, IterationStarted, BaseRetrieved, ProximalTriples, TriplesLinked,
                               InitialNodes, BeamsSearched, PassagesExpanded, PassagesFused, GistUpdated, Reasoned,
-                              QueryRewritten, PassagesLinked, FinalRanking, Answered, LLMCalled, StageTimed, Warned,
-                              RunFinished)
+                              QueryRewritten, PassagesLinked, PPRSeeded, PPRRanked, PassagesAdded, ThoughtWritten,
+                              FinalRanking, Answered, LLMCalled, StageTimed, Warned, RunFinished)
 }
 
 E = TypeVar("E", bound=Event)
@@ -355,6 +446,14 @@ class Trace:
 
     def __iter__(self) -> Iterator[Event]:
         return iter(self.events)
+
+    def llm_sources(self) -> dict[str, int]:
+        """How many LLM calls each source answered: "model", "record" (recorded answers), "memo"."""
+        counts = {"model": 0, "record": 0, "memo": 0}
+        for call in self.of(LLMCalled):
+            source = call.source or ("record" if call.cached else "model")  # traces from before `source`
+            counts[source] = counts.get(source, 0) + 1
+        return counts
 
     def tokens(self) -> tuple[int, int]:
         """(prompt, completion) tokens of the run's LLM calls; calls answered by the memo cost nothing and are not

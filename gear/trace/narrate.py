@@ -70,6 +70,32 @@ def narrate(event: t.Event) -> list[str]:
                     f"{event.seconds:.1f} s ({origin})[/dim]"]
         case t.PassagesLinked():
             return ["", f"[bold]passageLink[/bold] for {len(event.links)} gist triples"]
+        case t.PPRSeeded():
+            kept = sum(f.kept for f in event.facts)
+            note = f", {kept} kept by the filter" if event.filtered else ""
+            lines = [f"  PPR seeds: {len(event.facts)} triples matched{note}:",
+                     *(f"    {_spo(f.triple.spo)} [{f.score:.2f}]" if f.kept else
+                       f"    [dim]✗ {_spo(f.triple.spo)} [{f.score:.2f}][/dim]" for f in event.facts),
+                     "    entities: " + ", ".join(f"{escape(e.name)} ({e.seed:.3f})" for e in event.entities)
+                     + f"; every passage × {event.passage_weight:g} of its dense score"]
+            if event.fallback:
+                lines.append("  [yellow]no triple seeds the graph: the dense ranking stands[/yellow]")
+            return lines
+        case t.PPRRanked():
+            g = event.graph
+            size = (f" over {g.get('entities', 0):,} entities + {g.get('passages', 0):,} passages "
+                    f"({g.get('relation_edges', 0):,} relation, {g.get('context_edges', 0):,} context, "
+                    f"{g.get('synonym_edges', 0):,} synonym edges)") if g else ""
+            best = sorted(event.entities, key=lambda e: -e.score)[:8]
+            top = ", ".join(f"{escape(e.name)} [{e.score:.4f}]" for e in best)
+            return [f"  Personalized PageRank, d={event.damping:g}, {event.iterations} iterations{size}",
+                    f"    top entities: {top}", "  passages by PPR score:", *_passages(event.passages)]
+        case t.PassagesAdded():
+            return [f"  retrieval added {len(event.passages)} new passages ({len(event.collected)} collected):",
+                    *_passages(event.passages)]
+        case t.ThoughtWritten():
+            mark = "[green]final[/green] " if event.final else ""
+            return [f"  {mark}thought: {escape(event.thought) or '—'}"]
         case t.FinalRanking():
             return ["", "[bold]Final ranking:[/bold]", *_passages(event.passages, 10)]
         case t.Answered():

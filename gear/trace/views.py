@@ -6,18 +6,26 @@ from collections.abc import Collection, Iterable, Sequence
 
 from gear.retrieve.beam import BeamParams, BeamSearchResult
 from gear.retrieve.expand import Expansion
+from gear.retrieve.ppr import PPRIndex, PPRResult
 from gear.store.base import SearchBackend
 from gear.trace import (
     BeamsSearched,
     BeamView,
+    EdgeView,
+    EntityView,
     Event,
+    FactSeedView,
     InitialNodes,
     PassagesExpanded,
     PassagesFused,
     PassageView,
+    PPRRanked,
+    PPRSeeded,
     TripleView,
 )
 from gear.types import Scored
+
+TOP_ENTITIES = 15  # entities a PPRRanked event shows, besides the seeds, with the edges among them
 
 
 def passage_views(backend: SearchBackend, ranked: Sequence[Scored] | Sequence[int],
@@ -50,3 +58,23 @@ def expansion_events(iteration: int, source: str, result: Expansion, backend: Se
             beams_event(iteration, result.search, backend, params, score_mode, gold),
             PassagesExpanded(iteration, passage_views(backend, result.expanded, gold)),
             PassagesFused(iteration, passage_views(backend, result.fused, gold))]
+
+
+def ppr_events(iteration: int, query: str, index: PPRIndex, matched: Sequence[Scored], result: PPRResult, *,
+               passage_weight: float, damping: float, k: int, filtered: bool = False, raw: str = "",
+               gold: Collection[int] = ()) -> list[Event]:
+    """The events of one PPR retrieval: the seeds (matched facts, what the filter kept, entity weights) and the
+    outcome (top entities with the edges among them and to the top k passages, the ranked passages)."""
+    backend, names = index.backend, index.entity_names
+    kept = {f.id for f in result.facts}
+    facts = [FactSeedView(view, fact.score, fact.id in kept)
+             for view, fact in zip(triple_views(backend, [f.id for f in matched], gold), matched, strict=True)]
+    seeds = [EntityView(e, names[e], w, float(result.scores[e])) for e, w in result.seeds.entities.items()]
+    top = [s.id for s in index.top_entities(result, TOP_ENTITIES)]
+    shown = list(dict.fromkeys([*top, *result.seeds.entities]))
+    passages = result.ranking[:k]
+    entities = [EntityView(e, names[e], float(result.seeds.vector[e]), float(result.scores[e])) for e in shown]
+    edges = [EdgeView(*edge) for edge in index.edges_between(shown, [p.id for p in passages])]
+    return [PPRSeeded(iteration, query, facts, seeds, passage_weight, filtered, raw, result.fallback),
+            PPRRanked(iteration, damping, result.iterations, entities, edges, passage_views(backend, passages, gold),
+                      index.graph.counts())]

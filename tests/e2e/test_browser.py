@@ -103,15 +103,14 @@ def server(data_dir: Path):
     yield from run_server(data_dir, env)
 
 
-@pytest.fixture(scope="module")
-def demo_server(tmp_path_factory: pytest.TempPathFactory):
-    """The app on the bundled walk-through demo with the bundled LLM replay cache (assets/llm_cache)."""
+def demo_data(root: Path) -> Path:
+    """A data directory holding the walk-through demo index (built the way the app builds it on a fresh clone)."""
     require_browser()
     from studio import demo
 
     if not demo.DEMOS["walkthrough"].available:
         pytest.skip("walkthrough demo assets are not available yet")
-    data = tmp_path_factory.mktemp("demo") / "data"
+    data = root / "data"
     if demo.is_built("walkthrough"):  # reuse a built copy
         shutil.copytree(demo.index_dir("walkthrough"), data / "indexes" / "walkthrough")
     else:  # a fresh clone: build it the way the app does, before the server starts
@@ -124,14 +123,24 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory):
                 os.environ.pop("GEAR_STUDIO_DATA", None)
             else:
                 os.environ["GEAR_STUDIO_DATA"] = previous
-    env = {"GEAR_STUDIO_DATA": str(data), "GEAR_STUDIO_BUILD_DEMOS": "0", "GEAR_STUDIO_INDEX": "walkthrough",
-           "GEAR_LLM": "replay", "GEAR_LLM_CACHE_DIR": str(demo.LLM_CACHE)}
-    yield from run_server(data, env)
+    return data
+
+
+# the app as shipped: no LLM settings at all, so the default "recorded, else live" LLM is in force
+AS_SHIPPED = {"GEAR_STUDIO_BUILD_DEMOS": "0", "GEAR_STUDIO_INDEX": "walkthrough", "GEAR_LLM": "",
+              "GEAR_LLM_CACHE_DIR": "", "GEAR_PROMPTS": "", "GEAR_LLM_BASE_URL": "", "OPENAI_API_KEY": ""}
+
+
+@pytest.fixture(scope="module")
+def demo_server(tmp_path_factory: pytest.TempPathFactory):
+    """The app on the bundled walk-through demo with its default LLM: the bundled recordings answer the demo."""
+    data = demo_data(tmp_path_factory.mktemp("demo"))
+    yield from run_server(data, {**AS_SHIPPED, "GEAR_STUDIO_DATA": str(data)})
 
 
 def run_server(data_dir: Path, extra_env: dict[str, str]):
     port = free_port()
-    env = {**os.environ, **extra_env, "HF_HUB_OFFLINE": "1"}
+    env = {k: v for k, v in {**os.environ, **extra_env, "HF_HUB_OFFLINE": "1"}.items() if v != ""}
     log = open(data_dir.parent / "streamlit.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
@@ -361,3 +370,37 @@ def test_demo_walkthrough_question_on_replay_llm(demo_server: str, browser_page)
     page.screenshot(path=str(SHOTS / "11_demo_walkthrough_live.png"))
     assert page.dialogs == []  # type: ignore[attr-defined]
     assert_local(page.requests)  # type: ignore[attr-defined]
+
+
+LIVE_QUESTION = "Which saint is the Bremen Cathedral dedicated to?"
+
+
+@pytest.mark.llm
+def test_a_question_nobody_recorded_runs_live_and_draws_its_graph(tmp_path: Path, browser_page) -> None:
+    """On a fresh clone the default LLM answers what is recorded at once and asks the embedded model for the rest:
+    a new question runs live, its text streams into the page while the model writes, and its graph is drawn."""
+    from gear.llm.local import llama_cpp_available
+
+    if not llama_cpp_available():
+        if os.environ.get("GEAR_REQUIRE_LOCAL_LLM") == "1":
+            pytest.fail("llama-cpp-python is not installed but GEAR_REQUIRE_LOCAL_LLM=1 (run make llm)")
+        pytest.skip("the embedded local LLM is not installed (make llm)")
+    data = demo_data(tmp_path / "live")
+    for url in run_server(data, {**AS_SHIPPED, "GEAR_STUDIO_DATA": str(data)}):
+        page = browser_page
+        page.goto(url)
+        page.get_by_text("index and embedder ready").wait_for(timeout=180_000)
+        question = page.get_by_label("Question", exact=True)
+        question.fill(LIVE_QUESTION)
+        question.press("Enter")
+        page.get_by_role("button", name="Ask", exact=True).click()
+        page.get_by_text("the model is writing").first.wait_for(timeout=300_000)  # streamed text, live
+        page.get_by_text("answered by the model").first.wait_for(timeout=300_000)  # the answer's origin is shown
+        wait_for_graph_with(page, "bremen", 600)  # the first iteration's beams, drawn while the run goes on
+        assert page.locator("[data-testid='stException']").count() == 0
+        assert page.get_by_text("The run stopped").count() == 0
+        shot(page, "12_live_question")
+        assert page.dialogs == []  # type: ignore[attr-defined]
+        assert_local(page.requests)  # type: ignore[attr-defined]
+        recorded = list((data / "llm_cache").glob("*.json"))
+        assert recorded, "the live answers are recorded into the user's cache"

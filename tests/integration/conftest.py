@@ -20,6 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from gear.agent.engine import Engine
+from gear.config import Settings
+from gear.data.corpus import align_openie, load_corpus, load_openie, load_qa
+from gear.index import build_index
+
 
 def _must_run() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes") or os.environ.get("GEAR_REQUIRE_NOIDA") == "1"
@@ -112,3 +117,24 @@ def real_es_url() -> str:
     if not url:
         pytest.skip("GEAR_ES_URL is not set: no real Elasticsearch cluster to test against")
     return url
+
+
+# -- the bundled MuSiQue dev50 index (MiniLM, GPT-3.5 OpenIE triples), built once per test session ------------------
+MUSIQUE = Path(__file__).resolve().parents[2] / "assets" / "musique"
+
+
+@pytest.fixture(scope="session")
+def musique(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    from gear.embed import Encoder
+
+    docs, report = load_corpus(MUSIQUE / "musique_corpus1890.json")
+    oie, _ = load_openie(MUSIQUE / "openie_musique_gpt-3.5-turbo-1106_1890.json")
+    out = tmp_path_factory.mktemp("musique") / "index"
+    encoder = Encoder("all-MiniLM-L6-v2")
+    build_index(docs, align_openie(docs, oie, report), out, encoder)
+    return Engine.open(out, Settings(), encoder=encoder)
+
+
+@pytest.fixture(scope="session")
+def questions():
+    return load_qa(MUSIQUE / "musique_dev50.json")[0]

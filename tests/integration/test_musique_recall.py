@@ -6,36 +6,13 @@ its base retriever at R@10 and R@15, as in the paper's Table 1.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import align_openie, load_corpus, load_openie, load_qa
 from gear.eval.report import evaluate
-from gear.index import build_index
-
-ASSETS = Path(__file__).resolve().parents[2] / "assets" / "musique"
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def musique(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    from gear.embed import Encoder
-
-    docs, report = load_corpus(ASSETS / "musique_corpus1890.json")
-    oie, _ = load_openie(ASSETS / "openie_musique_gpt-3.5-turbo-1106_1890.json")
-    out = tmp_path_factory.mktemp("musique") / "index"
-    encoder = Encoder("all-MiniLM-L6-v2")
-    build_index(docs, align_openie(docs, oie, report), out, encoder)
-    return Engine.open(out, Settings(), encoder=encoder)
-
-
-@pytest.fixture(scope="module")
-def questions():
-    return load_qa(ASSETS / "musique_dev50.json")[0]
 
 
 def recall(engine: Engine, questions, **settings) -> dict[str, float]:

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The agent's numbers on a stated subset of MuSiQue dev50 with the embedded model (docs/results.md, "Agent on the
+# embedded model"): NaiveGE, GeAR with the paper's prompts, GeAR with the small-model profile, on the same questions.
+# Every LLM answer is recorded into assets/llm_cache (record mode: always live, so the times are the model's), so CI
+# replays these runs and pins their numbers (tests/integration/test_agent_replay.py).
+# Usage: scripts/eval_subset.sh [START] [LIMIT]    (default: questions 0..19 of musique_dev50.json, in file order)
+# Run it on a quiet machine: timings under parallel jobs mean nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+START="${1:-0}"
+LIMIT="${2:-20}"
+GEAR=.venv/bin/gear
+INDEX=data/indexes/musique
+QA=assets/musique/musique_dev50.json
+OUT=docs/evals
+[[ -f "$INDEX/manifest.json" ]] || .venv/bin/python -c "from studio.demo import ensure_demo_index as e; e('musique')"
+mkdir -p "$OUT"
+tag="dev50_q${START}-$((START + LIMIT - 1))"
+$GEAR eval "$INDEX" "$QA" -r hybrid -e naive --start "$START" --limit "$LIMIT" --json "$OUT/${tag}_naive.json"
+for profile in small paper; do
+  GEAR_LLM=record GEAR_LLM_CACHE_DIR=assets/llm_cache $GEAR eval "$INDEX" "$QA" -r hybrid -e gear --prompts "$profile" \
+    --start "$START" --limit "$LIMIT" --json "$OUT/${tag}_gear_${profile}.json"
+done

@@ -1,0 +1,39 @@
+"""The agent's measured runs, pinned: each report of scripts/eval_subset.sh (docs/evals/dev50_*_gear_*.json) is run
+again on the same questions with the LLM answers it recorded (assets/llm_cache, replay only: a prompt that differs
+from the recorded one fails loudly), and must give the same recall, answers, iterations and rejected verdicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gear.agent.engine import Engine
+from gear.config import BUNDLED_LLM_CACHE, Settings
+from gear.eval.report import evaluate
+
+REPORTS = sorted((Path(__file__).resolve().parents[2] / "docs" / "evals").glob("dev50_*_gear_*.json"))
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.stem)
+def test_recorded_agent_runs_replay_to_the_same_numbers(path: Path, musique: Engine, questions) -> None:
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    wanted = [q["id"] for q in recorded["per_question"]]
+    subset = [q for q in questions if q.id in set(wanted)]
+    assert [q.id for q in subset] == wanted
+    s = recorded["settings"]
+    settings = Settings(_env_file=None).with_(
+        retriever=s["retriever"], expand="gear", prompts=s["prompts"], max_iterations=s["max_iterations"],
+        llm="replay", llm_cache_dir=BUNDLED_LLM_CACHE)
+    report = evaluate(musique, subset, settings, (5, 10, 15)).to_dict()
+    for key in ("recall", "em", "f1", "iterations_mean", "verdicts_rejected", "queries_repeated"):
+        assert report[key] == pytest.approx(recorded[key]), key
+    assert [q["answer"] for q in report["per_question"]] == [q["answer"] for q in recorded["per_question"]]
+    assert report["tokens_per_question"] == pytest.approx(recorded["tokens_per_question"])
+
+
+def test_there_are_recorded_runs_to_replay() -> None:
+    assert REPORTS, "no docs/evals/dev50_*_gear_*.json: run scripts/eval_subset.sh"
