@@ -38,6 +38,8 @@ def eval_(
     llm_cache: Annotated[Path | None, typer.Option("--llm-cache")] = None,
     prompts: PromptsOpt = None,
     start: Annotated[int, typer.Option("--start", help="skip the first N questions (with --limit: a subset)")] = 0,
+    every: Annotated[int, typer.Option("--every", min=1, help="take every N-th question (a subset across hop types)")]
+    = 1,
     max_iterations: Annotated[int | None, typer.Option("--max-iterations")] = None,
     traces: Annotated[Path | None, typer.Option("--traces", help="save each question's trace here")] = None,
 ) -> None:
@@ -54,7 +56,8 @@ def eval_(
         questions, report_in = load_qa(qa)
         for line in report_in.summary():
             console.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
-        questions = questions[start:start + limit] if limit else questions[start:]
+        questions = questions[start::every]
+        questions = questions[:limit] if limit else questions
         engine = Engine.open(index_dir, settings)
         with progress_bar() as update:
             report = evaluate(engine, questions, settings, cutoffs,
