@@ -27,6 +27,10 @@ def page() -> None:
     question = st.text_input("Question", key="cmp_question").strip()
     methods = st.multiselect("Methods", list(METHODS), default=DEFAULT_METHODS, key="cmp_methods")
     k = st.slider("k (passages shown and used for single-step methods)", 5, 20, 10, key="cmp_k")
+    expansions = {METHODS[m][1] for m in methods}
+    if "ppr" in expansions or ("ircot" in expansions and base.ircot_retriever == "ppr"):
+        st.caption("PPR's first run on an index builds its entity graph (every entity name encoded once, then cached "
+                   "in the index's ppr/ folder).")
     if st.button("Compare", type="primary", key="cmp_run", disabled=not question or not methods):
         ready = ensure_index(index)
         if ready is None:

@@ -1,5 +1,6 @@
 """Whether graph expansion helps shows best on one question, method against method: this runs one question with
-several methods and lays the rankings, recall and where each gold passage entered side by side."""
+several methods — the base retrievers, NaiveGE, SyncGE and GeAR, and the peers PPR and IRCoT — and lays the
+rankings, recall, where each gold passage entered and what each run cost (LLM calls, tokens, time) side by side."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ import streamlit as st
 
 from gear import viz
 from gear.config import Settings
-from gear.trace import FinalRanking, RunStarted, Trace
+from gear.trace import FinalRanking, LLMCalled, RunFinished, RunStarted, Trace
 from studio.safe import esc_md, one_line
 from studio.sidebar import method_settings
-from studio.trace_view import table
+from studio.widgets import table
 
-DEFAULT_METHODS = ["BM25", "Hybrid", "Hybrid + NaiveGE", "Hybrid + SyncGE", "GeAR (hybrid)"]
+DEFAULT_METHODS = ["Hybrid", "Hybrid + NaiveGE", "PPR (HippoRAG 2)", "IRCoT (hybrid)", "GeAR (hybrid)"]
 
 
 def run_methods(engine: Any, question: str, qa: Any | None, methods: list[str], base: Settings,
@@ -57,9 +58,7 @@ def show_comparison(question: str, k: int, results: dict[str, Trace | str]) -> N
         for kk in (5, 10, 15):
             r = viz.recall_at(rankings[label], gold, kk)
             row[f"R@{kk}"] = None if r is None else round(100 * r)
-        row["iterations"] = len(result.iterations())
-        prompt, completion = result.tokens()
-        row["LLM tokens"] = prompt + completion
+        row.update(cost_row(result))
         recall_rows.append(row)
     cols = st.columns(max(1, len(results)))
     for col, (label, result) in zip(cols, results.items(), strict=True):
@@ -71,11 +70,22 @@ def show_comparison(question: str, k: int, results: dict[str, Trace | str]) -> N
             rows = [{"rank": n, "gold": "★" if p.gold else "", "title": p.title}
                     for n, p in enumerate(rankings[label][:k], 1)]
             table(rows, height=38 + 35 * max(1, len(rows)))
-    st.subheader("Recall per method")
+    st.subheader("Recall and cost per method")
     if recall_rows:
+        st.caption("LLM calls and tokens from each run's trace (calls answered by the memo cost nothing); time is "
+                   "the whole run, LLM included. GeAR and IRCoT take agent_k passages per retrieval, whatever k says.")
         st.dataframe(pd.DataFrame(recall_rows), hide_index=True, width="stretch")
     if gold_titles:
         st.subheader("Where each gold passage entered (rank per method; empty = not retrieved)")
         st.dataframe(pd.DataFrame(viz.gold_entry(rankings, gold_titles)), hide_index=True, width="stretch")
     else:
         st.caption("Gold passages unknown for this question (free text), so recall is not shown.")
+
+
+def cost_row(trace: Trace) -> dict[str, Any]:
+    """Iterations, LLM calls, tokens (prompt + completion, Trace.tokens) and time (RunFinished) of one run."""
+    prompt, completion = trace.tokens()
+    finish = trace.first(RunFinished)
+    return {"iterations": len(trace.iterations()), "LLM calls": len(trace.of(LLMCalled)),
+            "prompt tokens": prompt, "completion tokens": completion, "LLM tokens": prompt + completion,
+            "time (s)": round(finish.total_ms / 1000, 2) if finish else None}

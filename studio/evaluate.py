@@ -47,7 +47,9 @@ def run_form(index: Path, base: Settings) -> None:
         return
     n = (st.slider("Questions", 1, len(questions), min(10, len(questions)), key="eval_n") if len(questions) > 1
          else 1)
-    methods = st.multiselect("Methods", list(METHODS), default=["BM25", "Hybrid"], key="eval_methods")
+    methods = st.multiselect("Methods", list(METHODS), default=["BM25", "Hybrid"], key="eval_methods",
+                             help="PPR needs no LLM; NaiveGE/SyncGE/GeAR and IRCoT ask the LLM chosen in the sidebar. "
+                                  "Multi-step methods (GeAR, IRCoT) run once per question at agent_k.")
     ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], default=[5, 10, 15], key="eval_ks")
     save_traces = st.checkbox("Save a trace per question (for error analysis on the Traces page)", value=True,
                               key="eval_traces")
@@ -119,7 +121,7 @@ def show_results() -> None:
     if any(r.get("recall_per_iteration") for r in data):
         st.plotly_chart(viz.recall_per_iteration_figure(data), width="stretch", key="fig_iter")
     else:
-        st.caption("Recall per iteration appears for GeAR runs.")
+        st.caption("Recall per iteration appears for multi-step runs (GeAR, IRCoT).")
     st.plotly_chart(viz.recall_by_hop_figure(data), width="stretch", key="fig_hop")
     if any(r.get("tokens_per_question") for r in data):
         st.plotly_chart(viz.tokens_per_question_figure(data), width="stretch", key="fig_tokens")

@@ -18,7 +18,7 @@ from studio import demo
 from studio.resources import encoder_for, engine_for, ensure_index
 from studio.safe import one_line
 from studio.sidebar import choose_index
-from studio.trace_view import iframe
+from studio.widgets import iframe
 
 
 def explore_tab() -> None:

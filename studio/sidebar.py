@@ -20,8 +20,11 @@ METHODS: dict[str, tuple[str, str]] = {  # label -> (retriever, expansion)
     "Hybrid + NaiveGE": ("hybrid", "naive"),
     "Hybrid + SyncGE": ("hybrid", "sync"),
     "GeAR (hybrid)": ("hybrid", "gear"),
+    "PPR (HippoRAG 2)": ("dense", "ppr"),  # PPR's dense parts use the dense encoder whatever the retriever
+    "IRCoT (hybrid)": ("hybrid", "ircot"),
 }
-EXPANSIONS = {"none": "none (base retriever only)", "naive": "NaiveGE", "sync": "SyncGE", "gear": "GeAR (multi-step)"}
+EXPANSIONS = {"none": "none (base retriever only)", "naive": "NaiveGE", "sync": "SyncGE", "gear": "GeAR (multi-step)",
+              "ppr": "PPR, HippoRAG 2 style (no LLM)", "ircot": "IRCoT (multi-step)"}
 LLM_KINDS = {"auto": "recorded answers, else the live model", "replay": "recorded answers only",
              "local": "embedded model (always live)", "openai": "OpenAI-compatible endpoint"}
 PROMPTS = {"": "default (small for the embedded model, paper for APIs)", "paper": "paper: the appendix prompts",
@@ -117,8 +120,22 @@ def _rel(p: Path) -> str:
         return str(p)
 
 
+CHOICES = ("retriever", "expand", "llm_kind", "llm_base_url", "llm_model", "prompts", "k", "beam_width", "beam_length",
+           "gamma", "neighbours", "max_iterations", "ppr_damping", "ppr_filter", "ircot_max_steps", "ircot_retriever")
+
+
+def keep_choices() -> None:
+    """A widget on a new page starts from its default even when its key is in session state (the LLM kind fell back
+    to "auto" on Compare and Evaluate); writing every sidebar choice back first makes the new page's widgets take
+    them, and keeps the Ask-only choices (retriever, expansion) alive on pages that do not show them."""
+    for key in CHOICES:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
 def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Settings:
     """Method, LLM and knobs from the sidebar, as Settings (paper defaults, App. B)."""
+    keep_choices()
     sb = st.sidebar
     base = Settings()
     changes: dict[str, Any] = {}
@@ -160,7 +177,24 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
                "exp(−min(n, γ)/γ)")
     changes["max_neighbours"] = sb.slider("neighbours per beam", 5, 200, base.max_neighbours, key="neighbours")
     changes["max_iterations"] = sb.slider("max iterations", 1, 6, base.max_iterations, key="max_iterations")
+    changes.update(peer_knobs(base))
     return _finish_settings(base, changes, kind)
+
+
+def peer_knobs(base: Settings) -> dict[str, Any]:
+    """The knobs of the peers (docs/peers.md), folded away: PPR's damping and recognition filter, IRCoT's steps and
+    retriever."""
+    box = st.sidebar.expander("PPR and IRCoT knobs")
+    return {
+        "ppr_damping": box.slider("PPR damping d", 0.05, 0.95, base.ppr_damping, step=0.05, key="ppr_damping",
+                                  help="probability of following an edge (1 − d: restart at the seeds)"),
+        "ppr_filter": box.toggle("PPR recognition filter (LLM)", value=base.ppr_filter, key="ppr_filter",
+                                 help="the LLM keeps the matched facts that help (HippoRAG 2's recognition memory)"),
+        "ircot_max_steps": box.slider("IRCoT retrievals at most", 1, 8, base.ircot_max_steps, key="ircot_max_steps"),
+        "ircot_retriever": box.selectbox("IRCoT retriever", ["base", "ppr"],
+                                         index=["base", "ppr"].index(base.ircot_retriever), key="ircot_retriever",
+                                         format_func={"base": "the base retriever", "ppr": "PPR"}.get),
+    }
 
 
 def _finish_settings(base: Settings, changes: dict[str, Any], kind: str) -> Settings:

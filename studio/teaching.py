@@ -42,6 +42,15 @@ TEACH = {
                        "RRF(C<sub>t</sub> …, C<sub>q<sup>(1)</sup></sub> … C<sub>q<sup>(n)</sup></sub>)",
                        "Each gist triple is linked back to passages; these lists and every iteration's fused list "
                        "are fused into the final ranking."),
+    # the peers (docs/peers.md): one line each
+    t.PPRSeeded: ("PPR seeds", "s = seeds(q)",
+                  "PPR (HippoRAG 2 style) matches the query to the index's facts; their entities seed the walk."),
+    t.PPRRanked: ("Personalized PageRank", "x = (1−d)·s + d·Pᵀx",
+                  "A walk over the entity–passage graph that restarts at the seeds ranks the passages."),
+    t.PassagesAdded: ("IRCoT retrieval", "C ← C ∪ h<sup>k</sup><sub>base</sub>(q<sup>(n)</sup>)",
+                      "IRCoT adds the passages its latest query retrieved to the collection the reasoner reads."),
+    t.ThoughtWritten: ("IRCoT thought", "next sentence of the chain of thought",
+                       "The LLM writes one more sentence of reasoning: the next query, until it gives the answer."),
     t.Answered: ("Answer", "QA over the top-5 passages",
                  "A reader answers the question from the top passages of the final ranking; when the gold answer is "
                  "known we score it with exact match and F1."),

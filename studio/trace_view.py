@@ -4,73 +4,17 @@ escaped markdown only."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from gear import trace as t
 from gear import viz
+from studio import peers_view
 from studio.safe import esc_md
+from studio.widgets import GRAPH_HEIGHT, heading, iframe, table, triple_rows
 
-GRAPH_HEIGHT = 560
-
-
-def iframe(page: str, height: int) -> None:
-    if hasattr(st, "iframe"):
-        st.iframe(page, height=height)
-    else:  # pragma: no cover - older Streamlit
-        import streamlit.components.v1 as components
-
-        components.html(page, height=height)
-
-
-FORMATS = {"score": "{:.4f}", "similarity": "{:.3f}"}
-
-
-def gold_style(df: pd.DataFrame) -> Any:
-    """Gold rows highlighted; scores with a readable number of decimals."""
-    style = df.style.format({c: f for c, f in FORMATS.items() if c in df.columns}, na_rep="")
-    if "gold" not in df.columns or df.empty:
-        return style
-    return style.apply(lambda row: ["background-color: #fff3bf; font-weight: 600" if row["gold"] else ""
-                                    for _ in row], axis=1)
-
-
-def column_config() -> dict[str, Any]:
-    return {"rank": st.column_config.NumberColumn("#", width="small"),
-            "gold": st.column_config.TextColumn("gold", width="small"),
-            "title": st.column_config.TextColumn("title", width="medium"),
-            "text": st.column_config.TextColumn("text", width="large")}
-
-
-def table(rows: Sequence[dict[str, Any]], height: int | None = None, hide: Sequence[str] = ("id",)) -> None:
-    if not rows:
-        st.caption("(none)")
-        return
-    df = pd.DataFrame(rows)
-    df = df.drop(columns=[c for c in hide if c in df.columns])
-    kwargs: dict[str, Any] = {"hide_index": True, "width": "stretch", "column_config": column_config()}
-    if height:
-        kwargs["height"] = height
-    st.dataframe(gold_style(df), **kwargs)
-
-
-def triple_rows(triples: Sequence[Sequence[str]], new: set[tuple[str, ...]] | None = None) -> list[dict[str, Any]]:
-    rows = []
-    for tr in triples:
-        row = {"subject": tr[0] if len(tr) > 0 else "", "predicate": tr[1] if len(tr) > 1 else "",
-               "object": tr[2] if len(tr) > 2 else ""}
-        if new is not None:
-            row["new"] = "new" if tuple(tr) in new else ""
-        rows.append(row)
-    return rows
-
-
-def heading(number: str, name: str, notation: str) -> None:
-    st.markdown(f"**{number} · {name}** &nbsp; <span style='color:#1971c2'>{notation}</span>",
-                unsafe_allow_html=True)
+__all__ = ["GRAPH_HEIGHT", "TraceView", "answer_origins", "heading", "iframe", "table", "triple_rows"]
 
 
 def answer_origins(trace: t.Trace | None) -> str:
@@ -154,12 +98,22 @@ class TraceView:
     def close(self) -> None:
         self._finish_status()
 
+    @property
+    def method(self) -> str:
+        start = next((x for x in self.events if isinstance(x, t.RunStarted)), None)
+        return start.method if start else ""
+
     # -- one event ---------------------------------------------------------------------------------------------------
     def run_started(self, e: t.RunStarted) -> None:
-        method = {"none": "base retriever only", "naive": "NaiveGE", "sync": "SyncGE", "gear": "GeAR"}.get(
-            e.method, e.method)
+        method = {"none": "base retriever only", "naive": "NaiveGE", "sync": "SyncGE", "gear": "GeAR",
+                  **peers_view.METHOD_NAMES}.get(e.method, e.method)
         st.markdown(f"**Question:** {esc_md(e.question)}")
-        facts = [f"method **{method}**", f"retriever **{e.retriever}**"]
+        retriever = e.retriever
+        if e.method == "ppr":
+            retriever = "dense (PPR's fact matching and passage seeds)"
+        elif e.method == "ircot" and e.settings.get("ircot_retriever") == "ppr":
+            retriever = "PPR at every step"
+        facts = [f"method **{method}**", f"retriever **{esc_md(retriever)}**"]
         if e.answers:
             facts.append("gold answer **" + esc_md(" / ".join(e.answers[:3])) + "**")
         if e.gold_passage_ids:
@@ -168,12 +122,18 @@ class TraceView:
 
     def draw(self, e: t.Event) -> None:
         n = e.iteration
+        if peers_view.draw(e, self):  # PPR's and IRCoT's own steps
+            return
         if isinstance(e, t.IterationStarted):
             st.markdown(f"<div style='font-size:1.05rem'>q<sup>({n})</sup> = <i>{esc_md(e.query)}</i></div>",
                         unsafe_allow_html=True)
+            if self.live and n == 1:
+                peers_view.first_use_note(self.events)
         elif isinstance(e, t.BaseRetrieved):
             heading("1", "Base retrieval", f"C′<sub>q</sub> = h<sup>k</sup><sub>base</sub>(q<sup>({n})</sup>, C), "
                     f"k = {e.k}")
+            if self.method == "ppr":
+                st.caption("The dense top k: every passage's dense score seeds its node in the PPR graph.")
             table(viz.passage_rows(e.passages), height=min(420, 38 + 35 * len(e.passages)))
         elif isinstance(e, t.ProximalTriples):
             if e.role == "sync":
@@ -242,6 +202,7 @@ class TraceView:
                     for link in e.links]
             table(rows)
         elif isinstance(e, t.FinalRanking):
+            peers_view.chain(self.events)
             st.markdown("**Final ranking**")
             table(viz.passage_rows(e.passages, 15), height=min(560, 38 + 35 * min(15, len(e.passages))))
         elif isinstance(e, t.Answered):

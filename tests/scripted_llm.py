@@ -8,13 +8,21 @@ import json
 import re
 
 from gear.llm import LLMResult
+from gear.prompts.peers import FILTER_INSTRUCTION, IRCOT_INSTRUCTION
 
 XSS = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(2)</script>"
+THOUGHT = f"Mount Etna is on Sicily {XSS}, the largest island in the Mediterranean Sea."
+FINAL = "So the answer is: Mediterranean Sea."
 
 
 def prompt_kind(prompt: str) -> str:
-    """Which step of the method a prompt belongs to, in either profile."""
+    """Which step of the method a prompt belongs to, in either profile (and the peers': IRCoT's reasoning step,
+    PPR's recognition filter)."""
+    if prompt.startswith(IRCOT_INSTRUCTION):
+        return "think"
+    if prompt.startswith(FILTER_INSTRUCTION):
+        return "filter"
     if prompt.startswith("Your task is to find facts"):
         return "read"
     if "# Your Task:" in prompt and ("Next Question:" in prompt or "next_question" in prompt):
@@ -28,7 +36,8 @@ def prompt_kind(prompt: str) -> str:
 
 class ScriptedLLM:
     """Answers by prompt: the reader adds the Mediterranean fact once memory exists; the reasoner says yes when the
-    memory holds it (so every distinct prompt has one answer, as a recorded cache needs)."""
+    memory holds it; IRCoT's reasoner writes a fact and the answer, so its first step keeps the fact and its second
+    the answer (every distinct prompt has one answer, as a recorded cache needs)."""
 
     model = "scripted"
 
@@ -47,6 +56,10 @@ class ScriptedLLM:
             text = json.dumps({"next_question": question}) if small else f"Next Question: {question}"
         elif kind == "reason":
             text = self._verdict(prompt, small)
+        elif kind == "think":  # IRCoT: one sentence, then the answer (the loop keeps one new sentence per step)
+            text = f"{THOUGHT} {FINAL}"
+        elif kind == "filter":
+            text = json.dumps({"keep": [1, 2]})
         else:
             text = "Answer: Mediterranean Sea"
         if on_text is not None:

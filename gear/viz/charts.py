@@ -90,8 +90,9 @@ def time_figure(trace: Trace) -> go.Figure:
 
 # -- plotly figures of evaluation reports (EvalReport.to_dict() form) --------------------------------------------------
 def report_label(report: Mapping[str, Any]) -> str:
-    method = {"none": "", "naive": " + NaiveGE", "sync": " + SyncGE", "gear": " GeAR"}.get(report.get("method", ""),
-                                                                                          report.get("method", ""))
+    names = {"none": "", "naive": " + NaiveGE", "sync": " + SyncGE", "gear": " GeAR", "ppr": " + PPR",
+             "ircot": " IRCoT"}
+    method = names.get(report.get("method", ""), report.get("method", ""))
     retriever = str(report.get("retriever", "")).upper() if report.get("retriever") == "bm25" else \
         str(report.get("retriever", "")).capitalize()
     return (retriever + method).strip()

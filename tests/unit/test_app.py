@@ -15,7 +15,19 @@ from gear.config import Settings
 from gear.data.corpus import Document
 from gear.index import build_index
 from gear.llm import CachedLLM
-from gear.trace import BeamsSearched, Reasoned, Trace
+from gear.llm.local import LocalLLM
+from gear.trace import (
+    BeamsSearched,
+    LLMCalled,
+    PassagesAdded,
+    PPRRanked,
+    PPRSeeded,
+    Reasoned,
+    RunFinished,
+    RunStarted,
+    ThoughtWritten,
+    Trace,
+)
 from tests.conftest import TINY_DOCS, TINY_TRIPLES, FakeEncoder
 from tests.scripted_llm import SCRIPT, XSS, ScriptedLLM
 
@@ -28,6 +40,10 @@ DOCS = [*TINY_DOCS, (f"Evil {XSS}", f"Mount Etna {SCRIPT} {XSS} rumbles over the
 TRIPLES = [*TINY_TRIPLES, [("Mount Etna", f"described as {XSS}", SCRIPT)]]
 
 
+
+
+def no_local_model(*args, **kwargs) -> None:
+    raise AssertionError("the app tests never start the embedded model (a prompt missed the recorded answers)")
 
 
 @pytest.fixture
@@ -51,12 +67,19 @@ def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
 
     q = load_qa(index / "qa.json")[0][0]
     recorded = engine.retrieve(QUESTION, k=10, settings=settings, gold=engine.gold_ids(q.gold), answers=q.answers)
+    # the peers: IRCoT's reasoning and QA prompts recorded too; PPR needs no LLM (its graph is cached in <index>/ppr/)
+    ircot = engine.retrieve(QUESTION, k=10, settings=settings.with_(expand="ircot"), gold=engine.gold_ids(q.gold),
+                            answers=q.answers)
+    ppr = engine.retrieve(QUESTION, k=10, settings=settings.with_(retriever="dense", expand="ppr"),
+                          gold=engine.gold_ids(q.gold), answers=q.answers)
+    monkeypatch.setattr(LocalLLM, "__init__", no_local_model)
     monkeypatch.setitem(resources.ENCODER_FACTORIES, "fake-hash-64", FakeEncoder)
     monkeypatch.setenv("GEAR_STUDIO_DATA", str(data))
     monkeypatch.setenv("GEAR_STUDIO_BUILD_DEMOS", "0")
     monkeypatch.setenv("GEAR_LLM_CACHE_DIR", str(cache))
     monkeypatch.setenv("GEAR_LLM", "replay")
-    return {"data": data, "index": index, "cache": cache, "trace": recorded.trace}
+    return {"data": data, "index": index, "cache": cache, "trace": recorded.trace, "ircot": ircot.trace,
+            "ppr": ppr.trace}
 
 
 def start(studio: dict) -> AppTest:
@@ -165,6 +188,123 @@ def test_compare_runs_several_methods(studio: dict) -> None:
     assert len(at.dataframe) >= 5  # three ranked lists, recall table, gold-entry table
 
 
+def ask_with(at: AppTest, expand: str) -> AppTest:
+    at.selectbox(key="expand").set_value(expand).run()
+    at.selectbox(key="example").set_value(QUESTION).run()
+    at.button(key="ask").click().run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def shown_text(at: AppTest) -> str:
+    return " ".join(str(m.value) for group in (at.markdown, at.caption, at.info, at.success, at.warning)
+                    for m in group)
+
+
+def test_ask_shows_a_ppr_run_step_by_step(studio: dict) -> None:
+    at = ask_with(start(studio), "ppr")
+    trace: Trace = at.session_state["trace"]
+    assert trace.first(RunStarted).method == "ppr"
+    assert statuses(at) == ["Iteration 1"]
+    text = shown_text(at)
+    for section in ("Base retrieval", "PPR seeds", "Seed entities", "Personalized PageRank",
+                    "Passages ranked by PPR score", "Final ranking"):
+        assert section in text, section
+    assert not trace.of(LLMCalled)  # no filter: PPR asks no LLM
+    # the seed entities' table and the ranked passages, gold ★ among them
+    seeded, ranked = trace.first(PPRSeeded), trace.first(PPRRanked)
+    assert seeded is not None and ranked is not None and ranked.entities
+    frames = [df.value for df in at.dataframe]
+    seeds = next(f for f in frames if "seed entity" in f.columns)
+    assert set(seeds["seed entity"]) == {x.name for x in seeded.entities}
+    assert any("gold" in f.columns and "★" in set(f["gold"]) and "score" in f.columns for f in frames)
+    # the graph: one self-contained vis network with the walk's entities (seeds highlighted) and the ranked passages
+    graphs = [page for page in iframes(at) if "new vis.Network" in page]
+    assert len(graphs) == 1
+    page = graphs[0]
+    from gear import viz
+
+    assert viz.outside_urls(page) == []
+    nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
+    assert len(nodes) == viz.ppr_graph(ranked, seeded).number_of_nodes() == len(ranked.entities) + len(ranked.passages)
+    assert sum(1 for n in nodes if n["color"]["background"] == viz.SEED_COLOUR) == len(seeded.entities)
+    for node in nodes:
+        assert "<img" not in node["label"] and "<script" not in node["label"]
+    assert "seed entity (from the matched facts)" in page  # the legend
+    for m in at.markdown:
+        assert "<img" not in str(m.value) and "<script" not in str(m.value)
+
+
+def test_ask_shows_an_ircot_run_thought_by_thought(studio: dict) -> None:
+    at = ask_with(start(studio), "ircot")
+    trace: Trace = at.session_state["trace"]
+    thoughts = trace.of(ThoughtWritten)
+    assert [t.final for t in thoughts] == [False, True]
+    assert statuses(at) == ["Iteration 1", "Iteration 2"]
+    text = shown_text(at)
+    for section in ("Base retrieval", "IRCoT retrieval → collection", "IRCoT reasoning step", "Thought:",
+                    "Final thought:", "Chain of thought", "Final ranking", "Answer:"):
+        assert section in text, section
+    assert "Mediterranean Sea" in " ".join(str(m.value) for m in at.success)
+    # the thought carries HTML: it shows as text
+    for group in (at.markdown, at.info, at.success):
+        for m in group:
+            assert "<img" not in str(m.value) and "<script" not in str(m.value)
+    added = trace.of(PassagesAdded)
+    assert len(added) == 2 and added[0].passages
+    assert len(at.get("plotly_chart")) == 2  # tokens and time
+
+
+def test_replayed_peer_runs_teach_their_steps(studio: dict) -> None:
+    for name in ("ppr", "ircot"):
+        studio[name].save(studio["data"] / "traces" / f"{name}.json")
+    at = start(studio)
+    at.toggle(key="teaching").set_value(True).run()
+    for name, expected in (("ppr", ("PPR seeds", "Personalized PageRank")), ("ircot", ("IRCoT retrieval",
+                                                                                         "IRCoT thought", "Answer"))):
+        at.toggle(key="teaching").set_value(False).run()
+        at.selectbox(key="trace_pick").set_value(f"saved: {name}").run()
+        at.button(key="replay_pick").click().run()
+        at.toggle(key="teaching").set_value(True).run()
+        assert not at.exception
+        titles = []
+        for _ in range(20):
+            titles += [m.value for m in at.markdown if "teach-title" in str(m.value)]
+            if at.button(key="teach_step_next").disabled:
+                break
+            at.button(key="teach_step_next").click().run()
+            assert not at.exception
+        for title in expected:
+            assert title in " ".join(titles), (name, title)
+
+
+def test_compare_runs_gear_naivege_ppr_and_ircot(studio: dict) -> None:
+    at = start(studio)
+    at.switch_page("pages/compare.py").run()
+    methods = ["GeAR (hybrid)", "Hybrid + NaiveGE", "PPR (HippoRAG 2)", "IRCoT (hybrid)"]
+    at.multiselect(key="cmp_methods").set_value(methods).run()
+    at.button(key="cmp_run").click().run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    results = at.session_state["cmp_results"][2]
+    assert list(results) == methods and all(isinstance(r, Trace) for r in results.values())
+    frames = [df.value for df in at.dataframe]
+    assert len(frames) >= 6  # four ranked lists, recall and cost, gold entry
+    cost = next(f for f in frames if "LLM calls" in f.columns).set_index("method")
+    assert list(cost.index) == methods
+    for label in methods:
+        trace = results[label]
+        assert cost.loc[label, "LLM calls"] == len(trace.of(LLMCalled))
+        assert cost.loc[label, "LLM tokens"] == sum(trace.tokens())
+        assert cost.loc[label, "time (s)"] == round(trace.first(RunFinished).total_ms / 1000, 2)
+    assert cost.loc["PPR (HippoRAG 2)", "LLM calls"] == 0 == cost.loc["Hybrid + NaiveGE", "LLM calls"]
+    assert cost.loc["IRCoT (hybrid)", "LLM calls"] > 0 and cost.loc["GeAR (hybrid)", "LLM tokens"] > 0
+    gold = next(f for f in frames if "gold passage" in f.columns)
+    assert set(methods) <= set(gold.columns) and len(gold) == 2
+    assert gold["PPR (HippoRAG 2)"].notna().all()  # both gold passages are in PPR's top k on the tiny index
+
+
 def test_evaluate_saves_and_charts_a_report(studio: dict) -> None:
     at = start(studio)
     at.switch_page("pages/evaluate.py").run()
@@ -176,6 +316,23 @@ def test_evaluate_saves_and_charts_a_report(studio: dict) -> None:
     assert len(saved) == 1
     report = json.loads(saved[0].read_text())
     assert set(report["recall"]) == {"5", "10", "15"}
+    assert at.get("plotly_chart")
+
+
+def test_evaluate_offers_the_peers_and_reports_ppr(studio: dict) -> None:
+    at = start(studio)
+    at.switch_page("pages/evaluate.py").run()
+    assert {"PPR (HippoRAG 2)", "IRCoT (hybrid)"} <= set(at.multiselect(key="eval_methods").options)
+    at.multiselect(key="eval_methods").set_value(["PPR (HippoRAG 2)"]).run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    (saved,) = (studio["data"] / "evals").glob("*.json")
+    report = json.loads(saved.read_text())
+    assert report["method"] == "ppr" and report["label"] == "PPR (HippoRAG 2)"
+    from gear import viz
+
+    assert viz.report_label(report) == "Dense + PPR"
     assert at.get("plotly_chart")
 
 

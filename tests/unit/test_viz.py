@@ -11,9 +11,14 @@ from gear import viz
 from gear.trace import (
     BeamsSearched,
     BeamView,
+    EdgeView,
+    EntityView,
+    FactSeedView,
     InitialNodes,
     LLMCalled,
     PassageView,
+    PPRRanked,
+    PPRSeeded,
     StageTimed,
     Trace,
     TripleView,
@@ -94,6 +99,57 @@ def test_untrusted_text_is_escaped_in_labels_and_tooltips() -> None:
 def test_esc_breaks_href_so_pyvis_keeps_its_text_tooltips() -> None:
     assert "href" not in viz.esc_html('<a href="http://x">')
     assert viz.esc_html("AT&T") == "AT&amp;T"
+
+
+def ppr_events() -> tuple[PPRSeeded, PPRRanked]:
+    entities = [EntityView(0, "mount etna", 0.6, 0.20), EntityView(1, "sicily", 0.0, 0.12),
+                EntityView(2, XSS, 0.4, 0.05), EntityView(3, "mediterranean sea", 0.0, 0.01)]
+    edges = [EdgeView("relation", 0, 1, "located on", 2.0), EdgeView("relation", 0, 2, f"described as {SCRIPT}", 2.0),
+             EdgeView("synonym", 1, 3, "0.83", 1.66), EdgeView("context", 2, 12, "", 1.0),
+             EdgeView("context", 1, 13, "", 1.0), EdgeView("context", 3, 99, "", 1.0)]  # passage 99 not shown
+    passages = [PassageView(13, "Sicily", "Sicily is the largest island.", 0.3, gold=True),
+                PassageView(12, f"Evil {XSS}", f"text {SCRIPT}", 0.2)]
+    fact = FactSeedView(TripleView(5, "Mount Etna", "described as", XSS, 12, f"Evil {XSS}"), 1.0)
+    seeded = PPRSeeded(1, "which sea?", [fact], [entities[0], entities[2]], 0.05)
+    return seeded, PPRRanked(1, 0.5, 27, entities, edges, passages, {"entities": 4, "passages": 2})
+
+
+def test_ppr_graph_sizes_entities_by_score_and_highlights_the_seeds() -> None:
+    seeded, ranked = ppr_events()
+    g = viz.ppr_graph(ranked, seeded)
+    assert set(g.nodes) == {"e0", "e1", "e2", "e3", "p12", "p13"}
+    sizes = [g.nodes[f"e{i}"]["size"] for i in range(4)]
+    assert sizes == sorted(sizes, reverse=True)  # by PPR score
+    assert [g.nodes[f"e{i}"]["seed"] for i in range(4)] == [True, False, True, False]
+    assert g.nodes["e0"]["color"] == viz.SEED_COLOUR != g.nodes["e1"]["color"]
+    assert g.nodes["p13"]["gold"] and g.nodes["p13"]["shape"] == "box"
+    kinds = sorted(d["kind"] for _, _, d in g.edges(data=True))
+    assert kinds == ["context", "context", "relation", "relation", "synonym"]  # the edge to passage 99 is dropped
+    labels = {d["label"] for _, _, d in g.edges(data=True) if d["kind"] != "context"}
+    assert labels == {"located on", f"described as {SCRIPT}", "≈ 0.83"}
+    assert not viz.ppr_graph(ranked, seeded, passages=False).has_node("p13")
+    # without the seeding event, seeds are the entities with a seed weight
+    assert [viz.ppr_graph(ranked).nodes[f"e{i}"]["seed"] for i in range(4)] == [True, False, True, False]
+
+
+def test_ppr_html_is_self_contained_and_escapes_every_name() -> None:
+    seeded, ranked = ppr_events()
+    page = viz.ppr_html(ranked, seeded, gold_known=True)
+    assert "new vis.Network" in page
+    assert viz.outside_urls(page) == []
+    nodes, edges = nodes_and_edges(page)
+    assert len(nodes) == 6 and len(edges) == 5
+    for item in nodes + edges:
+        for field in ("label", "title"):
+            value = str(item.get(field, ""))
+            assert "<img" not in value and "<script" not in value, value
+    assert any(n["label"] == "&lt;img src=x onerror=alert(1)&gt;" for n in nodes)
+    assert any("&lt;script&gt;" in e["label"] for e in edges)
+    assert XSS not in page and SCRIPT not in page
+    assert "#1 Sicily ★" in {n["label"] for n in nodes}  # the gold passage, with its PPR rank
+    synonym = next(e for e in edges if e["label"] == "≈ 0.83")
+    assert synonym["dashes"] and synonym["arrows"] == ""
+    assert "seed entity (from the matched facts)" in page and "★ gold passage" in page  # the legend
 
 
 def test_rank_movement_and_gold_entry() -> None:

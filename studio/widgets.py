@@ -1,0 +1,69 @@
+"""The small drawing helpers every view shares: ranked tables with gold rows highlighted, step headings, and pyvis
+pages placed in an iframe. Untrusted text reaches Streamlit only through st.dataframe here (headings take our own
+constants and notation)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+GRAPH_HEIGHT = 560
+
+
+def iframe(page: str, height: int) -> None:
+    if hasattr(st, "iframe"):
+        st.iframe(page, height=height)
+    else:  # pragma: no cover - older Streamlit
+        import streamlit.components.v1 as components
+
+        components.html(page, height=height)
+
+
+FORMATS = {"score": "{:.4f}", "similarity": "{:.3f}"}
+
+
+def gold_style(df: pd.DataFrame) -> Any:
+    """Gold rows highlighted; scores with a readable number of decimals."""
+    style = df.style.format({c: f for c, f in FORMATS.items() if c in df.columns}, na_rep="")
+    if "gold" not in df.columns or df.empty:
+        return style
+    return style.apply(lambda row: ["background-color: #fff3bf; font-weight: 600" if row["gold"] else ""
+                                    for _ in row], axis=1)
+
+
+def column_config() -> dict[str, Any]:
+    return {"rank": st.column_config.NumberColumn("#", width="small"),
+            "gold": st.column_config.TextColumn("gold", width="small"),
+            "title": st.column_config.TextColumn("title", width="medium"),
+            "text": st.column_config.TextColumn("text", width="large")}
+
+
+def table(rows: Sequence[dict[str, Any]], height: int | None = None, hide: Sequence[str] = ("id",)) -> None:
+    if not rows:
+        st.caption("(none)")
+        return
+    df = pd.DataFrame(rows)
+    df = df.drop(columns=[c for c in hide if c in df.columns])
+    kwargs: dict[str, Any] = {"hide_index": True, "width": "stretch", "column_config": column_config()}
+    if height:
+        kwargs["height"] = height
+    st.dataframe(gold_style(df), **kwargs)
+
+
+def triple_rows(triples: Sequence[Sequence[str]], new: set[tuple[str, ...]] | None = None) -> list[dict[str, Any]]:
+    rows = []
+    for tr in triples:
+        row = {"subject": tr[0] if len(tr) > 0 else "", "predicate": tr[1] if len(tr) > 1 else "",
+               "object": tr[2] if len(tr) > 2 else ""}
+        if new is not None:
+            row["new"] = "new" if tuple(tr) in new else ""
+        rows.append(row)
+    return rows
+
+
+def heading(number: str, name: str, notation: str) -> None:
+    st.markdown(f"**{number} · {name}** &nbsp; <span style='color:#1971c2'>{notation}</span>",
+                unsafe_allow_html=True)
