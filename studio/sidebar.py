@@ -27,7 +27,7 @@ EXPANSIONS = {"none": "none (base retriever only)", "naive": "NaiveGE", "sync": 
               "ppr": "PPR, HippoRAG 2 style (no LLM)", "ircot": "IRCoT (multi-step)"}
 LLM_KINDS = {"auto": "recorded answers, else the live model", "replay": "recorded answers only",
              "local": "embedded model (always live)", "openai": "OpenAI-compatible endpoint"}
-PROMPTS = {"": "default (small for the embedded model, paper for APIs)", "paper": "paper: the appendix prompts",
+PROMPTS = {"": "default (paper)", "paper": "paper: the appendix prompts verbatim",
            "small": "small: JSON, grounded verdicts, no repeated query"}
 
 

@@ -87,6 +87,6 @@ ExpandOpt = Annotated[str, typer.Option("--expand", "-e", help="none, naive, syn
                                                                 "PageRank, no LLM) or ircot (IRCoT, LLM)")]
 LLMOpt = Annotated[str | None, typer.Option("--llm", help="auto (recorded answers, else the live model; default), "
                                                           "local, openai, replay or record")]
-PromptsOpt = Annotated[str | None, typer.Option("--prompts", help="paper (the appendix prompts verbatim) or small "
-                                                                  "(JSON, grounded verdicts); default: small for the "
-                                                                  "embedded model, paper for API models")]
+PromptsOpt = Annotated[str | None, typer.Option("--prompts", help="paper (the appendix prompts verbatim; default) or "
+                                                                  "small (JSON, grounded verdicts, no repeated "
+                                                                  "query)")]

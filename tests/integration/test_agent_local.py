@@ -41,7 +41,7 @@ def test_gear_agent_runs_end_to_end_with_the_local_model(tmp_path: Path) -> None
     oie, _ = load_openie(ASSETS / "openie_walkthrough_qwen2.5-coder-1.5b.json")
     encoder = Encoder("all-MiniLM-L6-v2")
     build_index(docs, align_openie(docs, oie, report), tmp_path / "index", encoder)
-    settings = Settings(llm="local", expand="gear", max_iterations=2, retriever="hybrid")
+    settings = Settings(llm="local", expand="gear", max_iterations=2, retriever="hybrid", prompts="small")
     engine = Engine.open(tmp_path / "index", settings, encoder=encoder)
     trace = Trace()
     run = engine.retrieve(QUESTION, settings=settings, trace=trace)
