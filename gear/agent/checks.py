@@ -34,11 +34,7 @@ def grounding_problem(verdict: Verdict, memory: Sequence[Sequence[str]]) -> str:
     return ""
 
 
-def normalise_query(query: str) -> str:
-    return normalize_answer(query)
-
-
 def is_repeat(query: str, earlier: Sequence[str]) -> bool:
     """Whether `query`, normalised (case, punctuation, articles, spaces), equals a query already asked."""
-    key = normalise_query(query)
-    return bool(key) and any(normalise_query(q) == key for q in earlier)
+    key = normalize_answer(query)
+    return bool(key) and any(normalize_answer(q) == key for q in earlier)

@@ -29,10 +29,6 @@ class MemoLLM:
         self._memo: OrderedDict[str, LLMResult] = OrderedDict()
         self._lock = threading.Lock()
 
-    def clear(self) -> None:
-        with self._lock:
-            self._memo.clear()
-
     def complete(self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512,
                  on_text: TextListener | None = None) -> LLMResult:
         key = cache_key(self.inner.model, messages, json_schema, max_tokens)
