@@ -5,8 +5,9 @@ Safety: passage text, triples and LLM output are untrusted. Every string that re
 html-escaped here; tooltips are small HTML fragments built only from escaped strings and our own tags. The HTML is
 self-contained (vis-network in line, no CDN tags), so a graph draws offline and makes no outside request.
 
-This module is the public face; the bodies live in gear.viz.graph (networkx/pyvis graphs — GeAR's beams, PPR's
-entity graph, an entity's neighbourhood — and HTML escaping) and gear.viz.charts (plotly figures, ranked-list rows).
+This module is the public face; the bodies live in gear.viz.graph (networkx/pyvis graphs — GeAR's beams, an entity's
+neighbourhood — the pyvis drawing and HTML escaping), gear.viz.ppr (PPR's entity graph) and gear.viz.charts (plotly
+figures, ranked-list rows).
 """
 
 from __future__ import annotations
@@ -49,10 +50,6 @@ from gear.viz.graph import (
     GOLD_COLOUR,
     HOP_COLOURS,
     HOP_NAMES,
-    PASSAGE_COLOUR,
-    PPR_EDGE_COLOURS,
-    PPR_ENTITY_COLOUR,
-    SEED_COLOUR,
     START_ENTITY_COLOUR,
     TripleUse,
     beam_graph,
@@ -66,12 +63,18 @@ from gear.viz.graph import (
     neighbourhood_legend,
     outside_urls,
     passage_lookup,
-    ppr_graph,
-    ppr_html,
-    ppr_legend,
     short,
     spo_text,
     top_entities,
+)
+from gear.viz.ppr import (
+    PASSAGE_COLOUR,
+    PPR_EDGE_COLOURS,
+    PPR_ENTITY_COLOUR,
+    SEED_COLOUR,
+    ppr_graph,
+    ppr_html,
+    ppr_legend,
 )
 
 __all__ = [
