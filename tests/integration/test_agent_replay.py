@@ -1,4 +1,5 @@
-"""The agent's measured runs, pinned: each report of scripts/eval_subset.sh (docs/evals/dev50_*_gear_*.json) is run
+"""The agent's measured runs, pinned: each LLM report of scripts/eval_subset.sh (docs/evals/dev50_*_gear_*.json, and
+IRCoT's dev50_*_ircot_*.json) is run
 again on the same questions with the LLM answers it recorded (assets/llm_cache, replay only: a prompt that differs
 from the recorded one fails loudly), and must give the same recall, answers, iterations and rejected verdicts."""
 
@@ -14,7 +15,8 @@ from gear.config import BUNDLED_LLM_CACHE, Settings
 from gear.eval.report import evaluate
 from gear.llm import MemoLLM, make_llm
 
-REPORTS = sorted((Path(__file__).resolve().parents[2] / "docs" / "evals").glob("dev50_*_gear_*.json"))
+EVALS = Path(__file__).resolve().parents[2] / "docs" / "evals"
+REPORTS = sorted([*EVALS.glob("dev50_*_gear_*.json"), *EVALS.glob("dev50_*_ircot_*.json")])
 
 pytestmark = pytest.mark.slow
 
@@ -27,8 +29,9 @@ def test_recorded_agent_runs_replay_to_the_same_numbers(path: Path, musique: Eng
     assert [q.id for q in subset] == wanted
     s = recorded["settings"]
     settings = Settings(_env_file=None).with_(
-        retriever=s["retriever"], expand="gear", prompts=s["prompts"], max_iterations=s["max_iterations"],
-        llm="replay", llm_cache_dir=BUNDLED_LLM_CACHE)
+        retriever=s["retriever"], expand=s["expand"], prompts=s["prompts"], max_iterations=s["max_iterations"],
+        ircot_retriever=s["ircot_retriever"], ircot_max_steps=s["ircot_max_steps"], llm="replay",
+        llm_cache_dir=BUNDLED_LLM_CACHE)
     # a fresh memo, as the recording process had: the session's engine is shared by both profiles' replays, and
     # identical QA calls of the other profile must not be answered by its memo
     musique.set_llm(settings, MemoLLM(make_llm("replay", cache_dir=BUNDLED_LLM_CACHE)))
