@@ -78,6 +78,12 @@ class Settings(BaseSettings):
     llm_cache_dir: Path | None = None  # record/replay cache; for "auto" the user's cache (default ~/.cache/gear/llm)
     llm_bundled_cache: Path | None = BUNDLED_LLM_CACHE if BUNDLED_LLM_CACHE.is_dir() else None
     llm_threads: int | None = Field(None, ge=1)  # embedded model; None = the machine's physical cores
+    # OpenAI-compatible servers: seconds to wait for an answer (not retried: the same request is as slow again), the
+    # client's retries of refused connections, 5xx and 429, and at most this many calls at once from this process
+    # (1 for a one-at-a-time llama.cpp server: callers then wait in line and are told their place; None = no limit)
+    llm_timeout: float = Field(120.0, gt=0)
+    llm_max_retries: int = Field(3, ge=0, le=10)
+    llm_max_concurrent: int | None = Field(None, ge=1)
     # elasticsearch
     es_url: str | None = None
     es_api_key: SecretStr | None = None

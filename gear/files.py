@@ -11,6 +11,8 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,23 +44,30 @@ def atomic_write_json(path: Path, data: Any, *, indent: int | None = 1, sort_key
     atomic_write_text(path, json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=False) + "\n")
 
 
+_swapping = threading.Lock()  # one directory swap at a time in this process (two renames that must not interleave)
+
+
 def atomic_directory(out: Path, write: Callable[[Path], None]) -> None:
     """Let `write` fill a temporary sibling directory, then swap it into place (the old one is restored on error)."""
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    # unique per call, not only per process: two threads (app sessions) writing the same directory must not share
+    # (and delete) each other's temporary copy; their swaps take turns, and the last one wins
+    unique = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = out.parent / f".{out.name}.tmp-{unique}"
+    old = out.parent / f".{out.name}.old-{unique}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         write(tmp)
-        if out.exists():
-            out.rename(old)
-        try:
-            tmp.rename(out)
-        except BaseException:
-            if old.exists() and not out.exists():
-                old.rename(out)  # put the previous one back before `finally` cleans up
-            raise
+        with _swapping:
+            if out.exists():
+                out.rename(old)
+            try:
+                tmp.rename(out)
+            except BaseException:
+                if old.exists() and not out.exists():
+                    old.rename(out)  # put the previous one back before `finally` cleans up
+                raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)

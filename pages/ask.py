@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from studio.ask import first_visit, question_box, replay_panel, run_live, save_panel
+from studio.ask import (
+    first_visit,
+    question_box,
+    replay_panel,
+    run_live,
+    save_panel,
+    settle_stopped_run,
+    stopped_note,
+)
 from studio.resources import start_demo_builds, warm_engine
 from studio.safe import esc_md, guarded, setup
 from studio.sidebar import choose_index, sidebar_settings
@@ -16,6 +24,7 @@ from studio.trace_view import TraceView
 def page() -> None:
     setup("GeAR Studio — Ask", "💬")
     first_visit()
+    settle_stopped_run()
     start_demo_builds()
     index = choose_index()
     settings = sidebar_settings()
@@ -44,6 +53,7 @@ def page() -> None:
         if trace is not None:
             save_panel(trace)
         return
+    stopped_note()
     trace = st.session_state.get("trace")
     if trace is None:
         st.info("Ask a question, or replay a saved trace.")

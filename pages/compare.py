@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from studio.compare import DEFAULT_METHODS, run_methods, show_comparison
+from studio.compare import DEFAULT_METHODS, compare_live, settle_stopped, show_comparison
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import guarded, setup
 from studio.sidebar import METHODS, choose_index, sidebar_settings
@@ -35,12 +35,14 @@ def page() -> None:
         ready = ensure_index(index)
         if ready is None:
             return
-        results = run_methods(engine_for(ready), question, by_text.get(question), methods, base, k)
-        st.session_state["cmp_results"] = (question, k, results)
+        compare_live(engine_for(ready), question, by_text.get(question), methods, base, k)
+    stopped = settle_stopped()
     saved = st.session_state.get("cmp_results")
     if not saved:
         st.info("Pick a question and methods, then press Compare.")
         return
+    if stopped:
+        st.warning(stopped)
     show_comparison(*saved)
 
 

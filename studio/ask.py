@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ from studio.safe import esc_md, one_line
 from studio.trace_view import TraceView
 
 EXAMPLE_NONE = "(type your own question)"
+LIVE_EVENTS = "live_events"  # session state: the events of this session's live run while it runs
+CANCELLED = "ask_cancelled"  # session state: its Cancel button was pressed
+STOPPED_NOTE = "ask_stopped_note"  # session state: what to say above a run that was stopped mid-way
 
 
 def bundled_traces() -> dict[str, Path]:
@@ -93,6 +97,36 @@ def question_box(index: Path | None) -> tuple[str, Any | None]:
     return question.strip(), by_text.get(question.strip())
 
 
+def _cancel() -> None:
+    st.session_state[CANCELLED] = True
+
+
+def settle_stopped_run() -> None:
+    """A live run stops mid-way when its session clicks Cancel (or anything else): Streamlit stops the script at its
+    next drawing, which a wait for the model does on every poll and the model's writing a few times a second, and
+    the stop takes the run out of the model's queue. The run that follows the click keeps the steps so far as the
+    session's trace and says why."""
+    events = st.session_state.pop(LIVE_EVENTS, None)
+    cancelled = bool(st.session_state.pop(CANCELLED, False))
+    if events is None:
+        return
+    why = "Cancelled" if cancelled else "The live run was interrupted by another click"
+    if not events:  # stopped before its first step: the previous trace stays
+        st.session_state[STOPPED_NOTE] = f"{why} before its first step."
+        return
+    st.session_state["trace"] = Trace(list(events))
+    st.session_state["trace_source"] = "live run, " + ("cancelled" if cancelled else "interrupted")
+    st.session_state["teach_step"] = 0
+    st.session_state[STOPPED_NOTE] = f"{why} — the steps so far are shown below."
+
+
+def stopped_note() -> None:
+    """Say once, above the trace, that the run shown was stopped before its end."""
+    note = st.session_state.pop(STOPPED_NOTE, None)
+    if note:
+        st.warning(note)
+
+
 def run_live(index: Path, question: str, qa: Any | None, settings: Settings) -> None:
     ready = ensure_index(index)
     if ready is None:
@@ -100,6 +134,13 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings) -> 
     engine = engine_for(ready)
     gold = engine.gold_ids(qa.gold) if qa is not None else []
     trace = Trace()
+    # the session's own record of the run in progress (the list the trace appends to): a rerun after Cancel finds
+    # the steps so far here (settle_stopped_run)
+    st.session_state[LIVE_EVENTS] = trace.events
+    st.session_state.pop(STOPPED_NOTE, None)
+    cancel = st.empty()
+    cancel.button("Cancel", key="ask_cancel", on_click=_cancel, help="Stop this run (and leave the model's queue); "
+                  "the steps so far stay on the page.")
     view = TraceView(live=True, key="live")
     timing: dict[str, float] = {}
     started = time.perf_counter()
@@ -114,21 +155,27 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings) -> 
     try:
         engine.retrieve(question, k=settings.agent_k, settings=settings, gold=gold,
                         question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())), trace=trace)
-    except Exception as exc:
-        if type(exc).__name__ in ("RerunException", "StopException"):
-            raise
+    except Exception as exc:  # Streamlit's stop and rerun are BaseExceptions: a Cancel passes through untouched
         view.close()
         st.error(f"The run stopped: {one_line(exc)}")
     else:
         view.close()
+    cancel.empty()
+    st.session_state.pop(LIVE_EVENTS, None)
     st.session_state["trace"] = Trace(list(trace.events))
     st.session_state["teach_step"] = 0
     if "first_graph_s" in timing:
         st.caption(f"first graph drawn {timing['first_graph_s']:.1f} s after Ask")
 
 
+def save_name(trace: Trace) -> str:
+    """A file name for a saved trace: time, question, and a short random suffix, so two sessions saving the same
+    question in the same second never overwrite each other (data/traces is shared by every session)."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}_{slug(trace.question)}_{uuid.uuid4().hex[:6]}.json"
+
+
 def save_panel(trace: Trace) -> None:
-    name = f"{time.strftime('%Y%m%d-%H%M%S')}_{slug(trace.question)}.json"
+    name = save_name(trace)
     left, right, _ = st.columns([1, 1, 3])
     left.download_button("⬇️ Download trace", trace.to_json(), file_name=name, mime="application/json",
                          key="download_trace")

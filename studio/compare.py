@@ -4,6 +4,8 @@ rankings, recall, where each gold passage entered and what each run cost (LLM ca
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -11,30 +13,82 @@ import streamlit as st
 
 from gear import viz
 from gear.config import Settings
-from gear.trace import FinalRanking, LLMCalled, RunFinished, RunStarted, Trace
+from gear.trace import Event, FinalRanking, LLMCalled, LLMText, LLMWaiting, RunFinished, RunStarted, Trace
 from studio.safe import esc_md, one_line
 from studio.sidebar import method_settings
+from studio.trace_view import show_wait
 from studio.widgets import table
 
 DEFAULT_METHODS = ["Hybrid", "Hybrid + NaiveGE", "PPR (HippoRAG 2)", "IRCoT (hybrid)", "GeAR (hybrid)"]
+RUNNING = "cmp_running"  # session state: a comparison of this session is running
+CANCELLED = "cmp_cancelled"  # session state: its Cancel button was pressed
+
+
+def model_status(box: Any) -> Callable[[Event], None]:
+    """A run's listener showing in `box` what the model does for it: its place in the queue, or a line while it
+    writes (a few times a second). Each draw is a point where Streamlit can stop the script when its user cancels."""
+    drawn = {"at": 0.0}
+
+    def listen(event: Event) -> None:
+        if isinstance(event, LLMWaiting):
+            show_wait(box, event)
+        elif isinstance(event, LLMText) and time.perf_counter() - drawn["at"] >= 0.25:
+            drawn["at"] = time.perf_counter()
+            box.caption(f"✍️ {esc_md(event.step)} — the model is writing…")
+
+    return listen
 
 
 def run_methods(engine: Any, question: str, qa: Any | None, methods: list[str], base: Settings,
-                k: int) -> dict[str, Trace | str]:
-    """Each method's trace (or its error, as one line), with a progress bar."""
+                k: int, results: dict[str, Trace | str] | None = None) -> dict[str, Trace | str]:
+    """Each method's trace (or its error, as one line), with a progress bar; `results` fills as each method ends."""
     gold = engine.gold_ids(qa.gold) if qa is not None else []
-    results: dict[str, Trace | str] = {}
+    results = {} if results is None else results
     bar = st.progress(0, text="running")
+    status = st.empty()
     for n, label in enumerate(methods, 1):
         settings = method_settings(base, label)
+        trace = Trace()
+        trace.subscribe(model_status(status))
         try:
             run = engine.retrieve(question, k=k, settings=settings, gold=gold, question_id=getattr(qa, "id", ""),
-                                  answers=list(getattr(qa, "answers", ())))
+                                  answers=list(getattr(qa, "answers", ())), trace=trace)
             results[label] = run.trace
-        except Exception as exc:
+        except Exception as exc:  # Streamlit's stop on Cancel is a BaseException: it passes through
             results[label] = f"{type(exc).__name__}: {one_line(exc)}"
+        status.empty()
         bar.progress(n / len(methods), text=f"{label} done")
     return results
+
+
+def _cancel() -> None:
+    st.session_state[CANCELLED] = True
+
+
+def compare_live(engine: Any, question: str, qa: Any | None, methods: list[str], base: Settings, k: int) -> None:
+    """Run the comparison with a Cancel button. The session keeps the results as each method ends, so a comparison
+    stopped mid-way (settle_stopped) still shows the methods done."""
+    results: dict[str, Trace | str] = {}
+    st.session_state["cmp_results"] = (question, k, results)
+    st.session_state[RUNNING] = True
+    cancel = st.empty()
+    cancel.button("Cancel", key="cmp_cancel", on_click=_cancel,
+                  help="Stop the comparison (and leave the model's queue); the methods done stay.")
+    run_methods(engine, question, qa, methods, base, k, results)
+    cancel.empty()
+    st.session_state.pop(RUNNING, None)
+
+
+def settle_stopped() -> str:
+    """After a comparison stopped mid-way (Cancel, or another click): a copy of what it finished (its thread may
+    still be ending) and what to say about it; "" when none was stopped."""
+    cancelled = bool(st.session_state.pop(CANCELLED, False))
+    if not st.session_state.pop(RUNNING, False) or "cmp_results" not in st.session_state:
+        return ""
+    question, k, results = st.session_state["cmp_results"]
+    st.session_state["cmp_results"] = (question, k, dict(results))
+    why = "Cancelled" if cancelled else "The comparison was interrupted by another click"
+    return f"{why} — the methods finished so far are shown below."
 
 
 def show_comparison(question: str, k: int, results: dict[str, Trace | str]) -> None:

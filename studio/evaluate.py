@@ -7,6 +7,7 @@ import json
 import re
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import streamlit as st
 
 from gear import viz
 from gear.config import Settings
+from gear.files import atomic_write_json
 from studio import demo
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import one_line
@@ -59,7 +61,9 @@ def run_form(index: Path, base: Settings) -> None:
     if ready is None:
         return
     engine = engine_for(ready)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
+    # time and a random suffix: two sessions evaluating the same index and method in the same second get their own
+    # report and traces folder (data/evals/ is shared)
+    stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
     done = []
     for label in methods:
         settings = method_settings(base, label)
@@ -79,8 +83,7 @@ def run_form(index: Path, base: Settings) -> None:
                 viz_report["label"] = label
                 viz_report["index"] = index.name
                 path = demo.evals_dir() / f"{name}.json"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps(viz_report, indent=1, ensure_ascii=False), encoding="utf-8")
+                atomic_write_json(path, viz_report)
                 done.append(name)
                 box.update(label=f"{label}: R@{ks[-1]} = {viz_report['recall'][str(sorted(ks)[-1])]:.1f}%  "
                                  f"(saved {path.name})", state="complete", expanded=False)

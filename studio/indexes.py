@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +17,32 @@ import streamlit as st
 
 from gear import viz
 from gear.config import Settings
+from gear.files import atomic_write_bytes
 from studio import demo
 from studio.resources import encoder_for, engine_for, ensure_index
 from studio.safe import one_line
 from studio.sidebar import choose_index
 from studio.widgets import iframe
+
+# index names being built now by any session: data/indexes/ is shared, so two sessions choosing the same name at once
+# would write one directory together (the second is told to wait instead)
+_building: set[str] = set()
+_building_lock = threading.Lock()
+
+
+@contextmanager
+def claim_name(name: str) -> Iterator[bool]:
+    """Hold `name` for one build while inside the block; yields False (and holds nothing) when another session
+    holds it."""
+    with _building_lock:
+        mine = name not in _building
+        _building.add(name)
+    try:
+        yield mine
+    finally:
+        if mine:
+            with _building_lock:
+                _building.discard(name)
 
 
 def explore_tab() -> None:
@@ -76,7 +100,11 @@ def build_tab(settings: Settings) -> None:
         if safe in demo.DEMOS:
             st.error(f"“{safe}” is reserved for a demo; choose another name.")
             return
-        build(safe, corpus_files, openie, qa, settings)
+        with claim_name(safe) as mine:
+            if not mine:
+                st.error(f"Another session is building “{safe}” right now: choose another name, or wait for it.")
+                return
+            build(safe, corpus_files, openie, qa, settings)
 
 
 def raw_text_note() -> str:
@@ -156,7 +184,7 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
             st.error(one_line(exc))
             return
         if qa is not None:
-            (out / "qa.json").write_bytes(qa.getvalue())
+            atomic_write_bytes(out / "qa.json", qa.getvalue())
         box.update(label=f"Built {name}: {manifest.n_passages:,} passages, {manifest.n_triples:,} triples",
                    state="complete")
     st.dataframe(pd.DataFrame([{"passages": manifest.n_passages, "triples": manifest.n_triples,

@@ -73,7 +73,10 @@ def warm_engine(directory: Path | None) -> threading.Thread | None:
         mtime = (directory / "manifest.json").stat().st_mtime
     thread = _warm(str(directory), mtime)
     with st.sidebar:
-        _engine_status(thread)
+        if thread.is_alive():
+            _engine_status(thread)
+        else:  # no polling once ready: a fragment's rerun every 2 s would also cancel a download in progress
+            st.caption("✅ index and embedder ready")
     return thread
 
 

@@ -201,8 +201,12 @@ def _finish_settings(base: Settings, changes: dict[str, Any], kind: str) -> Sett
     settings = base.with_(**changes)
     if changes.get("prompts") is None:  # with_() skips None: an explicit "default" must clear a .env choice
         settings = settings.model_copy(update={"prompts": None})
-    if kind != "openai":
+    if kind in ("local", "replay"):
         settings = settings.model_copy(update={"llm_model": None, "llm_base_url": None})
+    # "auto" keeps the server's own endpoint (e.g. `gear serve-llm` named in GEAR_LLM_BASE_URL) for what is not recorded
+    if kind == "openai" and settings.llm_base_url != base.llm_base_url:
+        # a visitor's own URL never receives the server's API key
+        settings = settings.model_copy(update={"llm_api_key": None})
     return settings
 
 

@@ -14,7 +14,17 @@ from studio import peers_view
 from studio.safe import esc_md
 from studio.widgets import GRAPH_HEIGHT, heading, iframe, table, triple_rows
 
-__all__ = ["GRAPH_HEIGHT", "TraceView", "answer_origins", "heading", "iframe", "table", "triple_rows"]
+__all__ = ["GRAPH_HEIGHT", "TraceView", "answer_origins", "heading", "iframe", "show_wait", "table", "triple_rows"]
+
+
+def show_wait(box: Any, e: t.LLMWaiting) -> None:
+    """A run's place in the model's queue, in `box` (a placeholder), cleared when its turn comes. Called on every
+    poll of the queue, changed or not: each draw is a point where Streamlit can stop the script, so Cancel (or
+    leaving the page) takes the run out of the queue at once."""
+    if e.ahead > 0:
+        box.caption(f"⏳ {esc_md(e.step)} — waiting for the model: {e.ahead} ahead")
+    else:
+        box.empty()
 
 
 def answer_origins(trace: t.Trace | None) -> str:
@@ -36,7 +46,7 @@ class TraceView:
         self.final: Any = None
         self.iteration = 0
         self.gold_known = False
-        self.writing: Any = None  # the box showing the model's text while it writes (live runs)
+        self.writing: Any = None  # the box showing the model's wait or its text while it writes (live runs)
         self.written_at = 0.0
 
     # -- driving ------------------------------------------------------------------------------------------------------
@@ -48,6 +58,9 @@ class TraceView:
     def __call__(self, event: t.Event) -> None:
         if isinstance(event, t.LLMText):
             self.stream(event)
+            return
+        if isinstance(event, t.LLMWaiting):
+            self.wait(event)
             return
         if self.writing is not None:
             self.writing.empty()
@@ -74,19 +87,28 @@ class TraceView:
         with target:
             self.draw(event)
 
+    def _box(self) -> Any:
+        """The placeholder for what the model is doing now (waiting, writing), in the current iteration."""
+        if self.writing is None:
+            with self.status if self.status is not None else st.container():
+                self.writing = st.empty()
+        return self.writing
+
+    def wait(self, e: t.LLMWaiting) -> None:
+        """The session's place in the model's queue, where the model's text will show (see show_wait)."""
+        if e.ahead > 0 or self.writing is not None:
+            show_wait(self._box(), e)
+
     def stream(self, e: t.LLMText) -> None:
         """The model's text as it is written (the reader's triples appear while the model writes them); updated at
         most a few times a second, and cleared when the step's result arrives."""
         import time
 
         now = time.perf_counter()
-        if self.writing is None:
-            with self.status if self.status is not None else st.container():
-                self.writing = st.empty()
-        elif now - self.written_at < 0.25:
+        if self.writing is not None and now - self.written_at < 0.25:
             return
         self.written_at = now
-        with self.writing.container():
+        with self._box().container():
             st.caption(f"✍️ {esc_md(e.step)} — the model is writing…")
             st.code(e.text[-1500:], language=None, wrap_lines=True)
 

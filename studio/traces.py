@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from gear import viz
+from gear.files import atomic_write_json
 from gear.trace import Answered, RunFinished, RunStarted, Trace, TraceError
 from studio import demo
 from studio.safe import one_line
@@ -133,9 +134,8 @@ def tag_form(path: Path) -> None:
         note = st.text_area("Note", value=tags.get("note", ""))
         if st.form_submit_button("Save tags"):
             try:
-                tags_path(path).write_text(json.dumps({"trace": path.name, "categories": cats, "note": note,
-                                                       "updated": time.strftime("%Y-%m-%dT%H:%M:%S")},
-                                                      indent=1, ensure_ascii=False), encoding="utf-8")
+                atomic_write_json(tags_path(path), {"trace": path.name, "categories": cats, "note": note,
+                                                    "updated": time.strftime("%Y-%m-%dT%H:%M:%S")})
                 st.success(f"saved {tags_path(path).name}")
             except OSError as exc:
                 st.error(f"cannot save tags: {one_line(exc)}")

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 import re
+import time
+from collections.abc import Callable
 
 from gear.llm import LLMResult
+from gear.llm.queue import ModelQueue
 from gear.prompts.peers import FILTER_INSTRUCTION, IRCOT_INSTRUCTION
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -77,3 +80,29 @@ class ScriptedLLM:
         if cited:
             return json.dumps({"answerable": True, "answer": "Mediterranean Sea", "facts": cited, "why": ""})
         return json.dumps({"answerable": False, "answer": "", "facts": [], "why": f"the sea is missing {SCRIPT}"})
+
+
+class QueuedLLM:
+    """Any scripted LLM behind a model queue, as the embedded model is (gear.llm.local): each call waits for its
+    turn, then writes its answer in `pieces` pieces `delay` seconds apart. For the tests of many sessions on one
+    model; `before_turn` runs in the caller's thread first (a test takes the Streamlit script's context there)."""
+
+    def __init__(self, inner, queue: ModelQueue | None = None, *, pieces: int = 1, delay: float = 0.0,
+                 before_turn: Callable[[], None] | None = None) -> None:
+        self.inner, self.queue = inner, queue or ModelQueue(1, poll_seconds=0.02)
+        self.model = inner.model
+        self.pieces, self.delay, self.before_turn = pieces, delay, before_turn
+        self.written = 0  # pieces written so far, over all calls
+
+    def complete(self, messages, *, json_schema=None, max_tokens=512, on_text=None) -> LLMResult:
+        if self.before_turn is not None:
+            self.before_turn()
+        with self.queue.turn():
+            result = self.inner.complete(messages, json_schema=json_schema, max_tokens=max_tokens)
+            size = max(1, -(-len(result.text) // self.pieces))
+            for start in range(0, len(result.text), size):
+                time.sleep(self.delay)
+                self.written += 1
+                if on_text is not None:
+                    on_text(result.text[start:start + size])
+        return result

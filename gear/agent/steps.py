@@ -15,6 +15,7 @@ from gear.agent.run import Timer
 from gear.config import Settings
 from gear.eval.measures import exact_match, f1_score
 from gear.llm import LLM
+from gear.llm.queue import listening
 from gear.parsing import Verdict, parse_answer, parse_next_question, parse_reasoning, parse_triples
 from gear.prompts import format_docs
 from gear.retrieve.expand import Expansion, expand
@@ -25,6 +26,7 @@ from gear.trace import (
     BaseRetrieved,
     LLMCalled,
     LLMText,
+    LLMWaiting,
     ProximalTriples,
     QueryRewritten,
     Reasoned,
@@ -51,15 +53,20 @@ class Step:
         self.timer = Timer(trace)
 
     def ask(self, request: Request, iteration: int) -> str:
-        """One LLM call: its text streams to the trace's listeners as it is written, its cost is recorded."""
+        """One LLM call: a wait for the model's turn and the text as it is written go to the trace's listeners
+        (nothing here catches what a listener raises: that is how the app cancels a run), its cost is recorded."""
         written: list[str] = []
 
         def stream(piece: str) -> None:
             written.append(piece)
             self.trace.emit_transient(LLMText(iteration, request.step, "".join(written)))
 
-        result = self.llm.complete([{"role": "user", "content": request.prompt}], json_schema=request.schema,
-                                   max_tokens=request.max_tokens, on_text=stream)
+        def wait(ahead: int) -> None:
+            self.trace.emit_transient(LLMWaiting(iteration, request.step, ahead))
+
+        with listening(wait):
+            result = self.llm.complete([{"role": "user", "content": request.prompt}], json_schema=request.schema,
+                                       max_tokens=request.max_tokens, on_text=stream)
         self.trace.emit(LLMCalled(iteration, request.step, result.model, result.prompt_tokens,
                                   result.completion_tokens, result.seconds, result.cached, result.source))
         return result.text

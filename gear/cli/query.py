@@ -94,13 +94,20 @@ def ask(
 
 def narrator(*, stream: bool) -> Callable[[Event], None]:
     """A trace listener printing each event's narration to stdout and, with `stream`, the model's text to stderr
-    while it is written (dim, so it reads as work in progress)."""
-    from gear.trace import LLMText
+    while it is written (dim, so it reads as work in progress). A wait for the model's turn (another process or
+    thread holds it) is one stderr line each time the number ahead changes, so a wait never looks like a hang."""
+    from gear.trace import LLMText, LLMWaiting
     from gear.trace.narrate import narrate
 
-    shown = {"step": "", "chars": 0}
+    shown = {"step": "", "chars": 0, "ahead": 0}
 
     def listen(event: Event) -> None:
+        if isinstance(event, LLMWaiting):  # every poll of the queue: print changes only, nothing once it is our turn
+            if event.ahead != shown["ahead"] and event.ahead > 0:
+                console.print(f"    [dim]{escape(event.step)}: waiting for the model: {event.ahead} ahead[/dim]",
+                              highlight=False)
+            shown["ahead"] = event.ahead
+            return
         if isinstance(event, LLMText):
             if stream:
                 if event.step != shown["step"] or len(event.text) < shown["chars"]:

@@ -52,6 +52,7 @@ def make_llm(
     mode: Mode | None = None,
     timeout: float = 120.0,
     max_retries: int = 3,
+    max_concurrent: int | None = None,
     n_ctx: int | None = None,
     n_threads: int | None = None,
 ) -> LLM:
@@ -63,7 +64,9 @@ def make_llm(
     `cache_dir` or `bundled_cache` at once, the live model (chosen as for "record") for the rest, recorded into
     `cache_dir` (default: default_user_cache()), never into `bundled_cache`.
     For "local"/"openai", a `cache_dir` wraps the model in a cache with `mode` (default "auto": serve hits, record
-    misses).
+    misses). An OpenAI-compatible endpoint gets `timeout` seconds per answer, the client's `max_retries`, and at most
+    `max_concurrent` calls at once from this process; like the embedded model, one client (and queue) is shared by
+    every caller in the process with the same endpoint, model, key and limits.
     """
     if kind not in KINDS:
         raise LLMError(f"unknown LLM kind {kind!r}: use one of {', '.join(KINDS)}")
@@ -78,15 +81,14 @@ def make_llm(
         live_kind = "openai" if (base_url or api_key) else "local"
     inner: LLM
     if live_kind == "openai":
-        from gear.llm.openai_client import OpenAILLM
+        from gear.llm.openai_client import shared_openai_llm
 
-        inner = OpenAILLM(
-            model or "gpt-4o-mini", base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
-        )
+        inner = shared_openai_llm(model or "gpt-4o-mini", base_url=base_url, api_key=api_key, timeout=timeout,
+                                  max_retries=max_retries, max_concurrent=max_concurrent)
     else:
-        from gear.llm.local import DEFAULT_N_CTX, LocalLLM
+        from gear.llm.local import DEFAULT_N_CTX, shared_local_llm
 
-        inner = LocalLLM(
+        inner = shared_local_llm(
             Path(model) if model and model.endswith(".gguf") else None,
             n_ctx=n_ctx or DEFAULT_N_CTX,
             n_threads=n_threads,
@@ -105,7 +107,8 @@ def make_llm(
 def llm_key(settings: Settings) -> tuple[object, ...]:
     """What makes two configurations the same LLM (the engine keeps one loaded model per key)."""
     return (settings.llm, settings.llm_model, settings.llm_base_url, str(settings.llm_cache_dir),
-            str(settings.llm_bundled_cache), settings.llm_threads)
+            str(settings.llm_bundled_cache), settings.llm_threads, settings.llm_timeout, settings.llm_max_retries,
+            settings.llm_max_concurrent)
 
 
 def llm_from_settings(settings: Settings) -> LLM:
@@ -114,4 +117,5 @@ def llm_from_settings(settings: Settings) -> LLM:
     api_key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     return MemoLLM(make_llm(settings.llm, model=settings.llm_model, base_url=settings.llm_base_url, api_key=api_key,
                             cache_dir=settings.llm_cache_dir, bundled_cache=settings.llm_bundled_cache,
-                            n_threads=settings.llm_threads))
+                            timeout=settings.llm_timeout, max_retries=settings.llm_max_retries,
+                            max_concurrent=settings.llm_max_concurrent, n_threads=settings.llm_threads))

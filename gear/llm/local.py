@@ -1,7 +1,9 @@
 """The embedded default model: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF) run in-process by llama-cpp-python.
 
-Loaded lazily on the first call (so importing the engine or replaying a cache costs nothing), and guarded by a lock
-because a llama.cpp context is not re-entrant: concurrent callers (Streamlit sessions) are served one at a time.
+Loaded lazily on the first call (so importing the engine or replaying a cache costs nothing). A llama.cpp context is not
+re-entrant, so concurrent callers (Streamlit sessions) take turns through a `ModelQueue`, first come first served, each
+told how many calls are ahead of it; `shared_local_llm` gives every engine in a process the same model and queue (two
+indexes open in the app must not load the 1 GB model twice, nor run it twice at once on the same cores).
 
 Threads: the machine's physical cores by default (`GEAR_LLM_THREADS` or Settings.llm_threads override), with
 llama.cpp's OpenMP workers waiting passively, so a busy neighbour process does not collapse generation (spinning
@@ -20,6 +22,7 @@ from typing import Any
 
 from gear.llm.base import LLMError, LLMResult, Message, TextListener, estimate_tokens
 from gear.llm.model_files import DEFAULT_MODEL, INSTALL_HINT, ensure_model
+from gear.llm.queue import ModelQueue
 
 DEFAULT_N_CTX = 8192
 DEFAULT_SEED = 0
@@ -69,7 +72,7 @@ class LocalLLM:
         self.seed = seed
         self.load_seconds: float | None = None
         self._llama: Any = None
-        self._lock = threading.Lock()
+        self.queue = ModelQueue(1)
 
     def _load(self) -> Any:
         """Create the llama.cpp context (assembling the GGUF from its packages on first use)."""
@@ -99,7 +102,7 @@ class LocalLLM:
 
     def ensure_loaded(self) -> None:
         """Load now (e.g. at app start) rather than on the first question."""
-        with self._lock:
+        with self.queue.turn():
             if self._llama is None:
                 self._llama = self._load()
 
@@ -108,7 +111,7 @@ class LocalLLM:
         kwargs: dict[str, Any] = {"messages": messages, "temperature": 0.0, "max_tokens": max_tokens, "seed": self.seed}
         if json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
-        with self._lock:
+        with self.queue.turn():
             if self._llama is None:
                 self._llama = self._load()
             started = time.perf_counter()
@@ -139,15 +142,37 @@ class LocalLLM:
         context that this call evaluated or re-used."""
         pieces: list[str] = []
         finish = None
-        for chunk in self._llama.create_chat_completion(**kwargs, stream=True):
-            choice = chunk["choices"][0]
-            piece = choice.get("delta", {}).get("content")
-            finish = choice.get("finish_reason") or finish
-            if piece:
-                pieces.append(piece)
-                on_text(piece)
+        chunks = self._llama.create_chat_completion(**kwargs, stream=True)
+        try:
+            for chunk in chunks:
+                choice = chunk["choices"][0]
+                piece = choice.get("delta", {}).get("content")
+                finish = choice.get("finish_reason") or finish
+                if piece:
+                    pieces.append(piece)
+                    on_text(piece)
+        finally:
+            # a listener that raises (a cancelled app session) abandons the generation: close it here, inside the
+            # turn, not whenever the traceback that holds it is dropped (maybe while the next caller runs)
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
         text = "".join(pieces)
         completion = len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0
         # the last sampled token (EOS, or the one that hit max_tokens) is never evaluated into the context
         prompt = max(0, int(self._llama.n_tokens) - max(0, completion - (1 if finish == "length" else 0)))
         return text, prompt, completion
+
+
+_shared: dict[tuple[object, ...], LocalLLM] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_local_llm(model_path: Path | None = None, *, n_ctx: int = DEFAULT_N_CTX,
+                     n_threads: int | None = None) -> LocalLLM:
+    """The process's one LocalLLM for this model file and context (loaded once, one queue for all its callers)."""
+    key = (str(model_path) if model_path else None, n_ctx, n_threads or default_threads())
+    with _shared_lock:
+        if key not in _shared:
+            _shared[key] = LocalLLM(model_path, n_ctx=n_ctx, n_threads=n_threads)
+        return _shared[key]

@@ -36,6 +36,7 @@ __all__ = [
     "IterationStarted",
     "LLMCalled",
     "LLMText",
+    "LLMWaiting",
     "Listener",
     "PPRRanked",
     "PPRSeeded",
@@ -356,6 +357,18 @@ class LLMText(Event):
 
 
 @dataclass(frozen=True)
+class LLMWaiting(Event):
+    """An LLM step waits for its turn at a model that serves one call at a time (gear.llm.queue): `ahead` calls are
+    before it, 0 once its turn came. Emitted on every poll of the queue, changed or not, so a listener that draws it
+    is a heartbeat (Streamlit can stop a cancelled script only while it draws). Listeners see it; a trace never
+    stores it."""
+
+    kind: ClassVar[str] = "llm_waiting"
+    step: str
+    ahead: int
+
+
+@dataclass(frozen=True)
 class StageTimed(Event):
     kind: ClassVar[str] = "stage_timed"
     stage: str
@@ -424,7 +437,8 @@ class Trace:
             listener(event)
 
     def emit_transient(self, event: Event) -> None:
-        """Show an event to the listeners without recording it (streamed text: the final text is in the record)."""
+        """Show an event to the listeners without recording it (streamed text: the final text is in the record; a
+        wait for the model: the stage's time includes it)."""
         for listener in self._listeners:
             listener(event)
 

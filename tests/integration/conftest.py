@@ -1,7 +1,12 @@
-"""Elasticsearch fixtures: the noida-db emulator (started and stopped here) and a real cluster when GEAR_ES_URL is set.
+"""Integration fixtures: servers started and stopped here, and the bundled MuSiQue index.
 
-The emulator is the `noida-db` PyPI package (a single binary that speaks the Elasticsearch 8.15 REST API). In CI
-(CI=true) or with GEAR_REQUIRE_NOIDA=1 an emulator that cannot start FAILS the tests instead of skipping them.
+Elasticsearch: the noida-db emulator and a real cluster when GEAR_ES_URL is set. The emulator is the `noida-db` PyPI
+package (a single binary that speaks the Elasticsearch 8.15 REST API). In CI (CI=true) or with GEAR_REQUIRE_NOIDA=1 an
+emulator that cannot start FAILS the tests instead of skipping them.
+
+LLM: `gear serve-llm` (llama-cpp-python's OpenAI-compatible server with the embedded model) as a subprocess, one for the
+session and more for fault cases; skipped when the model or the server extra is missing, unless
+GEAR_REQUIRE_LOCAL_LLM=1 (`make test`, CI), which fails instead.
 """
 
 from __future__ import annotations
@@ -12,10 +17,11 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -138,3 +144,97 @@ def musique(tmp_path_factory: pytest.TempPathFactory) -> Engine:
 @pytest.fixture(scope="session")
 def questions():
     return load_qa(MUSIQUE / "musique_dev50.json")[0]
+
+
+# -- the embedded model behind `gear serve-llm` (tests/integration/test_llm_server.py) -------------------------------
+REPO = Path(__file__).resolve().parents[2]
+SERVE = "import sys; from gear.cli import app; app(sys.argv[1:])"  # `gear serve-llm` without relying on the script
+
+
+def require_local_llm() -> Path:
+    """The embedded model's GGUF, with llama-cpp-python and its server extra installed; else skip, or fail when
+    GEAR_REQUIRE_LOCAL_LLM=1 (CI, `make test`), where a missing model must not silently pass."""
+    from gear.llm.base import LLMError
+    from gear.llm.model_files import ensure_model
+    from gear.llm.server import require_server
+
+    try:
+        require_server()
+        return ensure_model()
+    except LLMError as exc:
+        if os.environ.get("GEAR_REQUIRE_LOCAL_LLM") == "1":
+            pytest.fail(f"GEAR_REQUIRE_LOCAL_LLM=1 but {exc}", pytrace=False)
+        pytest.skip(str(exc))
+
+
+class LLMServer:
+    """One `gear serve-llm` subprocess (its own session, so a kill reaches only what it started)."""
+
+    def __init__(self, log_dir: Path, *args: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.log_path = log_dir / f"serve-llm-{self.port}.log"
+        env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "400"}
+        with self.log_path.open("wb") as log:
+            self.proc = subprocess.Popen([sys.executable, "-c", SERVE, "serve-llm", "--port", str(self.port), *args],
+                                         cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_ready(self, timeout: float = 120) -> LLMServer:
+        """Until GET /v1/models answers (the model is loaded); a server that exits or hangs fails the test."""
+        deadline = time.monotonic() + timeout
+        while not _ready(f"{self.url}/models"):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"gear serve-llm did not start (exit {self.proc.returncode}): {self.log()[-800:]}",
+                            pytrace=False)
+            time.sleep(0.25)
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+@pytest.fixture(scope="session")
+def llm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMServer]:
+    """`gear serve-llm` with the embedded model on a free 127.0.0.1 port, shared by the session's normal cases."""
+    require_local_llm()
+    server = LLMServer(tmp_path_factory.mktemp("serve-llm")).wait_ready()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def start_llm_server(tmp_path: Path) -> Iterator[Callable[..., LLMServer]]:
+    """Start further servers (fault cases: killed, small context); each is stopped after the test."""
+    require_local_llm()
+    started: list[LLMServer] = []
+
+    def start(*args: str) -> LLMServer:
+        server = LLMServer(tmp_path, *args)
+        started.append(server)
+        return server.wait_ready()
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.stop()

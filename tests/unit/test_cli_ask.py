@@ -8,7 +8,7 @@ import io
 from rich.console import Console
 
 from gear.cli import query
-from gear.trace import LLMCalled, LLMText, Reasoned
+from gear.trace import LLMCalled, LLMText, LLMWaiting, Reasoned
 
 
 def test_narrator_streams_model_text_and_narrates_calls(monkeypatch) -> None:
@@ -35,3 +35,17 @@ def test_narrator_without_streaming_prints_no_model_text(monkeypatch) -> None:
     listen = query.narrator(stream=False)
     listen(LLMText(1, "reason", '{"answerable": false}'))
     assert err.getvalue() == ""
+
+
+def test_narrator_says_when_the_model_is_busy_once_per_change(monkeypatch) -> None:
+    err, out = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(query, "console", Console(file=err, width=200))
+    monkeypatch.setattr(query, "out", Console(file=out, width=200))
+    listen = query.narrator(stream=True)
+    for ahead in (2, 2, 2, 1, 1, 0):  # one event per poll of the queue
+        listen(LLMWaiting(1, "read (sync)", ahead))
+    listen(LLMWaiting(1, "reason", 1))  # a later call waits again
+    waits = [" ".join(line.split()) for line in err.getvalue().splitlines() if "waiting" in line]
+    assert waits == ["read (sync): waiting for the model: 2 ahead", "read (sync): waiting for the model: 1 ahead",
+                     "reason: waiting for the model: 1 ahead"]
+    assert out.getvalue() == ""  # stdout keeps the narration of what the run did

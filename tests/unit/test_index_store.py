@@ -234,3 +234,36 @@ def test_failed_swap_restores_the_previous_index(tiny_index: Path, tiny_docs, ti
         build_index(tiny_docs[:2], tiny_triples[:2], tiny_index, make_encoder())
     assert {p.name: p.read_bytes() for p in tiny_index.iterdir() if p.is_file()} == before
     assert sorted(p.name for p in tiny_index.parent.iterdir()) == ["index"]
+
+
+def test_two_writers_of_one_directory_at_once_never_share_a_temporary_copy(tmp_path: Path) -> None:
+    """Two app sessions building the same index name at the same moment: each writes its own temporary copy, and
+    the directory ends as one writer's whole version (never a mix, never an error)."""
+    import threading
+
+    from gear.files import atomic_directory
+
+    out = tmp_path / "index"
+    both_writing = threading.Barrier(2, timeout=10)
+    errors: list[BaseException] = []
+
+    def writer(name: str) -> None:
+        def write(directory: Path) -> None:
+            directory.mkdir()
+            both_writing.wait()  # both temporary copies exist at once
+            for part in ("a", "b", "c"):
+                (directory / part).write_text(name)
+
+        try:
+            atomic_directory(out, write)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(name,)) for name in ("first", "second")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert errors == []
+    assert len({(out / part).read_text() for part in ("a", "b", "c")}) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]  # no temporary copy left behind

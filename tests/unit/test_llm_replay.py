@@ -234,7 +234,9 @@ def test_openai_json_schema_and_fallback(fake_server: str) -> None:
     _Handler.requests = []
     client = _client(fake_server)
     assert client.complete(MESSAGES, json_schema=schema).text
-    assert ["response_format" in r["body"] for r in _Handler.requests] == [True, False]
+    # OpenAI's shape, then llama.cpp's, then plain text (tests/unit/test_openai_client.py covers the ladder)
+    assert [r["body"].get("response_format", {}).get("type") for r in _Handler.requests] == [
+        "json_schema", "json_object", None]
     client.complete(MESSAGES, json_schema=schema)  # remembered: no second rejected attempt
     assert "response_format" not in _Handler.requests[-1]["body"]
 

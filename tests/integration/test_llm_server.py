@@ -1,0 +1,258 @@
+"""The OpenAI-compatible client against a real OpenAI-compatible server: `gear serve-llm`, llama-cpp-python's server
+with the embedded Qwen2.5-Coder-1.5B (fixtures in conftest.py).
+
+What works through it: plain answers with the server's token counts, the same answer as the in-process model,
+schema-constrained JSON, streaming, the GeAR agent configured only by GEAR_LLM=openai settings, and extraction (checked
+in the resume case, to keep the model's time down). What fails, each as one line: server down (after the client's
+retries), killed in the middle of an answer, a prompt over its context (not retried in other shapes), an answer slower
+than the timeout (not retried), and an extraction whose server died mid-run resumes without asking again for what it
+journaled.
+
+Skipped when the model or llama-cpp-python's server extra is missing, unless GEAR_REQUIRE_LOCAL_LLM=1 (`make test`,
+CI). Prompts and max_tokens are small: on 2 cores the model reads ≈70 tokens/s and writes ≈10.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gear.llm.base import LLMError, LLMResult, Message
+from gear.llm.model_files import DEFAULT_MODEL
+from gear.llm.openai_client import FORMATS, OpenAILLM
+from tests.integration.conftest import LLMServer, free_port
+
+pytestmark = [pytest.mark.slow, pytest.mark.llm]
+
+MODEL = DEFAULT_MODEL.name
+CAPITAL: list[Message] = [{"role": "user", "content": "What is the capital of France? Answer with one word."}]
+BREMEN: list[Message] = [{"role": "user", "content": "Bremen Cathedral is dedicated to St. Peter. Write two short "
+                                                     "sentences about Bremen Cathedral."}]
+STORY: list[Message] = [{"role": "user", "content": "Write a long story about a cathedral and its bells."}]
+QUESTION = ("When did the location of the basilica which is named for the same saint that the Bremen Cathedral is "
+            "named for become a country?")
+PASSAGES = [
+    ("Bremen Cathedral", "Bremen Cathedral is a church in Bremen, Germany, dedicated to St. Peter."),
+    ("St. Peter's Basilica", "St. Peter's Basilica is a church in Vatican City, the papal enclave in Rome."),
+    ("Vatican City", "Vatican City became an independent country in 1929."),
+]
+
+
+def _client(url: str, **options: Any) -> OpenAILLM:
+    return OpenAILLM(MODEL, base_url=url, **{"timeout": 120.0, "max_retries": 1, **options})
+
+
+def _report(case: str, line: str) -> None:
+    """The fault's error line, for the record (visible with -s)."""
+    print(f"\n[{case}] {line}")
+
+
+# -- what works -------------------------------------------------------------------------------------------------------
+
+def test_plain_answer_with_the_servers_token_counts(llm_server: LLMServer) -> None:
+    result = _client(llm_server.url).complete(CAPITAL, max_tokens=8)
+    assert "Paris" in result.text
+    assert result.model == MODEL and result.source == "model"
+    # the server's own count: the chat template wraps the 13-token estimate of the text in a system turn and markers
+    assert result.prompt_tokens > 20 and 1 <= result.completion_tokens <= 8
+
+
+def test_same_answer_in_process_and_through_the_server(llm_server: LLMServer) -> None:
+    from gear.llm.local import LocalLLM
+    from gear.llm.model_files import ensure_model
+
+    local = LocalLLM(ensure_model())
+    here = local.complete(BREMEN, max_tokens=40)
+    del local  # one copy of the model at a time beside the server
+    there = _client(llm_server.url).complete(BREMEN, max_tokens=40)
+    assert there.text == here.text
+    assert (there.prompt_tokens, there.completion_tokens) == (here.prompt_tokens, here.completion_tokens)
+    # why gear serve-llm sets repeat_penalty 1.0 when a request does not: llama-cpp-python's server defaults it to
+    # 1.1 (Llama.create_chat_completion, what LocalLLM calls, to 1.0), and llama.cpp applies it before the greedy pick
+    import openai
+
+    raw = openai.OpenAI(base_url=llm_server.url, api_key="not-needed", max_retries=0, timeout=120)
+    stock = raw.chat.completions.create(model=MODEL, messages=BREMEN, temperature=0, max_tokens=40, seed=0,  # type: ignore[arg-type]
+                                        extra_body={"repeat_penalty": 1.1})
+    assert stock.choices[0].message.content != here.text
+
+
+def test_schema_constrained_json(llm_server: LLMServer) -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
+              "required": ["city", "country"]}
+    client = _client(llm_server.url)
+    result = client.complete([{"role": "user", "content": "The capital of France, as JSON with city and country."}],
+                             json_schema=schema, max_tokens=40)
+    data = json.loads(result.text)
+    assert isinstance(data, dict) and set(schema["required"]) <= set(data)
+    assert all(isinstance(data[key], str) and data[key] for key in schema["required"])
+    assert FORMATS[client._format] == "json_schema"  # gear serve-llm takes OpenAI's shape
+
+
+def test_streaming_pieces_and_usage(llm_server: LLMServer) -> None:
+    client = _client(llm_server.url)
+    pieces: list[str] = []
+    streamed = client.complete(BREMEN, max_tokens=24, on_text=pieces.append)
+    plain = client.complete(BREMEN, max_tokens=24)
+    assert len(pieces) > 1 and "".join(pieces) == streamed.text == plain.text
+    # usage in the last chunk (gear serve-llm adds it), counted as the non-streamed answer is
+    assert (streamed.prompt_tokens, streamed.completion_tokens) == (plain.prompt_tokens, plain.completion_tokens)
+
+
+def test_agent_through_openai_settings(llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gear.agent.engine import Engine
+    from gear.config import Settings
+    from gear.llm import openai_client
+    from gear.trace import LLMCalled, ProximalTriples, Reasoned, Trace
+    from studio.demo import ensure_demo_index
+
+    for name, value in {"GEAR_LLM": "openai", "GEAR_LLM_BASE_URL": llm_server.url, "GEAR_LLM_MODEL": MODEL,
+                        "GEAR_LLM_MAX_CONCURRENT": "1", "GEAR_LLM_TIMEOUT": "300"}.items():
+        monkeypatch.setenv(name, value)
+    reported: list[tuple[int | None, int | None]] = []
+    real_usage = openai_client._usage
+
+    def spy(usage: Any) -> tuple[int | None, int | None]:
+        reported.append(real_usage(usage))
+        return reported[-1]
+
+    monkeypatch.setattr(openai_client, "_usage", spy)
+    settings = Settings(_env_file=None).with_(expand="gear", max_iterations=1, prompts="small", agent_k=3,
+                                              gist_read_k=3, qa_top_k=3)
+    assert settings.live_llm == "openai" and settings.llm_max_concurrent == 1
+    engine = Engine.open(ensure_demo_index("walkthrough"), settings)
+    trace = Trace()
+    run = engine.retrieve(QUESTION, settings=settings, trace=trace)
+    calls = trace.of(LLMCalled)
+    model_calls = [c for c in calls if c.source == "model"]
+    assert trace.of(ProximalTriples) and trace.of(Reasoned) and run.ids
+    assert model_calls and all(c.source in ("model", "memo") for c in calls)
+    assert all(c.model == MODEL and c.prompt_tokens > 0 and c.completion_tokens > 0 for c in model_calls)
+    # every model call's tokens came from the server (the streamed answers' last chunk), none were estimated
+    assert len(reported) == len(model_calls) and all(p is not None and c is not None for p, c in reported)
+    assert [(c.prompt_tokens, c.completion_tokens) for c in model_calls] == reported
+    prompt, completion = trace.tokens()
+    print(f"\nagent through the server: {len(model_calls)} model calls, {prompt} prompt + {completion} completion "
+          f"tokens, answer {run.answer!r}, {run.timings_ms['total'] / 1000:.0f} s")
+
+
+# -- faults -----------------------------------------------------------------------------------------------------------
+
+def test_server_down_is_one_line_after_the_retries() -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    started = time.perf_counter()
+    with pytest.raises(LLMError) as info:
+        _client(url, max_retries=2).complete(CAPITAL, max_tokens=8)
+    line = str(info.value)
+    _report("server down", line)
+    assert line.startswith(f"cannot reach LLM server {url}: check GEAR_LLM_BASE_URL") and "\n" not in line
+    assert time.perf_counter() - started < 10
+
+
+def test_server_killed_in_the_middle_of_an_answer(start_llm_server: Any) -> None:
+    server: LLMServer = start_llm_server("--n-ctx", "512")
+    shown: list[str] = []
+
+    def listen(piece: str) -> None:
+        shown.append(piece)
+        if len(shown) == 3:
+            server.kill()  # as a crash would, while the answer streams
+
+    with pytest.raises(LLMError) as info:
+        _client(server.url).complete(STORY, max_tokens=200, on_text=listen)
+    line = str(info.value)
+    _report("killed mid-request", line)
+    assert re.fullmatch(rf"LLM server {re.escape(server.url)} closed the connection in the middle of an answer "
+                        r"\(after \d+ pieces\): check that it is still running, then ask again", line)
+
+
+def test_prompt_over_the_context_is_one_line_and_not_retried(start_llm_server: Any,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    server: LLMServer = start_llm_server("--n-ctx", "512")
+    sent: list[bool] = []
+    real_send = OpenAILLM._send
+
+    def counting(self: OpenAILLM, messages: list[Message], fmt: Any, max_tokens: int, stream: bool, probe: bool
+                 ) -> Any:
+        sent.append(stream)
+        return real_send(self, messages, fmt, max_tokens, stream, probe)
+
+    monkeypatch.setattr(OpenAILLM, "_send", counting)
+    facts = " ".join(f"Fact {i}: the cathedral has {i} bells." for i in range(110))  # ≈1,000 tokens
+    long: list[Message] = [{"role": "user", "content": facts + " How many bells are there?"}]
+    client = _client(server.url, max_retries=3)
+    schema = {"type": "object", "properties": {"bells": {"type": "integer"}}}
+    for streaming, expected in ((False, [False]), (True, [True, False])):
+        sent.clear()
+        with pytest.raises(LLMError) as info:
+            client.complete(long, json_schema=schema, max_tokens=32, on_text=(lambda p: None) if streaming else None)
+        line = str(info.value)
+        _report(f"over context ({'streamed' if streaming else 'plain'})", line)
+        match = re.match(r"prompt of (\d+) tokens is longer than the LLM server's context \(512\) at ", line)
+        assert match and int(match.group(1)) > 512 and "\n" not in line, line
+        # one request (a stream that broke before any text is asked once more, plainly): no other shapes, no retries
+        assert sent == expected
+
+
+def test_slow_answer_past_the_timeout_is_one_line_and_not_retried(start_llm_server: Any) -> None:
+    server: LLMServer = start_llm_server("--n-ctx", "512")
+    started = time.perf_counter()
+    with pytest.raises(LLMError) as info:
+        _client(server.url, timeout=1.0, max_retries=3).complete(STORY, max_tokens=300)
+    elapsed = time.perf_counter() - started
+    line = str(info.value)
+    _report("timeout", line)
+    assert line.startswith(f"LLM server {server.url} did not answer within the timeout (not retried") and \
+        "\n" not in line
+    assert elapsed < 4, f"{elapsed:.1f} s: retried?"
+    server.kill()  # it would go on writing the abandoned answer
+
+
+class _Asking:
+    """Records which passages are sent to the model."""
+
+    def __init__(self, inner: OpenAILLM, asked: list[str]) -> None:
+        self.inner, self.asked, self.model = inner, asked, inner.model
+
+    def complete(self, messages: list[Message], **options: Any) -> LLMResult:
+        self.asked.append(messages[-1]["content"].split("```\n")[-1].split("\n", 1)[0])  # the passage's title
+        return self.inner.complete(messages, **options)
+
+
+def test_extraction_resumes_after_the_server_died_mid_run(start_llm_server: Any, tmp_path: Path) -> None:
+    from gear.extract.runner import ExtractionConfig, extract_passages
+
+    config = ExtractionConfig(style="paper", max_triples=3, max_tokens=160)
+    work = tmp_path / "work"
+    first = start_llm_server("--n-ctx", "2048")
+    asked: list[str] = []
+    killer: list[threading.Timer] = []
+
+    def progress(result: Any, done: int, total: int) -> None:
+        if result.calls == 1 and not killer:  # the first passage is journaled: kill the server during the second
+            killer.append(threading.Timer(1.0, first.kill))
+            killer[0].start()
+
+    broken = extract_passages(PASSAGES, _Asking(_client(first.url), asked), work, config, progress=progress)
+    killer[0].join()
+    assert broken.calls == 1 and broken.failed == 2 and asked == [t for t, _ in PASSAGES]
+    # the first passage was extracted through the server, schema-constrained, with the server's token counts
+    record = broken.records[0]
+    assert record is not None and record.model == MODEL and record.prompt_tokens > 500 and record.completion_tokens
+    assert broken.triples[0] and any("Bremen" in " ".join(t) for t in broken.triples[0]), record.raw
+    for error in broken.errors:
+        _report("extraction, server died", error)
+        assert "\n" not in error and f"cannot reach LLM server {first.url}" in error
+
+    second = start_llm_server("--n-ctx", "2048")
+    asked.clear()
+    resumed = extract_passages(PASSAGES, _Asking(_client(second.url), asked), work, config)
+    assert asked == [t for t, _ in PASSAGES[1:]]  # the journaled passage is not asked again
+    assert resumed.reused == 1 and resumed.calls == 2 and resumed.failed == 0, resumed.errors
+    assert all(resumed.triples) and resumed.triples[0] == broken.triples[0]
