@@ -17,6 +17,7 @@ import streamlit as st
 from gear import viz
 from gear.config import Settings
 from gear.files import atomic_write_json
+from gear.llm.queue import listening
 from studio import demo
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import one_line
@@ -38,6 +39,13 @@ def questions_from_upload(upload: Any) -> list:
     return questions
 
 
+CANCELLED = "eval_cancelled"  # session state: the Cancel button of a running evaluation was pressed
+
+
+def _cancelled() -> None:
+    st.session_state[CANCELLED] = True
+
+
 def run_form(index: Path, base: Settings) -> None:
     questions = qa_for_index(index)
     upload = st.file_uploader("QA set (JSON: MuSiQue, HippoRAG or HotpotQA/2Wiki schema) — optional when the "
@@ -55,6 +63,8 @@ def run_form(index: Path, base: Settings) -> None:
     ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], default=[5, 10, 15], key="eval_ks")
     save_traces = st.checkbox("Save a trace per question (for error analysis on the Traces page)", value=True,
                               key="eval_traces")
+    if st.session_state.pop(CANCELLED, False):
+        st.warning("Evaluation cancelled: the method that was running was not saved (those finished before are).")
     if not st.button("Run evaluation", type="primary", key="eval_run", disabled=not methods or not ks):
         return
     ready = ensure_index(index)
@@ -65,20 +75,33 @@ def run_form(index: Path, base: Settings) -> None:
     # report and traces folder (data/evals/ is shared)
     stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
     done = []
+    cancel = st.empty()
+    cancel.button("Cancel", key="eval_cancel", on_click=_cancelled, help="Stop the evaluation (and leave the model's "
+                  "queue); the methods already finished stay saved.")
     for label in methods:
         settings = method_settings(base, label)
         with st.status(f"Evaluating {label} on {n} questions…", expanded=True) as box:
             bar = st.progress(0, text="starting")
 
+            waiting = st.empty()
+
             def progress(i: int, total: int, qid: str, bar=bar) -> None:
                 bar.progress(min(100, int(100 * i / max(total, 1))), text=f"{i} / {total}  ({qid})")
+
+            def on_wait(ahead: int, waiting=waiting) -> None:
+                # drawn on every poll of the model's queue: that is where Streamlit can stop a cancelled run
+                if ahead:
+                    waiting.caption(f"⏳ waiting for the model: {ahead} ahead")
+                else:
+                    waiting.empty()
 
             name = f"{stamp}_{index.name}_{re.sub(r'[^A-Za-z0-9]+', '-', label).strip('-').lower()}"
             trace_dir = demo.evals_dir() / name / "traces" if save_traces else None
             try:
                 from gear.eval.report import evaluate
 
-                report = evaluate(engine, questions[:n], settings, ks, progress=progress, trace_dir=trace_dir)
+                with listening(on_wait):
+                    report = evaluate(engine, questions[:n], settings, ks, progress=progress, trace_dir=trace_dir)
                 viz_report = report.to_dict()
                 viz_report["label"] = label
                 viz_report["index"] = index.name
@@ -90,6 +113,7 @@ def run_form(index: Path, base: Settings) -> None:
             except Exception as exc:
                 box.update(label=f"{label} failed", state="error")
                 st.error(f"{type(exc).__name__}: {one_line(exc)}")
+    cancel.empty()
     if done:
         st.session_state["eval_selected"] = done
         st.success(f"Saved {len(done)} report(s) to data/evals/ — see the Results tab.")

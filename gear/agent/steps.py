@@ -15,7 +15,7 @@ from gear.agent.run import Timer
 from gear.config import Settings
 from gear.eval.measures import exact_match, f1_score
 from gear.llm import LLM
-from gear.llm.queue import listening
+from gear.llm.queue import current_listener, listening
 from gear.parsing import Verdict, parse_answer, parse_next_question, parse_reasoning, parse_triples
 from gear.prompts import format_docs
 from gear.retrieve.expand import Expansion, expand
@@ -61,8 +61,12 @@ class Step:
             written.append(piece)
             self.trace.emit_transient(LLMText(iteration, request.step, "".join(written)))
 
+        outer = current_listener()  # e.g. the Evaluate page, which sees no trace of the runs it makes
+
         def wait(ahead: int) -> None:
             self.trace.emit_transient(LLMWaiting(iteration, request.step, ahead))
+            if outer is not None:
+                outer(ahead)
 
         with listening(wait):
             result = self.llm.complete([{"role": "user", "content": request.prompt}], json_schema=request.schema,

@@ -32,6 +32,11 @@ def listening(listener: WaitListener | None) -> Iterator[None]:
         _listener.reset(token)
 
 
+def current_listener() -> WaitListener | None:
+    """The listener in context now (a caller that sets its own can pass waits on to this one)."""
+    return _listener.get()
+
+
 class ModelQueue:
     """FIFO admission of at most `slots` concurrent calls."""
 

@@ -10,15 +10,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.sessions import studio_server
 from tests.scripted_llm import SCRIPT, XSS, ScriptedLLM
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,12 +89,6 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return data
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(data_dir: Path):
     env = {"GEAR_STUDIO_DATA": str(data_dir), "GEAR_STUDIO_BUILD_DEMOS": "0", "GEAR_STUDIO_INDEX": "tiny",
@@ -141,36 +132,13 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory):
 
 
 def run_server(data_dir: Path, extra_env: dict[str, str]):
-    port = free_port()
-    env = {k: v for k, v in {**os.environ, **extra_env, "HF_HUB_OFFLINE": "1"}.items() if v != ""}
-    log = open(data_dir.parent / "streamlit.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while True:
-        if proc.poll() is not None:
-            log.close()
-            pytest.fail("streamlit exited: " + (data_dir.parent / "streamlit.log").read_text()[-2000:])
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.read().decode().strip() == "ok":
-                    break
-        except OSError:
-            pass
-        if time.time() > deadline:
-            proc.kill()
-            pytest.fail("streamlit did not become healthy in 60 s")
-        time.sleep(0.3)
-    yield url
-    proc.terminate()
+    """The app as `make run` starts it, over `data_dir` (tests.e2e.sessions.studio_server); a start that fails fails
+    the test with the server's log."""
     try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        with studio_server(data_dir, extra_env, data_dir.parent / "streamlit.log") as url:
+            yield url
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture

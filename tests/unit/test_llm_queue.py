@@ -347,3 +347,25 @@ def test_a_run_that_fails_or_is_stopped_leaves_the_model_and_engine_to_the_other
     run = engine.retrieve(QUESTION, k=4, settings=theirs)
     assert run.trace.first(RunFinished) is not None and run.trace.of(LLMCalled)
     assert run.trace.first(LLMCalled).model == "scripted"
+
+
+def test_a_caller_without_the_trace_hears_the_waits_too(engine: Engine) -> None:
+    """The Evaluate page sees no trace of the runs `evaluate` makes: it sets its own listener around them, and each
+    step passes its waits on to it as well as to the trace."""
+    queue = ModelQueue(1, poll_seconds=0.01)
+    settings = Settings(retriever="bm25", expand="gear")
+    engine.set_llm(settings, QueuedLLM(ScriptedLLM(), queue))
+    heard: list[int] = []
+    with another_call(queue) as release:
+        def release_once_heard() -> None:
+            try:
+                wait_until(lambda: 1 in heard, timeout=5)
+            finally:
+                release.set()
+
+        watcher = start(release_once_heard)
+        with listening(heard.append):
+            engine.retrieve(QUESTION, k=4, settings=settings, trace=Trace())
+        watcher.join(10)
+    assert heard[0] == 1 and heard[-1] == 0
+    assert queue.snapshot() == (0, 0)
