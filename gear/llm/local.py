@@ -14,6 +14,7 @@ from its KV cache, so a fixed prompt head costs nothing after the first call.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import time
@@ -166,6 +167,17 @@ class LocalLLM:
 
 _shared: dict[tuple[object, ...], LocalLLM] = {}
 _shared_lock = threading.Lock()
+
+
+@atexit.register
+def _close_shared() -> None:
+    """Free the shared models before the interpreter tears its modules down: llama-cpp-python's own finaliser would
+    run after that and fail noisily ("'NoneType' object is not callable") at every exit of a process that used one."""
+    with _shared_lock:
+        for llm in _shared.values():
+            llama, llm._llama = llm._llama, None
+            if llama is not None:
+                llama.close()
 
 
 def shared_local_llm(model_path: Path | None = None, *, n_ctx: int = DEFAULT_N_CTX,

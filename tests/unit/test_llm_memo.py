@@ -82,6 +82,8 @@ def test_recorded_else_live_serves_the_bundled_answer_and_records_new_ones_only_
 def test_auto_is_the_default_and_builds_a_lazy_live_model(tmp_path: Path, monkeypatch) -> None:
     for var in ("GEAR_LLM", "GEAR_LLM_BASE_URL", "OPENAI_API_KEY", "GEAR_PROMPTS"):
         monkeypatch.delenv(var, raising=False)
+    # the process's shared model may already be loaded by an earlier test in this process: start from none
+    monkeypatch.setattr("gear.llm.local._shared", {})
     settings = Settings(_env_file=None)
     assert settings.llm == "auto" and settings.live_llm == "local" and settings.prompt_profile == "paper"
     llm = make_llm("auto", cache_dir=tmp_path / "user", bundled_cache=tmp_path / "bundled")
