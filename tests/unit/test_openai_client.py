@@ -48,6 +48,7 @@ class _Server(BaseHTTPRequestHandler):
     delay: ClassVar[float] = 0.0
     in_flight: ClassVar[int] = 0
     most_in_flight: ClassVar[int] = 0
+    generation: ClassVar[int] = 0  # one per test: a request left over from an earlier test must not count here
     lock = threading.Lock()
 
     def log_message(self, *args: object) -> None:
@@ -57,6 +58,7 @@ class _Server(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         cls = type(self)
         with cls.lock:
+            generation = cls.generation
             cls.requests.append(body)
             cls.in_flight += 1
             cls.most_in_flight = max(cls.most_in_flight, cls.in_flight)
@@ -64,7 +66,8 @@ class _Server(BaseHTTPRequestHandler):
             self._answer(body)
         finally:
             with cls.lock:
-                cls.in_flight -= 1
+                if cls.generation == generation:
+                    cls.in_flight -= 1
 
     def _answer(self, body: dict[str, Any]) -> None:
         behaviour, fmt = type(self).behaviour, body.get("response_format") or {}
@@ -126,7 +129,9 @@ class _Server(BaseHTTPRequestHandler):
 @pytest.fixture()
 def server() -> Iterator[str]:
     _Server.requests, _Server.behaviour, _Server.delay = [], "ok", 0.0
-    _Server.in_flight = _Server.most_in_flight = 0
+    with _Server.lock:
+        _Server.in_flight = _Server.most_in_flight = 0
+        _Server.generation += 1
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Server)
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
