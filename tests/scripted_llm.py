@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from gear.llm import LLMResult
 from gear.llm.queue import ModelQueue
@@ -106,3 +108,30 @@ class QueuedLLM:
                 if on_text is not None:
                     on_text(result.text[start:start + size])
         return result
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the condition")
+        time.sleep(0.005)
+
+
+@contextmanager
+def another_call(queue: ModelQueue) -> Iterator[threading.Event]:
+    """Another session's model call, holding the turn until the yielded event is set (at the latest on exit)."""
+    release = threading.Event()
+
+    def hold() -> None:
+        with queue.turn():
+            release.wait(60)
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    wait_until(lambda: queue.snapshot() == (1, 0))
+    try:
+        yield release
+    finally:
+        release.set()
+        thread.join(10)

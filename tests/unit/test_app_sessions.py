@@ -11,9 +11,7 @@ next drawing. The page's deltas so far are read from the test's script runner.""
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,19 +23,11 @@ from streamlit.testing.v1 import AppTest
 from gear.agent.engine import Engine
 from gear.llm.queue import ModelQueue
 from gear.trace import BaseRetrieved, LLMCalled, RunFinished, RunStarted, Trace
-from tests.scripted_llm import QueuedLLM, ScriptedLLM
+from tests.scripted_llm import QueuedLLM, ScriptedLLM, another_call, wait_until
 from tests.unit.test_app import QUESTION, shown_text, start, statuses, studio  # noqa: F401 - studio is a fixture
 
 WAITING = "waiting for the model: 1 ahead"
 CANCELLED = "Cancelled — the steps so far are shown below."
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for the condition")
-        time.sleep(0.01)
 
 
 class Session:
@@ -77,25 +67,6 @@ class Session:
         states.widgets.append(WidgetState(id=widget, trigger_value=True))
         assert self.ctx.script_requests.request_rerun(RerunData(widget_states=states,
                                                                 page_script_hash=self.ctx.page_script_hash))
-
-
-@contextmanager
-def another_call(queue: ModelQueue) -> Iterator[threading.Event]:
-    """Another session's model call, holding the turn until the yielded event is set (at the latest on exit)."""
-    release = threading.Event()
-
-    def hold() -> None:
-        with queue.turn():
-            release.wait(60)
-
-    thread = threading.Thread(target=hold, daemon=True)
-    thread.start()
-    wait_until(lambda: queue.snapshot() == (1, 0))
-    try:
-        yield release
-    finally:
-        release.set()
-        thread.join(10)
 
 
 @dataclass

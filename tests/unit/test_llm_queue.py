@@ -10,7 +10,6 @@ import threading
 import time
 import types
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from gear.config import Settings
 from gear.llm import LLMError
 from gear.llm.queue import ModelQueue, listening
 from gear.trace import LLMCalled, LLMText, LLMWaiting, RunFinished, Trace
-from tests.scripted_llm import QueuedLLM, ScriptedLLM
+from tests.scripted_llm import QueuedLLM, ScriptedLLM, another_call, wait_until
 
 QUESTION = "Which sea is the island with Mount Etna the largest island in?"
 MESSAGES = [{"role": "user", "content": "hello"}]
@@ -29,14 +28,6 @@ MESSAGES = [{"role": "user", "content": "hello"}]
 
 class Cancelled(BaseException):
     """What Streamlit raises in a script its user cancelled (RerunException, StopException): not an Exception."""
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for the condition")
-        time.sleep(0.005)
 
 
 def changes(values: list[int]) -> list[int]:
@@ -48,24 +39,6 @@ def start(target: Callable[[], None]) -> threading.Thread:
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
     return thread
-
-
-@contextmanager
-def another_call(queue: ModelQueue) -> Iterator[threading.Event]:
-    """A call of someone else's holding the model's turn until the yielded event is set (at the latest on exit)."""
-    release = threading.Event()
-
-    def hold() -> None:
-        with queue.turn():
-            release.wait(30)
-
-    thread = start(hold)
-    wait_until(lambda: queue.snapshot() == (1, 0))
-    try:
-        yield release
-    finally:
-        release.set()
-        thread.join(10)
 
 
 # -- the queue --------------------------------------------------------------------------------------------------------
