@@ -175,10 +175,17 @@ def save_name(trace: Trace) -> str:
 
 
 def save_panel(trace: Trace) -> None:
-    name = save_name(trace)
+    # One name per trace, kept across reruns, and a download that does not rerun the page: a rerun replaced the file
+    # the browser was still fetching (a new name each time), so under load the download was cancelled.
+    which = (id(trace), len(trace.events), trace.question)
+    kept = st.session_state.get("trace_save_name")
+    if not kept or kept[0] != which:
+        kept = (which, save_name(trace))
+        st.session_state["trace_save_name"] = kept
+    name = kept[1]
     left, right, _ = st.columns([1, 1, 3])
     left.download_button("⬇️ Download trace", trace.to_json(), file_name=name, mime="application/json",
-                         key="download_trace")
+                         key="download_trace", on_click="ignore")
     if right.button("💾 Save to data/traces", key="save_trace"):
         path = demo.traces_dir() / name
         trace.save(path)

@@ -266,6 +266,22 @@ def test_saved_traces_of_one_question_in_one_second_never_collide(studio: dict, 
     assert all(Trace.load(studio["data"] / "traces" / name).question == QUESTION for name in saved)
 
 
+def test_a_trace_download_survives_a_rerun(studio: dict) -> None:  # noqa: F811
+    """The browser fetches a download after the click; a rerun that renamed the file (a new random suffix) dropped
+    the one being fetched, and the load test's download was cancelled. One name per trace, and no rerun on click."""
+    studio["trace"].save(studio["data"] / "traces" / "run.json")
+    at = start(studio)
+    at.selectbox(key="trace_pick").set_value("saved: run").run()
+    at.button(key="replay_pick").click().run()
+    first = at.get("download_button")[0].proto
+    at.toggle(key="teaching").set_value(True).run()
+    at.toggle(key="teaching").set_value(False).run()
+    again = at.get("download_button")[0].proto
+    assert not at.exception
+    assert first.url == again.url and first.url.endswith(".json")
+    assert again.ignore_rerun
+
+
 def test_an_index_name_being_built_by_another_session_is_refused(studio: dict) -> None:  # noqa: F811
     from studio.indexes import claim_name
 
