@@ -133,6 +133,14 @@ def keep_choices() -> None:
             st.session_state[key] = st.session_state[key]
 
 
+def start(key: str, value: Any) -> None:
+    """A widget's first value, set through session state only: keep_choices() writes every choice back, and a widget
+    given both a default and a session-state value logs a warning with a stack on every run (one per session and
+    page: the server's log filled with them under load)."""
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
 def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Settings:
     """Method, LLM and knobs from the sidebar, as Settings (paper defaults, App. B)."""
     keep_choices()
@@ -141,9 +149,10 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
     changes: dict[str, Any] = {}
     if show_method:
         sb.subheader("Method")
-        changes["retriever"] = sb.selectbox("Base retriever", ["bm25", "dense", "hybrid"], index=2, key="retriever")
-        changes["expand"] = sb.selectbox("Expansion", list(EXPANSIONS), index=3, key="expand",
-                                         format_func=EXPANSIONS.get)
+        start("retriever", "hybrid")
+        changes["retriever"] = sb.selectbox("Base retriever", ["bm25", "dense", "hybrid"], key="retriever")
+        start("expand", list(EXPANSIONS)[3])
+        changes["expand"] = sb.selectbox("Expansion", list(EXPANSIONS), key="expand", format_func=EXPANSIONS.get)
     sb.subheader("LLM")
     if "llm_kind" not in st.session_state:
         st.session_state["llm_kind"] = base.llm if base.llm in LLM_KINDS else "auto"
@@ -155,8 +164,10 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
     elif kind == "auto":
         changes["llm_cache_dir"] = base.llm_cache_dir or user_llm_cache()
     elif kind == "openai":
-        changes["llm_base_url"] = sb.text_input("Base URL", value=base.llm_base_url or "", key="llm_base_url") or None
-        changes["llm_model"] = sb.text_input("Model", value=base.llm_model or "gpt-4o-mini", key="llm_model") or None
+        start("llm_base_url", base.llm_base_url or "")
+        changes["llm_base_url"] = sb.text_input("Base URL", key="llm_base_url") or None
+        start("llm_model", base.llm_model or "gpt-4o-mini")
+        changes["llm_model"] = sb.text_input("Model", key="llm_model") or None
     sb.caption(llm_status(kind, cache if kind == "replay" else None))
     if "prompts" not in st.session_state:
         st.session_state["prompts"] = base.prompts or ""
@@ -167,16 +178,19 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
     if not show_knobs:
         return _finish_settings(base, changes, kind)
     sb.subheader("Knobs")
-    changes["agent_k"] = sb.slider("k (passages per retrieval)", 1, 30, base.agent_k, key="k")
-    changes["beam_width"] = sb.slider("beam width b", 1, 20, base.beam_width, key="beam_width")
-    changes["beam_length"] = sb.slider("beam length l", 1, 4, base.beam_length, key="beam_length")
+    for key, value in (("k", base.agent_k), ("beam_width", base.beam_width), ("beam_length", base.beam_length),
+                       ("gamma", 0.0), ("neighbours", base.max_neighbours), ("max_iterations", base.max_iterations)):
+        start(key, value)
+    changes["agent_k"] = sb.slider("k (passages per retrieval)", 1, 30, key="k")
+    changes["beam_width"] = sb.slider("beam width b", 1, 20, key="beam_width")
+    changes["beam_length"] = sb.slider("beam length l", 1, 4, key="beam_length")
     gamma_default = 2.0 * changes["beam_width"]
-    gamma = sb.number_input("γ (diversity; 0 = 2b as in the paper)", 0.0, 200.0, 0.0, step=1.0, key="gamma")
+    gamma = sb.number_input("γ (diversity; 0 = 2b as in the paper)", 0.0, 200.0, step=1.0, key="gamma")
     changes["gamma"] = gamma if gamma > 0 else None
     sb.caption(f"γ in use: {gamma if gamma > 0 else gamma_default:g} — the n-th candidate of a beam is weighted by "
                "exp(−min(n, γ)/γ)")
-    changes["max_neighbours"] = sb.slider("neighbours per beam", 5, 200, base.max_neighbours, key="neighbours")
-    changes["max_iterations"] = sb.slider("max iterations", 1, 6, base.max_iterations, key="max_iterations")
+    changes["max_neighbours"] = sb.slider("neighbours per beam", 5, 200, key="neighbours")
+    changes["max_iterations"] = sb.slider("max iterations", 1, 6, key="max_iterations")
     changes.update(peer_knobs(base))
     return _finish_settings(base, changes, kind)
 
@@ -185,14 +199,15 @@ def peer_knobs(base: Settings) -> dict[str, Any]:
     """The knobs of the peers (docs/peers.md), folded away: PPR's damping and recognition filter, IRCoT's steps and
     retriever."""
     box = st.sidebar.expander("PPR and IRCoT knobs")
+    for key in ("ppr_damping", "ppr_filter", "ircot_max_steps", "ircot_retriever"):
+        start(key, getattr(base, key))
     return {
-        "ppr_damping": box.slider("PPR damping d", 0.05, 0.95, base.ppr_damping, step=0.05, key="ppr_damping",
+        "ppr_damping": box.slider("PPR damping d", 0.05, 0.95, step=0.05, key="ppr_damping",
                                   help="probability of following an edge (1 − d: restart at the seeds)"),
-        "ppr_filter": box.toggle("PPR recognition filter (LLM)", value=base.ppr_filter, key="ppr_filter",
+        "ppr_filter": box.toggle("PPR recognition filter (LLM)", key="ppr_filter",
                                  help="the LLM keeps the matched facts that help (HippoRAG 2's recognition memory)"),
-        "ircot_max_steps": box.slider("IRCoT retrievals at most", 1, 8, base.ircot_max_steps, key="ircot_max_steps"),
-        "ircot_retriever": box.selectbox("IRCoT retriever", ["base", "ppr"],
-                                         index=["base", "ppr"].index(base.ircot_retriever), key="ircot_retriever",
+        "ircot_max_steps": box.slider("IRCoT retrievals at most", 1, 8, key="ircot_max_steps"),
+        "ircot_retriever": box.selectbox("IRCoT retriever", ["base", "ppr"], key="ircot_retriever",
                                          format_func={"base": "the base retriever", "ppr": "PPR"}.get),
     }
 
