@@ -18,6 +18,7 @@ import streamlit as st
 from gear import viz
 from gear.config import Settings
 from gear.files import atomic_write_bytes
+from gear.llm.queue import listening
 from studio import demo
 from studio.resources import encoder_for, engine_for, ensure_index
 from studio.safe import one_line
@@ -95,6 +96,9 @@ def build_tab(settings: Settings) -> None:
                           key="ix_qa")
     if not openie:
         st.caption(raw_text_note())
+    if st.session_state.pop(CANCELLED, False):
+        st.warning("Extraction cancelled: the passages finished are kept in the journal beside the index; build "
+                   "again to go on from there.")
     safe = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
     if st.button("Build index", type="primary", key="ix_build", disabled=not corpus_files or not safe):
         if safe in demo.DEMOS:
@@ -105,6 +109,13 @@ def build_tab(settings: Settings) -> None:
                 st.error(f"Another session is building “{safe}” right now: choose another name, or wait for it.")
                 return
             build(safe, corpus_files, openie, qa, settings)
+
+
+CANCELLED = "ix_cancelled"  # session state: the Cancel button of a running extraction was pressed
+
+
+def _cancelled() -> None:
+    st.session_state[CANCELLED] = True
 
 
 def raw_text_note() -> str:
@@ -157,17 +168,38 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
 
             st.write(f"extracting triples with the {settings.llm} LLM (resumable: a journal is kept beside the index)")
             ebar = st.progress(0, text="extracting triples")
+            line, cancel = st.empty(), st.empty()
+            cancel.button("Cancel", key="ix_cancel", on_click=_cancelled,
+                          help="Stop the extraction (and leave the model's queue); finished passages stay in the "
+                               "journal.")
+            written: list[int] = [0]
 
             def on_extract(_result, done: int, total: int) -> None:
                 ebar.progress(min(100, int(100 * done / max(total, 1))), text=f"extracting triples: {done:,} / "
                               f"{total:,} passages")
+                written[0] = 0
+
+            def on_wait(ahead: int) -> None:
+                # drawn on every poll of the model's queue: where Streamlit can stop a cancelled run
+                line.caption(f"⏳ waiting for the model: {ahead} ahead" if ahead else "the model is writing…")
+
+            def on_text(piece: str) -> None:
+                # drawn as the model writes, so a Cancel stops the passage being written, not after it
+                written[0] += len(piece)
+                line.caption(f"✍️ the model is writing this passage's triples: {written[0]:,} characters")
 
             try:
-                triples, extraction = extract_for_index(docs, settings, out, None, progress=on_extract)
+                with listening(on_wait):
+                    triples, extraction = extract_for_index(docs, settings, out, None, progress=on_extract,
+                                                            on_text=on_text)
             except Exception as exc:
+                line.empty()
+                cancel.empty()
                 box.update(label="Extraction failed", state="error")
                 st.error(one_line(exc))
                 return
+            line.empty()
+            cancel.empty()
         for line in report.summary():
             st.caption(line)
         bar = st.progress(0, text="encoding")

@@ -4,6 +4,7 @@ index, a cost estimate, a rich progress bar, and the summary kept in the index m
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,11 +100,13 @@ def run_extraction(docs: list[Document], llm: LLM, work_dir: Path, config: Extra
 
 def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, console: Any,
                       options: ExtractOptions | None = None, llm: LLM | None = None,
-                      progress: ExtractionProgress | None = None) -> tuple[list, dict]:
+                      progress: ExtractionProgress | None = None,
+                      on_text: Callable[[str], None] | None = None) -> tuple[list, dict]:
     """Triples for each document (aligned to `docs`) and the extraction summary for the manifest.
 
     `console` (a rich Console, or None for silence) gets the cost estimate, a progress bar and a summary; a
-    `progress(result_so_far, done, total)` callback (e.g. a Streamlit progress bar) replaces the rich bar.
+    `progress(result_so_far, done, total)` callback (e.g. a Streamlit progress bar) replaces the rich bar, and
+    `on_text` then hears each answer as it is written (when calls run one at a time).
     Raises InputError when passages failed (the journal keeps every finished one: re-running resumes).
     """
     options = options or ExtractOptions()
@@ -119,7 +122,8 @@ def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, consol
             line += f" at ${options.price_in or 0}/${options.price_out or 0} per 1M tokens (in/out)"
         console.print(line, highlight=False)
     if progress is not None:
-        result = extract_passages([(d.title, d.text) for d in docs], llm, work_dir, config, progress=progress)
+        result = extract_passages([(d.title, d.text) for d in docs], llm, work_dir, config, progress=progress,
+                                  on_text=on_text)
     else:
         result = run_extraction(docs, llm, work_dir, config, console)
     info = result.info(llm.model, config)

@@ -250,10 +250,13 @@ class ExtractionResult:
 ExtractionProgress = Callable[["ExtractionResult", int, int], None]  # (result so far, done, total)
 
 
-def extract_one(llm: LLM, title: str, text: str, config: ExtractionConfig, key: str | None = None) -> Record:
-    """Call the LLM for one passage and clean its answer (LLMError propagates)."""
+def extract_one(llm: LLM, title: str, text: str, config: ExtractionConfig, key: str | None = None,
+                on_text: Callable[[str], None] | None = None) -> Record:
+    """Call the LLM for one passage and clean its answer (LLMError propagates); `on_text` hears the answer as it is
+    written."""
     messages = extraction_messages(title, text, config.style)
-    result: LLMResult = llm.complete(messages, json_schema=config.schema(), max_tokens=config.max_tokens)
+    streaming = {"on_text": on_text} if on_text is not None else {}
+    result: LLMResult = llm.complete(messages, json_schema=config.schema(), max_tokens=config.max_tokens, **streaming)
     triples, entities, stats, _ = parse_extraction(result.text, title, text, require_grounded=config.require_grounded)
     return Record(
         key=key or passage_key(llm.model, title, text, config), title=title, text=text, raw=result.text,
@@ -271,16 +274,19 @@ def extract_passages(
     *,
     progress: ExtractionProgress | None = None,
     stop_on_error: bool = False,
+    on_text: Callable[[str], None] | None = None,
 ) -> ExtractionResult:
     """Extract triples for (title, text) passages, reusing and extending the journal in `work_dir`.
 
     Passages already in the journal cost no LLM call. Identical passages are extracted once. With concurrency > 1 the
     calls run in a thread pool (remote endpoints); results are journaled as each completes. A failing passage
     (LLMError) is counted and left without triples (it is retried on the next run) unless `stop_on_error`.
+    `on_text` hears each answer as the model writes it, in the caller's thread, so only when calls run one at a time
+    (the app shows it, and a Cancel stops a run there instead of after the passage).
     """
     config = config or ExtractionConfig()
     with work_dir_lock(Path(work_dir)):
-        return _extract_locked(passages, llm, Path(work_dir), config, progress, stop_on_error)
+        return _extract_locked(passages, llm, Path(work_dir), config, progress, stop_on_error, on_text)
 
 
 @contextmanager
@@ -307,9 +313,10 @@ class _Batch:
     """One extraction run's bookkeeping: which passages share a journal key, what is done, and the result so far."""
 
     def __init__(self, passages: Sequence[tuple[str, str]], llm: LLM, config: ExtractionConfig,
-                 progress: ExtractionProgress | None, stop_on_error: bool) -> None:
+                 progress: ExtractionProgress | None, stop_on_error: bool,
+                 on_text: Callable[[str], None] | None = None) -> None:
         self.passages, self.llm, self.config = passages, llm, config
-        self.progress, self.stop_on_error = progress, stop_on_error
+        self.progress, self.stop_on_error, self.on_text = progress, stop_on_error, on_text
         self.positions: dict[str, list[int]] = {}
         for i, (title, text) in enumerate(passages):
             self.positions.setdefault(passage_key(llm.model, title, text, config), []).append(i)
@@ -332,9 +339,9 @@ class _Batch:
         for name, value in record.dropped.items():
             setattr(result.dropped, name, getattr(result.dropped, name, 0) + value)
 
-    def call(self, key: str) -> Record:
+    def call(self, key: str, on_text: Callable[[str], None] | None = None) -> Record:
         title, text = self.passages[self.positions[key][0]]
-        return extract_one(self.llm, title, text, self.config, key)
+        return extract_one(self.llm, title, text, self.config, key, on_text)
 
     def finish(self, key: str, outcome: Callable[[], Record], journal: Journal) -> None:
         """Journal and place one finished call; a failed one is counted (and retried on the next run)."""
@@ -354,9 +361,10 @@ class _Batch:
 
 
 def _extract_locked(passages: Sequence[tuple[str, str]], llm: LLM, work_dir: Path, config: ExtractionConfig,
-                    progress: ExtractionProgress | None, stop_on_error: bool) -> ExtractionResult:
+                    progress: ExtractionProgress | None, stop_on_error: bool,
+                    on_text: Callable[[str], None] | None = None) -> ExtractionResult:
     journal = Journal(work_dir)
-    batch = _Batch(passages, llm, config, progress, stop_on_error)
+    batch = _Batch(passages, llm, config, progress, stop_on_error, on_text)
     started = time.perf_counter()
     todo: list[str] = []
     for key in batch.positions:
@@ -369,7 +377,7 @@ def _extract_locked(passages: Sequence[tuple[str, str]], llm: LLM, work_dir: Pat
     batch.report()
     if config.concurrency <= 1:
         for key in todo:
-            batch.finish(key, lambda key=key: batch.call(key), journal)  # type: ignore[misc]
+            batch.finish(key, lambda key=key: batch.call(key, batch.on_text), journal)  # type: ignore[misc]
             batch.report()
     else:
         _extract_pooled(batch, todo, journal)

@@ -10,6 +10,7 @@ next drawing. The page's deltas so far are read from the test's script runner.""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,10 +22,13 @@ from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
 from streamlit.testing.v1 import AppTest
 
 from gear.agent.engine import Engine
+from gear.config import Settings
+from gear.llm import LLMResult
 from gear.llm.queue import ModelQueue
 from gear.trace import BaseRetrieved, LLMCalled, RunFinished, RunStarted, Trace
+from tests.conftest import FakeEncoder
 from tests.scripted_llm import QueuedLLM, ScriptedLLM, another_call, wait_until
-from tests.unit.test_app import QUESTION, shown_text, start, statuses, studio  # noqa: F401 - studio is a fixture
+from tests.unit.test_app import DOCS, QUESTION, shown_text, start, statuses, studio  # noqa: F401 - studio is a fixture
 
 WAITING = "waiting for the model: 1 ahead"
 CANCELLED = "Cancelled — the steps so far are shown below."
@@ -224,6 +228,103 @@ def test_compare_shows_the_wait_and_a_cancel_keeps_the_methods_done(studio: dict
     at.button(key="cmp_run").click().run()  # the page goes on: a full comparison, no note
     assert list(at.session_state["cmp_results"][2]) == ["Hybrid", "GeAR (hybrid)", "BM25"]
     assert [w.value for w in at.warning] == [] and queue.snapshot() == (0, 0)
+
+
+class ExtractingLLM:
+    """Answers an extraction prompt with one triple from the passage's title; counts the passages asked."""
+
+    model = "scripted-extraction"
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def complete(self, messages, *, json_schema=None, max_tokens=512, on_text=None) -> LLMResult:
+        title = messages[-1]["content"].split("```\n")[-1].split("\n", 1)[0]
+        self.asked.append(title)
+        text = json.dumps({"named_entities": [title, "Sicily"], "triples": [[title, "near", "Sicily"]]})
+        return LLMResult(text, prompt_tokens=50, completion_tokens=10, seconds=0.01, model=self.model)
+
+
+def index_page(studio: dict, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+               **llm: Any) -> tuple[AppTest, Session, ExtractingLLM]:
+    """The Index page with a three-passage corpus uploaded and no OpenIE file: Build extracts with a queued model."""
+    from gear.extract import bridge
+    from studio import resources
+
+    monkeypatch.setitem(resources.ENCODER_FACTORIES, Settings().embedder, FakeEncoder)
+    session = Session(monkeypatch, ModelQueue(1, poll_seconds=0.02), **llm)
+    extracting = session.llm.inner = ExtractingLLM()
+    monkeypatch.setattr(bridge, "llm_from_settings", lambda settings: session.llm)
+    at = start(studio)
+    at.switch_page("pages/index.py").run()
+    at.text_input(key="ix_name").input("extracted").run()
+    corpus = json.dumps([{"title": t, "text": x} for t, x in DOCS[:3]]).encode()
+    at.file_uploader(key="ix_corpus").set_value([("corpus.json", corpus, "application/json")]).run()
+    return at, session, extracting
+
+
+def cancelled_page(at: AppTest, studio: dict) -> None:  # noqa: F811
+    at.button(key="ix_cancel").click().run()  # the click runs after the stopped run (fastReruns)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(w.value.startswith("Extraction cancelled") for w in at.warning)
+    assert not (studio["data"] / "indexes" / "extracted" / "manifest.json").exists()
+
+
+def built_page(at: AppTest, studio: dict) -> None:  # noqa: F811
+    from gear.index import Manifest
+
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert not [w for w in at.warning if w.value.startswith("Extraction cancelled")]
+    assert Manifest.read(studio["data"] / "indexes" / "extracted").n_passages == 3
+    assert [b.key for b in at.button if b.key == "ix_cancel"] == []
+
+
+def test_index_extraction_waiting_for_the_model_shows_its_place_and_can_cancel(
+        studio: dict, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """LLM extraction on the Index page waits its turn like a question: its place and a Cancel button are shown;
+    Cancel leaves the queue at once and builds nothing."""
+    at, session, extracting = index_page(studio, monkeypatch)
+    queue = session.llm.queue
+    with another_call(queue) as release:
+        def cancel() -> None:
+            try:
+                wait_until(lambda: WAITING in session.drawn())
+                assert session.widget_id("ix_cancel") is not None
+                session.stop()
+                wait_until(lambda: queue.snapshot() == (1, 0))  # its place is gone while the other call runs
+            finally:
+                release.set()
+
+        clicker = Meanwhile(cancel)
+        at.button(key="ix_build").click().run()
+        assert clicker.join() == []
+    cancelled_page(at, studio)
+    assert extracting.asked == [] and queue.snapshot() == (0, 0)
+    at.button(key="ix_build").click().run()  # nobody else at the model now
+    built_page(at, studio)
+    assert len(extracting.asked) == 3 and queue.snapshot() == (0, 0)
+
+
+def test_index_extraction_cancelled_while_the_model_writes_keeps_the_finished_passages(
+        studio: dict, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Cancel while the model writes the second passage stops it there (not after it); the next build asks only the
+    passages the journal lacks."""
+    at, session, extracting = index_page(studio, monkeypatch, pieces=20, delay=0.05)  # 1 s of writing per passage
+
+    def cancel() -> None:
+        wait_until(lambda: session.llm.written >= 23)  # the first passage written, the second begun
+        session.stop()
+
+    clicker = Meanwhile(cancel)
+    at.button(key="ix_build").click().run()
+    assert clicker.join() == []
+    assert 23 <= session.llm.written < 40  # stopped within a few pieces of the click
+    cancelled_page(at, studio)
+    first = list(extracting.asked)
+    assert len(first) == 2 and session.llm.queue.snapshot() == (0, 0)
+    at.button(key="ix_build").click().run()
+    built_page(at, studio)
+    assert extracting.asked[2:] == [first[1], *[t for t, _ in DOCS[:3] if t not in first]]  # not the first again
 
 
 def test_two_sessions_keep_their_own_question_settings_and_trace(studio: dict) -> None:  # noqa: F811
