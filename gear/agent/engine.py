@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +39,8 @@ from gear.types import Scored
 if TYPE_CHECKING:
     from gear.llm import LLM
 
+MAX_LLMS = 8  # LLM configurations an engine keeps (least recently used dropped first)
+
 
 class Engine:
     """Holds the heavy state (index, encoder) once; every call takes its own Settings, so runs never interfere."""
@@ -52,7 +55,7 @@ class Engine:
     ) -> None:
         self.backend, self.encoder, self.settings = backend, encoder, settings
         self.manifest, self.directory = manifest, directory
-        self._llms: dict[tuple[object, ...], object] = {}
+        self._llms: OrderedDict[tuple[object, ...], object] = OrderedDict()  # most recently used last
         self._llm_lock = threading.Lock()
         self._ppr: dict[float, PPRIndex] = {}
         self._ppr_lock = threading.Lock()
@@ -77,10 +80,13 @@ class Engine:
         from gear.llm import llm_from_settings, llm_key
 
         s = settings or self.settings
+        key = llm_key(s)
         with self._llm_lock:
-            if llm_key(s) not in self._llms:
-                self._llms[llm_key(s)] = llm_from_settings(s)
-            return self._llms[llm_key(s)]  # type: ignore[return-value]
+            if key not in self._llms:
+                self._llms[key] = llm_from_settings(s)
+            self._llms.move_to_end(key)
+            self._trim_llms()
+            return self._llms[key]  # type: ignore[return-value]
 
     def set_llm(self, settings: Settings, llm: LLM) -> None:
         """Use exactly this LLM for this configuration (tests script one; wrap it in gear.llm.MemoLLM to memoise)."""
@@ -88,6 +94,14 @@ class Engine:
 
         with self._llm_lock:
             self._llms[llm_key(settings)] = llm
+            self._llms.move_to_end(llm_key(settings))
+            self._trim_llms()
+
+    def _trim_llms(self) -> None:
+        # every base URL or model typed into the app's sidebar makes a configuration: keep the recently used ones
+        # (a run holds its own reference; the loaded local model is shared process-wide, not owned here)
+        while len(self._llms) > MAX_LLMS:
+            self._llms.popitem(last=False)
 
     # -- building blocks ----------------------------------------------------------------------------------------------
     def encode_query(self, text: str) -> np.ndarray:

@@ -228,3 +228,21 @@ def test_each_tripleLink_pair_reports_its_own_similarity(engine: Engine) -> None
     assert links.links[0].linked.id == links.links[1].linked.id
     assert links.links[0].similarity == pytest.approx(1.0, abs=1e-5)
     assert links.links[1].similarity < 0.99
+
+
+def test_the_engine_keeps_recent_llm_configurations_only(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gear.agent.engine
+
+    monkeypatch.setattr(gear.agent.engine, "MAX_LLMS", 3)
+
+    def at(port: int) -> Settings:
+        return Settings(llm="openai", llm_base_url=f"http://127.0.0.1:{port}/v1", llm_model="m", llm_api_key="k")
+
+    first = engine.llm(at(9000))
+    kept = engine.llm(at(9001))
+    for port in range(9002, 9012):  # URLs typed one after another into the sidebar
+        engine.llm(at(port))
+        engine.llm(at(9001))  # one configuration in constant use
+    assert len(engine._llms) == 3
+    assert engine.llm(at(9001)) is kept
+    assert engine.llm(at(9000)) is not first  # the oldest unused one was dropped, and is made again when asked for
