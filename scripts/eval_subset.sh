@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The agent's numbers on a stated subset of MuSiQue dev50 with the embedded model (docs/results.md, "Agent on the
-# embedded model"): NaiveGE, GeAR with the paper's prompts, GeAR with the small-model profile, and the peers (PPR, and
-# IRCoT with PPR as its retriever: "HippoRAG w/ IRCoT", docs/peers.md), on the same questions.
+# embedded model"): NaiveGE, GeAR with the paper's prompts, GeAR with the small-model profile, and the peers (PPR without
+# and with its LLM recognition filter, IRCoT with PPR as its retriever: "HippoRAG w/ IRCoT", and plain IRCoT over the
+# hybrid retriever; docs/peers.md), on the same questions.
 # Every LLM answer is recorded into assets/llm_cache (record mode: always live, so the times are the model's), so CI
 # replays these runs and pins their numbers (tests/integration/test_agent_replay.py).
 # Usage: scripts/eval_subset.sh [EVERY] [LIMIT]   (default: every 2nd question of musique_dev50.json from the first,
@@ -24,5 +25,9 @@ for profile in small paper; do
     --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_gear_${profile}.json"
 done
 $GEAR eval "$INDEX" "$QA" -r dense -e ppr --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_ppr.json"
+GEAR_LLM=record GEAR_LLM_CACHE_DIR=assets/llm_cache GEAR_PPR_FILTER=true $GEAR eval "$INDEX" "$QA" -r dense -e ppr \
+  --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_ppr_filter.json"
 GEAR_LLM=record GEAR_LLM_CACHE_DIR=assets/llm_cache GEAR_IRCOT_RETRIEVER=ppr $GEAR eval "$INDEX" "$QA" -r hybrid -e ircot \
   --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_ircot_ppr.json"
+GEAR_LLM=record GEAR_LLM_CACHE_DIR=assets/llm_cache GEAR_IRCOT_RETRIEVER=base $GEAR eval "$INDEX" "$QA" -r hybrid -e ircot \
+  --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_ircot_base.json"
