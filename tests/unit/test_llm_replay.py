@@ -6,10 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import threading
 import types
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -17,6 +16,7 @@ import pytest
 
 from gear.llm import CachedLLM, LLMError, LLMResult, make_llm, model_files
 from gear.llm.base import Message
+from tests.local_http import serving
 
 MESSAGES: list[Message] = [{"role": "user", "content": "When did Vatican City become a country?"}]
 
@@ -190,14 +190,8 @@ class _Handler(BaseHTTPRequestHandler):
 def fake_server() -> Iterator[str]:
     _Handler.requests = []
     _Handler.behaviour = "ok"
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Handler) as url:
+        yield url
 
 
 def _client(base_url: str, **kwargs: Any) -> Any:

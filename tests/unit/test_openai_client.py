@@ -10,7 +10,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, ClassVar
 
 import pytest
@@ -20,6 +20,7 @@ from gear.llm import LLMError, llm_key, make_llm
 from gear.llm.base import Message
 from gear.llm.openai_client import OpenAILLM, shared_openai_llm
 from gear.llm.queue import listening
+from tests.local_http import serving
 
 MESSAGES: list[Message] = [{"role": "user", "content": "Which saint is Bremen Cathedral dedicated to?"}]
 SCHEMA = {"type": "object", "properties": {"saint": {"type": "string"}}, "required": ["saint"]}
@@ -132,14 +133,8 @@ def server() -> Iterator[str]:
     with _Server.lock:
         _Server.in_flight = _Server.most_in_flight = 0
         _Server.generation += 1
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Server)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(_Server) as url:
+        yield url
 
 
 def _client(base_url: str, **kwargs: Any) -> OpenAILLM:
