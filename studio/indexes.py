@@ -152,7 +152,7 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
         source = paths[0] if len(paths) == 1 else folder
         docs, report = load_any_corpus(source)
         docs = unique_documents(docs, report)
-        st.write(f"{len(docs):,} passages read")
+        st.write(f"{len(docs):,} passage{'' if len(docs) == 1 else 's'} read")
         if openie is not None:
             oie_path = tmpdir / "openie.json"
             oie_path.write_bytes(openie.getvalue())
@@ -173,15 +173,18 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
                           help="Stop the extraction (and leave the model's queue); finished passages stay in the "
                                "journal.")
             written: list[int] = [0]
+            reading = "📖 the model is reading the next passage (its first text can take a minute on a CPU)…"
+            line.caption(reading)
 
             def on_extract(_result, done: int, total: int) -> None:
                 ebar.progress(min(100, int(100 * done / max(total, 1))), text=f"extracting triples: {done:,} / "
                               f"{total:,} passages")
                 written[0] = 0
+                line.caption(reading if done < total else "")
 
             def on_wait(ahead: int) -> None:
                 # drawn on every poll of the model's queue: where Streamlit can stop a cancelled run
-                line.caption(f"⏳ waiting for the model: {ahead} ahead" if ahead else "the model is writing…")
+                line.caption(f"⏳ waiting for the model: {ahead} ahead" if ahead else reading)
 
             def on_text(piece: str) -> None:
                 # drawn as the model writes, so a Cancel stops the passage being written, not after it
