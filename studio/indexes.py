@@ -168,41 +168,40 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
 
             st.write(f"extracting triples with the {settings.llm} LLM (resumable: a journal is kept beside the index)")
             ebar = st.progress(0, text="extracting triples")
-            line, cancel = st.empty(), st.empty()
+            place, cancel = st.empty(), st.empty()
             cancel.button("Cancel", key="ix_cancel", on_click=_cancelled,
                           help="Stop the extraction (and leave the model's queue); finished passages stay in the "
                                "journal.")
             written: list[int] = [0]
             reading = "📖 the model is reading the next passage (its first text can take a minute on a CPU)…"
-            line.caption(reading)
+            place.caption(reading)
 
             def on_extract(_result, done: int, total: int) -> None:
                 ebar.progress(min(100, int(100 * done / max(total, 1))), text=f"extracting triples: {done:,} / "
                               f"{total:,} passages")
                 written[0] = 0
-                line.caption(reading if done < total else "")
+                place.caption(reading if done < total else "")
 
             def on_wait(ahead: int) -> None:
                 # drawn on every poll of the model's queue: where Streamlit can stop a cancelled run
-                line.caption(f"⏳ waiting for the model: {ahead} ahead" if ahead else reading)
+                place.caption(f"⏳ waiting for the model: {ahead} ahead" if ahead else reading)
 
             def on_text(piece: str) -> None:
                 # drawn as the model writes, so a Cancel stops the passage being written, not after it
                 written[0] += len(piece)
-                line.caption(f"✍️ the model is writing this passage's triples: {written[0]:,} characters")
+                place.caption(f"✍️ the model is writing this passage's triples: {written[0]:,} characters")
 
             try:
                 with listening(on_wait):
                     triples, extraction = extract_for_index(docs, settings, out, None, progress=on_extract,
                                                             on_text=on_text)
             except Exception as exc:
-                line.empty()
-                cancel.empty()
                 box.update(label="Extraction failed", state="error")
                 st.error(one_line(exc))
                 return
-            line.empty()
-            cancel.empty()
+            finally:
+                place.empty()
+                cancel.empty()
         for line in report.summary():
             st.caption(line)
         bar = st.progress(0, text="encoding")

@@ -154,8 +154,7 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
         start("expand", list(EXPANSIONS)[3])
         changes["expand"] = sb.selectbox("Expansion", list(EXPANSIONS), key="expand", format_func=EXPANSIONS.get)
     sb.subheader("LLM")
-    if "llm_kind" not in st.session_state:
-        st.session_state["llm_kind"] = base.llm if base.llm in LLM_KINDS else "auto"
+    start("llm_kind", base.llm if base.llm in LLM_KINDS else "auto")
     kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", format_func=LLM_KINDS.get)
     changes["llm"] = kind
     cache = base.llm_cache_dir or demo.LLM_CACHE
@@ -169,8 +168,7 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
         start("llm_model", base.llm_model or "gpt-4o-mini")
         changes["llm_model"] = sb.text_input("Model", key="llm_model") or None
     sb.caption(llm_status(kind, cache if kind == "replay" else None))
-    if "prompts" not in st.session_state:
-        st.session_state["prompts"] = base.prompts or ""
+    start("prompts", base.prompts or "")
     changes["prompts"] = sb.selectbox("Prompt profile", list(PROMPTS), key="prompts", format_func=PROMPTS.get) or None
     origins = answer_origins(st.session_state.get("trace"))
     if origins:

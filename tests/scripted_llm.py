@@ -39,6 +39,11 @@ def prompt_kind(prompt: str) -> str:
     raise AssertionError(f"unexpected prompt: {prompt[:80]}")
 
 
+def passage_title(messages: list) -> str:
+    """The passage title in an extraction prompt (the fakes answer from it and record which passages were asked)."""
+    return messages[-1]["content"].split("```\n")[-1].split("\n", 1)[0]
+
+
 class ScriptedLLM:
     """Answers by prompt: the reader adds the Mediterranean fact once memory exists; the reasoner says yes when the
     memory holds it; IRCoT's reasoner writes a fact and the answer, so its first step keeps the fact and its second

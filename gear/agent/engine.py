@@ -92,9 +92,10 @@ class Engine:
         """Use exactly this LLM for this configuration (tests script one; wrap it in gear.llm.MemoLLM to memoise)."""
         from gear.llm import llm_key
 
+        key = llm_key(settings)
         with self._llm_lock:
-            self._llms[llm_key(settings)] = llm
-            self._llms.move_to_end(llm_key(settings))
+            self._llms[key] = llm
+            self._llms.move_to_end(key)
             self._trim_llms()
 
     def _trim_llms(self) -> None:

@@ -255,8 +255,8 @@ def extract_one(llm: LLM, title: str, text: str, config: ExtractionConfig, key: 
     """Call the LLM for one passage and clean its answer (LLMError propagates); `on_text` hears the answer as it is
     written."""
     messages = extraction_messages(title, text, config.style)
-    streaming = {"on_text": on_text} if on_text is not None else {}
-    result: LLMResult = llm.complete(messages, json_schema=config.schema(), max_tokens=config.max_tokens, **streaming)
+    result: LLMResult = llm.complete(messages, json_schema=config.schema(), max_tokens=config.max_tokens,
+                                     on_text=on_text)
     triples, entities, stats, _ = parse_extraction(result.text, title, text, require_grounded=config.require_grounded)
     return Record(
         key=key or passage_key(llm.model, title, text, config), title=title, text=text, raw=result.text,
@@ -313,10 +313,9 @@ class _Batch:
     """One extraction run's bookkeeping: which passages share a journal key, what is done, and the result so far."""
 
     def __init__(self, passages: Sequence[tuple[str, str]], llm: LLM, config: ExtractionConfig,
-                 progress: ExtractionProgress | None, stop_on_error: bool,
-                 on_text: Callable[[str], None] | None = None) -> None:
+                 progress: ExtractionProgress | None, stop_on_error: bool) -> None:
         self.passages, self.llm, self.config = passages, llm, config
-        self.progress, self.stop_on_error, self.on_text = progress, stop_on_error, on_text
+        self.progress, self.stop_on_error = progress, stop_on_error
         self.positions: dict[str, list[int]] = {}
         for i, (title, text) in enumerate(passages):
             self.positions.setdefault(passage_key(llm.model, title, text, config), []).append(i)
@@ -364,7 +363,7 @@ def _extract_locked(passages: Sequence[tuple[str, str]], llm: LLM, work_dir: Pat
                     progress: ExtractionProgress | None, stop_on_error: bool,
                     on_text: Callable[[str], None] | None = None) -> ExtractionResult:
     journal = Journal(work_dir)
-    batch = _Batch(passages, llm, config, progress, stop_on_error, on_text)
+    batch = _Batch(passages, llm, config, progress, stop_on_error)
     started = time.perf_counter()
     todo: list[str] = []
     for key in batch.positions:
@@ -377,7 +376,7 @@ def _extract_locked(passages: Sequence[tuple[str, str]], llm: LLM, work_dir: Pat
     batch.report()
     if config.concurrency <= 1:
         for key in todo:
-            batch.finish(key, lambda key=key: batch.call(key, batch.on_text), journal)  # type: ignore[misc]
+            batch.finish(key, lambda key=key: batch.call(key, on_text), journal)  # type: ignore[misc]
             batch.report()
     else:
         _extract_pooled(batch, todo, journal)

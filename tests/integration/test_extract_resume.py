@@ -39,7 +39,7 @@ from tests.conftest import FakeEncoder
 class ScriptedLLM:
     model = "scripted-extractor"
 
-    def complete(self, messages, *, json_schema=None, max_tokens=512):
+    def complete(self, messages, *, json_schema=None, max_tokens=512, on_text=None):
         prompt = messages[-1]["content"]
         title = prompt.split("```\\n")[-1].split("\\n", 1)[0]
         time.sleep(float(os.environ.get("GEAR_TEST_LLM_DELAY", "0.25")))

@@ -27,6 +27,7 @@ from gear.llm.base import LLMError, LLMResult, Message
 from gear.llm.model_files import DEFAULT_MODEL
 from gear.llm.openai_client import FORMATS, OpenAILLM
 from tests.integration.conftest import LLMServer, free_port
+from tests.scripted_llm import passage_title
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm]
 
@@ -221,7 +222,7 @@ class _Asking:
         self.inner, self.asked, self.model = inner, asked, inner.model
 
     def complete(self, messages: list[Message], **options: Any) -> LLMResult:
-        self.asked.append(messages[-1]["content"].split("```\n")[-1].split("\n", 1)[0])  # the passage's title
+        self.asked.append(passage_title(messages))
         return self.inner.complete(messages, **options)
 
 

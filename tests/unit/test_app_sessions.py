@@ -27,7 +27,7 @@ from gear.llm import LLMResult
 from gear.llm.queue import ModelQueue
 from gear.trace import BaseRetrieved, LLMCalled, RunFinished, RunStarted, Trace
 from tests.conftest import FakeEncoder
-from tests.scripted_llm import QueuedLLM, ScriptedLLM, another_call, wait_until
+from tests.scripted_llm import QueuedLLM, ScriptedLLM, another_call, passage_title, wait_until
 from tests.unit.test_app import DOCS, QUESTION, shown_text, start, statuses, studio  # noqa: F401 - studio is a fixture
 
 WAITING = "waiting for the model: 1 ahead"
@@ -201,6 +201,25 @@ def test_cancel_while_the_model_writes_stops_the_generation(studio: dict, monkey
     assert queue.snapshot() == (0, 0)
 
 
+def cancel_while_waiting(at: AppTest, session: Session, *, run: str, cancel: str) -> None:
+    """Click `run` while another call holds the model; from another thread, once the page shows its place and the
+    `cancel` button, stop the run (as a Cancel click does with fastReruns) and see its place leave the queue."""
+    queue = session.llm.queue
+    with another_call(queue) as release:
+        def stop() -> None:
+            try:
+                wait_until(lambda: WAITING in session.drawn())
+                assert session.widget_id(cancel) is not None
+                session.stop()
+                wait_until(lambda: queue.snapshot() == (1, 0))  # its place is gone while the other call runs
+            finally:
+                release.set()
+
+        clicker = Meanwhile(stop)
+        at.button(key=run).click().run()
+        assert clicker.join() == []
+
+
 def test_compare_shows_the_wait_and_a_cancel_keeps_the_methods_done(studio: dict,  # noqa: F811
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     queue = ModelQueue(1, poll_seconds=0.02)
@@ -208,19 +227,7 @@ def test_compare_shows_the_wait_and_a_cancel_keeps_the_methods_done(studio: dict
     at = start(studio)
     at.switch_page("pages/compare.py").run()
     at.multiselect(key="cmp_methods").set_value(["Hybrid", "GeAR (hybrid)", "BM25"]).run()
-    with another_call(queue) as release:
-        def cancel() -> None:
-            try:
-                wait_until(lambda: WAITING in session.drawn())
-                assert session.widget_id("cmp_cancel") is not None
-                session.stop()
-                wait_until(lambda: queue.snapshot() == (1, 0))
-            finally:
-                release.set()
-
-        clicker = Meanwhile(cancel)
-        at.button(key="cmp_run").click().run()
-        assert clicker.join() == []
+    cancel_while_waiting(at, session, run="cmp_run", cancel="cmp_cancel")
     at.button(key="cmp_cancel").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert [w.value for w in at.warning] == ["Cancelled — the methods finished so far are shown below."]
@@ -239,7 +246,7 @@ class ExtractingLLM:
         self.asked: list[str] = []
 
     def complete(self, messages, *, json_schema=None, max_tokens=512, on_text=None) -> LLMResult:
-        title = messages[-1]["content"].split("```\n")[-1].split("\n", 1)[0]
+        title = passage_title(messages)
         self.asked.append(title)
         text = json.dumps({"named_entities": [title, "Sicily"], "triples": [[title, "near", "Sicily"]]})
         return LLMResult(text, prompt_tokens=50, completion_tokens=10, seconds=0.01, model=self.model)
@@ -285,19 +292,7 @@ def test_index_extraction_waiting_for_the_model_shows_its_place_and_can_cancel(
     Cancel leaves the queue at once and builds nothing."""
     at, session, extracting = index_page(studio, monkeypatch)
     queue = session.llm.queue
-    with another_call(queue) as release:
-        def cancel() -> None:
-            try:
-                wait_until(lambda: WAITING in session.drawn())
-                assert session.widget_id("ix_cancel") is not None
-                session.stop()
-                wait_until(lambda: queue.snapshot() == (1, 0))  # its place is gone while the other call runs
-            finally:
-                release.set()
-
-        clicker = Meanwhile(cancel)
-        at.button(key="ix_build").click().run()
-        assert clicker.join() == []
+    cancel_while_waiting(at, session, run="ix_build", cancel="ix_cancel")
     cancelled_page(at, studio)
     assert extracting.asked == [] and queue.snapshot() == (0, 0)
     at.button(key="ix_build").click().run()  # nobody else at the model now

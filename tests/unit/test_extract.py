@@ -30,6 +30,7 @@ from gear.index import Manifest, build_index
 from gear.index.update import add_passages, parse_ids, remove_passages, saved_passages
 from gear.llm.base import LLMError, LLMResult, Message
 from gear.prompts import extraction_prompt
+from tests.scripted_llm import passage_title
 
 
 class ScriptedLLM:
@@ -41,9 +42,9 @@ class ScriptedLLM:
         self.fail = fail or set()
         self._lock = threading.Lock()
 
-    def complete(self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512) -> LLMResult:
-        prompt = messages[-1]["content"]
-        title = prompt.split("```\n")[-1].split("\n", 1)[0]
+    def complete(self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512,
+                 on_text=None) -> LLMResult:
+        title = passage_title(messages)
         with self._lock:
             self.calls.append(title)
         if title in self.fail:
