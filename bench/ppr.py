@@ -5,6 +5,8 @@ retrieval beside a plain dense passage search.
     python bench/ppr.py [data/indexes/musique] [--qa assets/musique/musique_dev50.json] [--nx 10] [--cold]
 
 --cold removes the index's PPR cache (`<index>/ppr/`) first, so the entity names are encoded again.
+The synonym pass is also run both ways on the index's own entity vectors: the exact all-pairs pass (the default up
+to SYNONYM_EXACT_LIMIT names) and the faiss k-NN pass used above it, with the share of exact pairs the k-NN finds.
 Output: one measurement per line, `name value unit`, script-readable.
 """
 
@@ -21,7 +23,24 @@ import numpy as np
 from gear.agent.engine import Engine
 from gear.config import Settings
 from gear.data.corpus import load_qa
-from gear.retrieve.ppr import personalized_pagerank
+from gear.retrieve.ppr import Edges, personalized_pagerank, synonym_edges
+
+
+def compare_synonym_passes(vectors: np.ndarray, names: list[str], threshold: float, label: str) -> None:
+    """Time the exact and the k-NN synonym pass on the same vectors; print the k-NN's recall of the exact pairs."""
+    def pairs(e: Edges) -> set[tuple[int, int]]:
+        return set(zip(e.a.tolist(), e.b.tolist(), strict=True))
+
+    t = time.perf_counter()
+    exact = pairs(synonym_edges(vectors, names, threshold))
+    exact_s = time.perf_counter() - t
+    t = time.perf_counter()
+    knn = pairs(synonym_edges(vectors, names, threshold, exact_limit=0))
+    knn_s = time.perf_counter() - t
+    recall = len(knn & exact) / max(1, len(exact))
+    print(f"synonym_pass_exact_{label} {exact_s:.2f} s ({len(names)} names, {len(exact)} edges)")
+    print(f"synonym_pass_knn_{label} {knn_s:.2f} s ({len(knn)} edges; recall of the exact edges {recall:.4f}; "
+          f"edges not in the exact set {len(knn - exact)}; ratio exact/knn {exact_s / knn_s:.1f}x)", flush=True)
 
 
 def main() -> None:
@@ -46,6 +65,11 @@ def main() -> None:
         print(f"graph_build_{part.replace(' ', '_')} {seconds:.3f} s{' (from cache)' if cached else ''}")
     for name, value in index.graph.counts().items():
         print(f"graph_{name} {value} count")
+    for cached in sorted((Path(args.index) / "ppr").glob("entity_vectors-*.npz")):
+        with np.load(cached) as data:
+            vectors = data["vectors"]
+        if len(vectors) == len(index.entity_names):
+            compare_synonym_passes(vectors, list(index.entity_names), settings.ppr_synonym_threshold, "index")
 
     ppr_ms, full_ms, dense_ms, nx_ms, iterations, agree = [], [], [], [], [], []
     graph = None

@@ -13,8 +13,9 @@ triples); the best few entities stay; every passage node gets its min-max-normal
 (0.05). PPR (`personalized_pagerank`) solves x = (1−d)·s + d·(Pᵀx + (x on dangling nodes)·s), P = D⁻¹W, by power
 iteration on a scipy CSR matrix; passages are ranked by x.
 
-Building needs every entity name's embedding (the index's encoder, once per index) and an all-pairs cosine pass for
-the synonyms; both are cached beside the index (`ppr/`) when it is writable, and in memory by the Engine.
+Building needs every entity name's embedding (the index's encoder, once per index) and a synonym pass: exact all
+pairs up to SYNONYM_EXACT_LIMIT names, a faiss k-NN search above it (all pairs is quadratic: hours near a million
+names); both are cached beside the index (`ppr/`) when it is writable, and in memory by the Engine.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import scipy.sparse as sp
 from gear.files import atomic_write_bytes
 from gear.store.base import SearchBackend, StoreError
 from gear.store.memory import MemoryBackend
+from gear.store.vectors import VectorIndex, self_knn
 from gear.types import Scored
 
 RELATION_WEIGHT = 2.0  # per triple
@@ -41,6 +43,7 @@ CONTEXT_WEIGHT = 1.0
 SYNONYM_WEIGHT = 2.0  # times the cosine
 MAX_SYNONYMS = 100  # per entity (HippoRAG 2 stops after 100 neighbours above the threshold)
 MIN_ALNUM = 3  # shorter names ("a", "uk") take no synonym edges
+SYNONYM_EXACT_LIMIT = 100_000  # names; above it the synonym pass is a faiss k-NN search (bench/ppr_scale.py)
 TOLERANCE = 1e-10  # L1 change between power iterations at which PPR stops
 MAX_ITERATIONS = 100
 
@@ -85,15 +88,10 @@ def context_edges(head: np.ndarray, tail: np.ndarray, triple_passage: np.ndarray
     return Edges(pairs[:, 0], pairs[:, 1], np.full(len(pairs), CONTEXT_WEIGHT))
 
 
-def synonym_edges(vectors: np.ndarray, names: Sequence[str], threshold: float,
-                  max_per_entity: int = MAX_SYNONYMS) -> Edges:
-    """Entity pairs whose (normalised) name vectors have cosine ≥ threshold: each entity keeps its best
-    `max_per_entity`; a pair is an edge when either end keeps it; weight SYNONYM_WEIGHT·cos. Exact, in blocks of
-    rows (O(n²·d): seconds at 16k entities; an ANN index would be needed near a million)."""
-    eligible = np.flatnonzero([sum(ch.isalnum() for ch in name) >= MIN_ALNUM for name in names])
-    if len(eligible) < 2:
-        return Edges.empty()
-    m = np.ascontiguousarray(vectors[eligible], dtype=np.float32)
+def _exact_neighbours(m: np.ndarray, threshold: float, max_per_entity: int
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, column, cosine) of every pair at or above `threshold`, each row's best `max_per_entity`, by an
+    all-pairs pass in blocks of rows."""
     n = len(m)
     block = max(16, min(4096, (1 << 24) // n))
     rows, cols, sims = [], [], []
@@ -109,12 +107,43 @@ def synonym_edges(vectors: np.ndarray, names: Sequence[str], threshold: float,
         hit_r, hit_c, vals = hit_r[order], hit_c[order], vals[order]
         rank = np.arange(len(hit_r)) - np.searchsorted(hit_r, hit_r, side="left")
         keep = rank < max_per_entity
-        rows.append(eligible[start + hit_r[keep]])
-        cols.append(eligible[hit_c[keep]])
+        rows.append(start + hit_r[keep])
+        cols.append(hit_c[keep])
         sims.append(vals[keep])
     if not rows:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
+    return np.concatenate(rows), np.concatenate(cols), np.concatenate(sims)
+
+
+def _approximate_neighbours(m: np.ndarray, threshold: float, max_per_entity: int
+                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The same pairs from each row's `max_per_entity` nearest rows by a faiss IVF search (HippoRAG 2 also takes a
+    k-NN list per entity and keeps its members above the threshold)."""
+    rows, cols, vals = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, np.float32)]
+    for start, sims, ids in self_knn(m, max_per_entity):
+        hit_r, hit_k = np.nonzero((sims >= threshold) & (ids >= 0))
+        rows.append(start + hit_r)
+        cols.append(ids[hit_r, hit_k])
+        vals.append(sims[hit_r, hit_k])
+    return np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+
+
+def synonym_edges(vectors: np.ndarray, names: Sequence[str], threshold: float,
+                  max_per_entity: int = MAX_SYNONYMS, *, exact_limit: int = SYNONYM_EXACT_LIMIT) -> Edges:
+    """Entity pairs whose (normalised) name vectors have cosine ≥ threshold: each entity keeps its best
+    `max_per_entity`; a pair is an edge when either end keeps it; weight SYNONYM_WEIGHT·cos. Exact up to
+    `exact_limit` eligible names (O(n²·d): seconds at 16k, minutes at 100k); above it a faiss IVF k-NN pass
+    (approximate; without faiss the exact pass runs, however long)."""
+    eligible = np.flatnonzero([sum(ch.isalnum() for ch in name) >= MIN_ALNUM for name in names])
+    if len(eligible) < 2:
         return Edges.empty()
-    r, c, v = np.concatenate(rows), np.concatenate(cols), np.concatenate(sims).astype(np.float64)
+    m = np.ascontiguousarray(vectors[eligible], dtype=np.float32)
+    approximate = len(m) > exact_limit and VectorIndex.wants_ivf(len(m), threshold=0)
+    neighbours = _approximate_neighbours if approximate else _exact_neighbours
+    hit_r, hit_c, vals = neighbours(m, threshold, max_per_entity)
+    if len(hit_r) == 0:
+        return Edges.empty()
+    r, c, v = eligible[hit_r], eligible[hit_c], vals.astype(np.float64)
     a, b = np.minimum(r, c).astype(np.int64), np.maximum(r, c).astype(np.int64)
     pairs, first = np.unique(np.stack([a, b], axis=1), axis=0, return_index=True)
     return Edges(pairs[:, 0], pairs[:, 1], SYNONYM_WEIGHT * v[first])

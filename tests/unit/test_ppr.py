@@ -18,6 +18,7 @@ from gear.data.corpus import Question
 from gear.eval.report import evaluate
 from gear.llm import LLMResult
 from gear.retrieve.ppr import (
+    SYNONYM_EXACT_LIMIT,
     Edges,
     build_graph,
     context_edges,
@@ -71,31 +72,57 @@ def _unit(degrees: float) -> list[float]:
     return [np.cos(np.radians(degrees)), np.sin(np.radians(degrees))]
 
 
-def test_synonym_edges_keep_pairs_at_or_above_the_threshold() -> None:
+# every synonym rule holds for both passes: the exact all-pairs one and the faiss k-NN one used above `exact_limit`
+# names (on a handful of vectors the IVF probes every cell, so the two must agree exactly)
+PASSES = pytest.mark.parametrize("exact_limit", [SYNONYM_EXACT_LIMIT, 0], ids=["exact", "knn"])
+
+
+@PASSES
+def test_synonym_edges_keep_pairs_at_or_above_the_threshold(exact_limit: int) -> None:
     # cosines: (0,1) = cos 20° ≈ 0.940, (0,2) = cos 50° ≈ 0.643, (1,2) = cos 30° ≈ 0.866; entity 3 = entity 0's
     # direction but its name is too short to take synonyms
     vectors = np.array([_unit(0), _unit(20), _unit(50), _unit(0)], np.float32)
     names = ["mount etna", "mt etna", "etna volcano", "et"]
-    syn = synonym_edges(vectors, names, 0.8)
+    syn = synonym_edges(vectors, names, 0.8, exact_limit=exact_limit)
     got = {(int(a), int(b)): float(w) for a, b, w in zip(syn.a, syn.b, syn.w, strict=True)}
     assert set(got) == {(0, 1), (1, 2)}
     assert got[(0, 1)] == pytest.approx(2 * np.cos(np.radians(20)), abs=1e-6)
     assert got[(1, 2)] == pytest.approx(2 * np.cos(np.radians(30)), abs=1e-6)
-    assert len(synonym_edges(vectors, names, 0.95)) == 0  # the threshold is a setting
+    assert len(synonym_edges(vectors, names, 0.95, exact_limit=exact_limit)) == 0  # the threshold is a setting
 
 
-def test_the_synonym_threshold_is_inclusive() -> None:
+@PASSES
+def test_the_synonym_threshold_is_inclusive(exact_limit: int) -> None:
     vectors = np.array([[1.0, 0.0], [0.75, np.sqrt(1 - 0.75**2)]], np.float32)  # cosine exactly 0.75
-    assert len(synonym_edges(vectors, ["alpha", "alpine"], 0.75)) == 1
+    assert len(synonym_edges(vectors, ["alpha", "alpine"], 0.75, exact_limit=exact_limit)) == 1
 
 
-def test_synonym_edges_cap_the_neighbours_of_each_entity() -> None:
+@PASSES
+def test_synonym_edges_cap_the_neighbours_of_each_entity(exact_limit: int) -> None:
     vectors = np.array([_unit(0), _unit(1), _unit(3), _unit(6)], np.float32)
     names = ["alpha", "beta", "gamma", "delta"]
-    assert len(synonym_edges(vectors, names, 0.9)) == 6  # every pair is close enough
-    syn = synonym_edges(vectors, names, 0.9, max_per_entity=1)
+    assert len(synonym_edges(vectors, names, 0.9, exact_limit=exact_limit)) == 6  # every pair is close enough
+    syn = synonym_edges(vectors, names, 0.9, max_per_entity=1, exact_limit=exact_limit)
     # each entity keeps its nearest: 0→1, 1→0, 2→1, 3→2; a pair is an edge when either end keeps it
     assert sorted(zip(syn.a.tolist(), syn.b.tolist(), strict=True)) == [(0, 1), (1, 2), (2, 3)]
+
+
+def test_the_knn_pass_finds_almost_every_exact_synonym_pair_and_no_other() -> None:
+    # 4,000 names in 400 clusters over 64 dimensions, cosines within a cluster around 0.83 (some pairs above the
+    # threshold, some below): the IVF index has 63 cells and probes 8 of them per name
+    rng = np.random.default_rng(3)
+    centres = rng.standard_normal((400, 64)).astype(np.float32)
+    vectors = centres[rng.integers(0, 400, 4000)] + 0.45 * rng.standard_normal((4000, 64)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    names = [f"entity {i}" for i in range(4000)]
+    exact = synonym_edges(vectors, names, 0.8)
+    knn = synonym_edges(vectors, names, 0.8, exact_limit=0)
+    want = dict(zip(zip(exact.a.tolist(), exact.b.tolist(), strict=True), exact.w.tolist(), strict=True))
+    got = dict(zip(zip(knn.a.tolist(), knn.b.tolist(), strict=True), knn.w.tolist(), strict=True))
+    assert len(want) > 2000
+    assert set(got) <= set(want)  # nothing below the threshold, no self-pairs
+    assert len(got) >= 0.95 * len(want)
+    assert all(got[p] == pytest.approx(want[p], abs=1e-5) for p in got)  # flat IVF lists: exact cosines
 
 
 def test_build_graph_puts_passages_after_entities_and_is_symmetric() -> None:
