@@ -16,6 +16,7 @@ from gear.trace import Trace, TraceError
 from studio import demo
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import esc_md, one_line
+from studio.sidebar import show_answer_origins
 from studio.trace_view import TraceView
 
 EXAMPLE_NONE = "(type your own question)"
@@ -164,6 +165,7 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings) -> 
     st.session_state.pop(LIVE_EVENTS, None)
     st.session_state["trace"] = Trace(list(trace.events))
     st.session_state["teach_step"] = 0
+    show_answer_origins(st.session_state["trace"])
     if "first_graph_s" in timing:
         st.caption(f"first graph drawn {timing['first_graph_s']:.1f} s after Ask")
 

@@ -141,6 +141,22 @@ def start(key: str, value: Any) -> None:
         st.session_state[key] = value
 
 
+ORIGINS_SLOT = "_answer_origins_slot"  # this run's sidebar placeholder for "Last run's LLM answers"
+
+
+def show_answer_origins(trace: Any) -> None:
+    """"Last run's LLM answers: …" in the sidebar. The sidebar is drawn before a live run starts, so the Ask page
+    calls this again when the run ends (otherwise the line would describe the run before it)."""
+    slot = st.session_state.get(ORIGINS_SLOT)
+    if slot is None:
+        return
+    origins = answer_origins(trace)
+    if origins:
+        slot.caption(f"Last run's LLM answers: {origins}")
+    else:
+        slot.empty()
+
+
 def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Settings:
     """Method, LLM and knobs from the sidebar, as Settings (paper defaults, App. B)."""
     keep_choices()
@@ -170,9 +186,8 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
     sb.caption(llm_status(kind, cache if kind == "replay" else None))
     start("prompts", base.prompts or "")
     changes["prompts"] = sb.selectbox("Prompt profile", list(PROMPTS), key="prompts", format_func=PROMPTS.get) or None
-    origins = answer_origins(st.session_state.get("trace"))
-    if origins:
-        sb.caption(f"Last run's LLM answers: {origins}")
+    st.session_state[ORIGINS_SLOT] = sb.empty()
+    show_answer_origins(st.session_state.get("trace"))
     if not show_knobs:
         return _finish_settings(base, changes, kind)
     sb.subheader("Knobs")

@@ -83,14 +83,20 @@ class TraceView:
             with self.final:
                 self.draw(event)
             return
-        target = self.status if self.status is not None else st.container()
-        with target:
+        with self._current():
             self.draw(event)
+
+    def _current(self) -> Any:
+        """Where a step's output goes: the running iteration, or once the result has begun, the result box (the
+        QA call's LLM line and warnings come after the final ranking and belong with it)."""
+        if self.final is not None:
+            return self.final
+        return self.status if self.status is not None else st.container()
 
     def _box(self) -> Any:
         """The placeholder for what the model is doing now (waiting, writing), in the current iteration."""
         if self.writing is None:
-            with self.status if self.status is not None else st.container():
+            with self._current():
                 self.writing = st.empty()
         return self.writing
 

@@ -414,3 +414,50 @@ def test_index_page_offers_raw_text_extraction() -> None:
 
     assert extraction_available()
     assert raw_text_note().startswith("Without an OpenIE file")
+
+
+def result_box_text(at: AppTest) -> list[str]:
+    """The values of every element inside the bordered box headed "Result" (the run's final ranking and answer)."""
+    def values(node) -> list[str]:
+        out = [str(node.value)] if hasattr(node, "value") and not hasattr(node, "children") else []
+        for child in getattr(node, "children", {}).values():
+            out.extend(values(child))
+        return out
+
+    def find(node):
+        children = list(getattr(node, "children", {}).values())
+        if any(type(c).__name__ in ("Subheader", "Heading") and str(getattr(c, "value", "")) == "Result"
+               for c in children):
+            return node
+        for child in children:
+            found = find(child)
+            if found is not None:
+                return found
+        return None
+
+    box = find(at.main)
+    assert box is not None, "no Result box"
+    return values(box)
+
+
+@pytest.mark.parametrize("expand", ["gear", "ircot"])
+def test_the_answer_calls_llm_line_is_shown_in_the_result_box(studio: dict, expand: str) -> None:
+    # the QA call comes after the final ranking: its "LLM · qa" line belongs with the answer, not below the page
+    at = ask_with(start(studio), expand)
+    inside = result_box_text(at)
+    assert any(v.startswith("LLM · qa") for v in inside), inside
+    assert any(v.startswith("**Answer:**") for v in inside)
+
+
+def test_the_sidebar_says_who_answered_the_run_just_made(studio: dict) -> None:
+    # the sidebar is drawn before a run starts: its "Last run's LLM answers" must still describe the run just made
+    def origins_line(at: AppTest) -> list[str]:
+        return [str(c.value) for c in at.sidebar.caption if str(c.value).startswith("Last run's LLM answers")]
+
+    at = start(studio)
+    at.session_state["trace"] = None  # no bundled run in this data dir; start from none
+    at = ask_with(at, "gear")
+    calls = len(at.session_state["trace"].of(LLMCalled))
+    assert calls and origins_line(at) == [f"Last run's LLM answers: {calls} recorded"]
+    at = ask_with(at, "ppr")  # PPR asks no LLM: the line goes instead of describing the GeAR run
+    assert origins_line(at) == []
