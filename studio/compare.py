@@ -17,7 +17,6 @@ from gear.trace import Event, FinalRanking, LLMCalled, LLMText, LLMWaiting, RunF
 from studio.safe import esc_md, one_line
 from studio.sidebar import method_settings
 from studio.trace_view import show_wait
-from studio.widgets import table
 
 DEFAULT_METHODS = ["Hybrid", "Hybrid + NaiveGE", "PPR (HippoRAG 2)", "IRCoT (hybrid)", "GeAR (hybrid)"]
 RUNNING = "cmp_running"  # session state: a comparison of this session is running
@@ -65,11 +64,21 @@ def _cancel() -> None:
     st.session_state[CANCELLED] = True
 
 
+def gold_titles(engine: Any, qa: Any | None) -> dict[int, str]:
+    """Passage id → title of the question's gold passages found in the index (also those no method retrieves)."""
+    titles: dict[int, str] = {}
+    for title, text in getattr(qa, "gold", ()) or ():
+        pid = engine.backend.find_passage(title, text)
+        if pid is not None:
+            titles.setdefault(pid, title)
+    return titles
+
+
 def compare_live(engine: Any, question: str, qa: Any | None, methods: list[str], base: Settings, k: int) -> None:
     """Run the comparison with a Cancel button. The session keeps the results as each method ends, so a comparison
     stopped mid-way (settle_stopped) still shows the methods done."""
     results: dict[str, Trace | str] = {}
-    st.session_state["cmp_results"] = (question, k, results)
+    st.session_state["cmp_results"] = (question, k, results, gold_titles(engine, qa))
     st.session_state[RUNNING] = True
     cancel = st.empty()
     cancel.button("Cancel", key="cmp_cancel", on_click=_cancel,
@@ -85,53 +94,56 @@ def settle_stopped() -> str:
     cancelled = bool(st.session_state.pop(CANCELLED, False))
     if not st.session_state.pop(RUNNING, False) or "cmp_results" not in st.session_state:
         return ""
-    question, k, results = st.session_state["cmp_results"]
-    st.session_state["cmp_results"] = (question, k, dict(results))
+    question, k, results, titles = st.session_state["cmp_results"]
+    st.session_state["cmp_results"] = (question, k, dict(results), titles)
     why = "Cancelled" if cancelled else "The comparison was interrupted by another click"
     return f"{why} — the methods finished so far are shown below."
 
 
-def show_comparison(question: str, k: int, results: dict[str, Trace | str]) -> None:
+def show_comparison(question: str, k: int, results: dict[str, Trace | str], titles: dict[int, str]) -> None:
+    """The rankings side by side (one row per rank, one column per method, gold passages marked and highlighted),
+    then recall and cost per method, then the rank at which each gold passage entered each method's list."""
     st.markdown(f"**Question:** {esc_md(question)}")
     rankings: dict[str, list] = {}
-    gold_titles: dict[int, str] = {}
+    gold: dict[int, str] = dict(titles)
     recall_rows = []
     for label, result in results.items():
         if isinstance(result, str):
+            st.error(f"{label}: {result}")
             continue
         final = result.first(FinalRanking)
         start = result.first(RunStarted)
         rankings[label] = final.passages if final else []
         for p in rankings[label]:
             if p.gold:
-                gold_titles.setdefault(p.id, p.title)
-        gold = start.gold_passage_ids if start else []
-        for pid in gold:
-            gold_titles.setdefault(pid, f"passage #{pid}")
+                gold.setdefault(p.id, p.title)
+        gold_ids = start.gold_passage_ids if start else []
+        for pid in gold_ids:
+            gold.setdefault(pid, f"passage #{pid}")
         row = {"method": label}
         for kk in (5, 10, 15):
-            r = viz.recall_at(rankings[label], gold, kk)
+            r = viz.recall_at(rankings[label], gold_ids, kk)
             row[f"R@{kk}"] = None if r is None else round(100 * r)
         row.update(cost_row(result))
         recall_rows.append(row)
-    cols = st.columns(max(1, len(results)))
-    for col, (label, result) in zip(cols, results.items(), strict=True):
-        with col:
-            st.markdown(f"**{esc_md(label)}**")
-            if isinstance(result, str):
-                st.error(result)
-                continue
-            rows = [{"rank": n, "gold": "★" if p.gold else "", "title": p.title}
-                    for n, p in enumerate(rankings[label][:k], 1)]
-            table(rows, height=38 + 35 * max(1, len(rows)))
+    if rankings:
+        grid = pd.DataFrame(viz.side_by_side(rankings, k))
+        st.dataframe(grid.style.map(lambda v: "background-color: #fff3bf; font-weight: 600"
+                                    if isinstance(v, str) and v.startswith(viz.GOLD_MARK) else ""),
+                     hide_index=True, width="stretch", height=38 + 35 * k,
+                     column_config={"rank": st.column_config.NumberColumn("#", width="small"),
+                                    **{label: st.column_config.TextColumn(label, width="medium")
+                                       for label in rankings}})
     st.subheader("Recall and cost per method")
     if recall_rows:
         st.caption("LLM calls and tokens from each run's trace (calls answered by the memo cost nothing); time is "
                    "the whole run, LLM included. GeAR and IRCoT take agent_k passages per retrieval, whatever k says.")
         st.dataframe(pd.DataFrame(recall_rows), hide_index=True, width="stretch")
-    if gold_titles:
-        st.subheader("Where each gold passage entered (rank per method; empty = not retrieved)")
-        st.dataframe(pd.DataFrame(viz.gold_entry(rankings, gold_titles)), hide_index=True, width="stretch")
+    if gold:
+        st.subheader("Where each gold passage entered (rank per method; — = not retrieved)")
+        entered = [{key: "—" if value is None else value for key, value in row.items()}
+                   for row in viz.gold_entry(rankings, gold)]
+        st.dataframe(pd.DataFrame(entered).astype(str), hide_index=True, width="stretch")
     else:
         st.caption("Gold passages unknown for this question (free text), so recall is not shown.")
 

@@ -27,6 +27,7 @@ from gear.trace import (
     TripleView,
 )
 from gear.viz.charts import (
+    GOLD_MARK,
     category_figure,
     degree_figure,
     density_figure,
@@ -39,6 +40,7 @@ from gear.viz.charts import (
     recall_by_method_figure,
     recall_per_iteration_figure,
     report_label,
+    side_by_side,
     time_figure,
     tokens_figure,
     tokens_per_question_figure,
@@ -82,6 +84,7 @@ __all__ = [
     "ENTITY_COLOUR",
     "FONT",
     "GOLD_COLOUR",
+    "GOLD_MARK",
     "HOP_COLOURS",
     "HOP_NAMES",
     "PASSAGE_COLOUR",
@@ -129,6 +132,7 @@ __all__ = [
     "recall_per_iteration_figure",
     "report_label",
     "short",
+    "side_by_side",
     "spo_text",
     "time_figure",
     "tokens_figure",

@@ -52,6 +52,21 @@ def gold_entry(rankings: Mapping[str, Sequence[PassageView]], gold: Mapping[int,
     return rows
 
 
+GOLD_MARK = "★ "
+
+
+def side_by_side(rankings: Mapping[str, Sequence[PassageView]], k: int) -> list[dict[str, Any]]:
+    """Row n holds every method's n-th passage title (gold ones marked with GOLD_MARK), so k ranks of several
+    methods read across one table instead of several narrow ones."""
+    rows = []
+    for n in range(k):
+        row: dict[str, Any] = {"rank": n + 1}
+        for method, ranked in rankings.items():
+            row[method] = (GOLD_MARK if ranked[n].gold else "") + ranked[n].title if n < len(ranked) else ""
+        rows.append(row)
+    return rows
+
+
 def recall_at(ranked: Sequence[PassageView], gold: Iterable[int], k: int) -> float | None:
     """R@k of a list of passage views (gear.eval.measures.recall_at), None when the gold passages are unknown."""
     gold = list(gold)

@@ -163,6 +163,16 @@ def test_rank_movement_and_gold_entry() -> None:
     assert viz.recall_at(fused, [3, 7], 1) == 0.5
 
 
+def test_side_by_side_reads_each_rank_across_the_methods() -> None:
+    a = [PassageView(1, "A", ""), PassageView(3, "C", "", gold=True)]
+    b = [PassageView(3, "C", "", gold=True)]
+    assert viz.side_by_side({"BM25": a, "PPR": b}, 3) == [
+        {"rank": 1, "BM25": "A", "PPR": "★ C"},
+        {"rank": 2, "BM25": "★ C", "PPR": ""},
+        {"rank": 3, "BM25": "", "PPR": ""},
+    ]
+
+
 def test_neighbourhood_of_an_entity(tiny_index, make_encoder) -> None:
     from gear.agent.engine import Engine
     from gear.config import Settings
