@@ -23,7 +23,8 @@ import numpy as np
 from gear.agent.engine import Engine
 from gear.config import Settings
 from gear.data.corpus import load_qa
-from gear.retrieve.ppr import Edges, personalized_pagerank, synonym_edges
+from gear.retrieve.ppr import personalized_pagerank
+from gear.retrieve.ppr_graph import Edges, synonym_edges
 
 
 def compare_synonym_passes(vectors: np.ndarray, names: list[str], threshold: float, label: str) -> None:

@@ -54,7 +54,7 @@ def synonym_pass_at_scale(rng: np.random.Generator, n_entities: int, sample: int
     """Exact against k-NN on a sample, then the k-NN pass on n_entities vectors (what building this graph runs)."""
     from ppr import compare_synonym_passes
 
-    from gear.retrieve.ppr import synonym_edges
+    from gear.retrieve.ppr_graph import synonym_edges
 
     sample = min(sample, n_entities)
     vectors = clustered_names(rng, sample)
@@ -79,16 +79,8 @@ def main() -> None:
     from gear.agent.engine import Engine
     from gear.config import Settings
     from gear.index import Manifest
-    from gear.retrieve.ppr import (
-        SYNONYM_WEIGHT,
-        BuildCost,
-        Edges,
-        PPRIndex,
-        build_graph,
-        context_edges,
-        personalized_pagerank,
-        relation_edges,
-    )
+    from gear.retrieve.ppr import BuildCost, PPRIndex, personalized_pagerank
+    from gear.retrieve.ppr_graph import SYNONYM_WEIGHT, Edges, build_graph, context_edges, relation_edges
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", default="/tmp/gear_scale")

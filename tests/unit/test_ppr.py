@@ -17,16 +17,13 @@ from gear.config import Settings
 from gear.data.corpus import Question
 from gear.eval.report import evaluate
 from gear.llm import LLMResult
-from gear.retrieve.ppr import (
+from gear.retrieve.ppr import entity_weights, minmax, personalized_pagerank, seed_vector
+from gear.retrieve.ppr_graph import (
     SYNONYM_EXACT_LIMIT,
     Edges,
     build_graph,
     context_edges,
-    entity_weights,
-    minmax,
-    personalized_pagerank,
     relation_edges,
-    seed_vector,
     synonym_edges,
 )
 from gear.trace import (
