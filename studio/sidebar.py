@@ -204,14 +204,17 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
                "exp(−min(n, γ)/γ)")
     changes["max_neighbours"] = sb.slider("neighbours per beam", 5, 200, key="neighbours")
     changes["max_iterations"] = sb.slider("max iterations", 1, 6, key="max_iterations")
-    changes.update(peer_knobs(base))
+    changes.update(peer_knobs(base, open_=changes.get("expand", st.session_state.get("expand")) in PEERS))
     return _finish_settings(base, changes, kind)
 
 
-def peer_knobs(base: Settings) -> dict[str, Any]:
-    """The knobs of the peers (docs/peers.md), folded away: PPR's damping and recognition filter, IRCoT's steps and
-    retriever."""
-    box = st.sidebar.expander("PPR and IRCoT knobs")
+PEERS = ("ppr", "ircot")
+
+
+def peer_knobs(base: Settings, open_: bool = False) -> dict[str, Any]:
+    """The knobs of the peers (docs/peers.md): PPR's damping and recognition filter, IRCoT's steps and retriever;
+    folded away unless a peer is the chosen expansion."""
+    box = st.sidebar.expander("PPR and IRCoT knobs", expanded=open_)
     for key in ("ppr_damping", "ppr_filter", "ircot_max_steps", "ircot_retriever"):
         start(key, getattr(base, key))
     return {

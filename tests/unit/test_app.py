@@ -482,3 +482,16 @@ def test_the_sidebar_says_who_answered_the_run_just_made(studio: dict) -> None:
     assert calls and origins_line(at) == [f"Last run's LLM answers: {calls} recorded"]
     at = ask_with(at, "ppr")  # PPR asks no LLM: the line goes instead of describing the GeAR run
     assert origins_line(at) == []
+
+
+def test_the_peers_knobs_unfold_when_a_peer_is_the_expansion(studio: dict) -> None:
+    def peers_box_open(at: AppTest) -> bool:
+        box = next(e for e in at.sidebar.expander if e.label == "PPR and IRCoT knobs")
+        return bool(box.proto.expanded)
+
+    at = start(studio)
+    at.selectbox(key="expand").set_value("gear").run()
+    assert not peers_box_open(at)
+    for peer in ("ppr", "ircot"):
+        at.selectbox(key="expand").set_value(peer).run()
+        assert peers_box_open(at), peer
