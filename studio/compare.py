@@ -66,12 +66,8 @@ def _cancel() -> None:
 
 def gold_titles(engine: Any, qa: Any | None) -> dict[int, str]:
     """Passage id → title of the question's gold passages found in the index (also those no method retrieves)."""
-    titles: dict[int, str] = {}
-    for title, text in getattr(qa, "gold", ()) or ():
-        pid = engine.backend.find_passage(title, text)
-        if pid is not None:
-            titles.setdefault(pid, title)
-    return titles
+    ids = engine.gold_ids(qa.gold) if qa is not None else []
+    return {p.id: p.title for p in engine.backend.passages(ids)}
 
 
 def compare_live(engine: Any, question: str, qa: Any | None, methods: list[str], base: Settings, k: int) -> None:
@@ -105,7 +101,6 @@ def show_comparison(question: str, k: int, results: dict[str, Trace | str], titl
     then recall and cost per method, then the rank at which each gold passage entered each method's list."""
     st.markdown(f"**Question:** {esc_md(question)}")
     rankings: dict[str, list] = {}
-    gold: dict[int, str] = dict(titles)
     recall_rows = []
     for label, result in results.items():
         if isinstance(result, str):
@@ -114,12 +109,7 @@ def show_comparison(question: str, k: int, results: dict[str, Trace | str], titl
         final = result.first(FinalRanking)
         start = result.first(RunStarted)
         rankings[label] = final.passages if final else []
-        for p in rankings[label]:
-            if p.gold:
-                gold.setdefault(p.id, p.title)
         gold_ids = start.gold_passage_ids if start else []
-        for pid in gold_ids:
-            gold.setdefault(pid, f"passage #{pid}")
         row = {"method": label}
         for kk in (5, 10, 15):
             r = viz.recall_at(rankings[label], gold_ids, kk)
@@ -139,10 +129,10 @@ def show_comparison(question: str, k: int, results: dict[str, Trace | str], titl
         st.caption("LLM calls and tokens from each run's trace (calls answered by the memo cost nothing); time is "
                    "the whole run, LLM included. GeAR and IRCoT take agent_k passages per retrieval, whatever k says.")
         st.dataframe(pd.DataFrame(recall_rows), hide_index=True, width="stretch")
-    if gold:
+    if titles:
         st.subheader("Where each gold passage entered (rank per method; — = not retrieved)")
         entered = [{key: "—" if value is None else value for key, value in row.items()}
-                   for row in viz.gold_entry(rankings, gold)]
+                   for row in viz.gold_entry(rankings, titles)]
         st.dataframe(pd.DataFrame(entered).astype(str), hide_index=True, width="stretch")
     else:
         st.caption("Gold passages unknown for this question (free text), so recall is not shown.")

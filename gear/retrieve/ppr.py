@@ -11,6 +11,7 @@ ranked by x.
 Building needs every entity name's embedding (the index's encoder, once per index) and the synonym pass; both are
 cached beside the index (`ppr/`) when it is writable, and the graph is kept in memory by the Engine (`PPRIndex`).
 """
+
 from __future__ import annotations
 
 import contextlib

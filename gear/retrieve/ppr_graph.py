@@ -27,6 +27,7 @@ MAX_SYNONYMS = 100  # per entity (HippoRAG 2 stops after 100 neighbours above th
 MIN_ALNUM = 3  # shorter names ("a", "uk") take no synonym edges
 SYNONYM_EXACT_LIMIT = 100_000  # names; above it the synonym pass is a faiss k-NN search (bench/ppr_scale.py)
 
+
 @dataclass(frozen=True)
 class Edges:
     """Undirected weighted edges as parallel arrays, each pair once (a < b for entity pairs; for context edges
@@ -115,7 +116,7 @@ def synonym_edges(vectors: np.ndarray, names: Sequence[str], threshold: float,
     if len(eligible) < 2:
         return Edges.empty()
     m = np.ascontiguousarray(vectors[eligible], dtype=np.float32)
-    approximate = len(m) > exact_limit and VectorIndex.wants_ivf(len(m), threshold=0)
+    approximate = VectorIndex.wants_ivf(len(m), threshold=exact_limit + 1)  # and faiss is installed
     neighbours = _approximate_neighbours if approximate else _exact_neighbours
     hit_r, hit_c, vals = neighbours(m, threshold, max_per_entity)
     if len(hit_r) == 0:
