@@ -96,7 +96,7 @@ def index(
         triples, extraction = _triples_for(docs, report, openie, settings, out_dir, options)
         for line in report.summary():
             console.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
-        encoder = Encoder(settings.embedder, bf16=settings.embed_bf16)
+        encoder = Encoder(settings.embedder, bf16=settings.embed_bf16, device=settings.device)
         with progress_bar() as update:
             manifest = build_index(docs, triples, out_dir, encoder, progress=update, extraction=extraction,
                                    source={"corpus": str(corpus), "openie": str(openie) if openie else None,
@@ -116,7 +116,7 @@ def _update(index_dir: Path, add: Path | None, remove: str | None, openie: Path 
     from gear.index.update import add_passages, parse_ids, remove_passages, saved_passages
 
     manifest = Manifest.read(index_dir)  # fails early, with a clear message, on a missing index
-    encoder = Encoder(manifest.embedder, bf16=settings.embed_bf16)
+    encoder = Encoder(manifest.embedder, bf16=settings.embed_bf16, device=settings.device)
     if remove is not None:
         try:
             ids = parse_ids(remove)
