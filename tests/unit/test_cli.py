@@ -118,3 +118,18 @@ def test_error_text_is_not_read_as_markup(runner: CliRunner, tmp_path: Path) -> 
     assert result.exit_code == 2
     assert "Traceback" not in result.output
     assert _error_lines(result.output) == [f"error: {missing}: file not found"]
+
+
+def test_gear_app_without_a_checkout_says_so(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                             ) -> None:
+    """`pip install .` installs the engine and the CLI, not the app: `gear app` says so instead of failing in
+    Streamlit."""
+    import gear.cli.studio as studio_command
+
+    site = tmp_path / "site-packages"
+    monkeypatch.setattr(studio_command, "__file__", str(site / "gear" / "cli" / "studio.py"))
+    result = runner.invoke(app, ["app"], env=WIDE)
+    assert result.exit_code == 2
+    assert _error_lines(result.output) == [
+        f"error: the app runs from a checkout of GeAR Studio (`make run` there); this `gear` was installed without "
+        f"it ({site})"]
