@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     backend: Literal["memory", "elasticsearch"] = "memory"
     embedder: str = "all-MiniLM-L6-v2"  # the paper used all-mpnet-base-v2; MiniLM is 7x faster on CPU
     embed_bf16: bool = False
+    # where the encoder runs: auto = a CUDA GPU, else Apple's MPS, else the CPU (vectors equal up to float rounding,
+    # so the index does not record it; gear/embed/device.py)
+    device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
     retriever: Retriever = "hybrid"
     expand: ExpandMethod = "none"
     rrf_k: int = Field(60, ge=1)

@@ -119,7 +119,7 @@ def ensure_demo_index(name: str, progress: StageProgress | None = None, encoder:
             from gear.embed import Encoder
 
             settings = Settings()
-            encoder = Encoder(settings.embedder, bf16=settings.embed_bf16)
+            encoder = Encoder(settings.embedder, bf16=settings.embed_bf16, device=settings.device)
         build_index(docs, triples, out, encoder, progress=progress,  # type: ignore[arg-type]
                     source={"demo": name, "corpus": str(demo.corpus.relative_to(ROOT)),
                             "openie": str(demo.openie.relative_to(ROOT)), "qa": str(demo.qa.relative_to(ROOT))},

@@ -137,85 +137,32 @@ def extraction_available() -> bool:
         return False
 
 
-def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Settings) -> None:
-    from gear.data.corpus import align_openie, load_any_corpus, load_openie, unique_documents
-    from gear.index import build_index
+class BuildStopped(Exception):
+    """A build step could not go on: `label` heads the status box, `message` says why."""
 
+    def __init__(self, label: str, message: str) -> None:
+        super().__init__(message)
+        self.label, self.message = label, message
+
+
+def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Settings) -> None:
+    """Read the uploads, get their triples (from the OpenIE file, or extracted by the LLM), encode and save."""
     out = demo.indexes_dir() / name
     with tempfile.TemporaryDirectory() as tmp, st.status(f"Building {name}…", expanded=True) as box:
-        tmpdir = Path(tmp)
-        folder = tmpdir / "corpus"
-        folder.mkdir()
-        for f in corpus_files:
-            (folder / re.sub(r"[^A-Za-z0-9_.-]", "_", f.name)).write_bytes(f.getvalue())
-        paths = sorted(folder.iterdir())
-        source = paths[0] if len(paths) == 1 else folder
-        docs, report = load_any_corpus(source)
-        docs = unique_documents(docs, report)
-        st.write(f"{len(docs):,} passage{'' if len(docs) == 1 else 's'} read")
-        if openie is not None:
-            oie_path = tmpdir / "openie.json"
-            oie_path.write_bytes(openie.getvalue())
-            oie, oie_report = load_openie(oie_path)
-            report.warnings += oie_report.warnings
-            triples, extraction = align_openie(docs, oie, report), {"source": openie.name}
-        else:
-            if not extraction_available():
-                box.update(label="Needs an OpenIE file", state="error")
-                st.error(raw_text_note())
-                return
-            from gear.extract.bridge import extract_for_index
-
-            st.write(f"extracting triples with the {settings.llm} LLM (resumable: a journal is kept beside the index)")
-            ebar = st.progress(0, text="extracting triples")
-            place, cancel = st.empty(), st.empty()
-            cancel.button("Cancel", key="ix_cancel", on_click=_cancelled,
-                          help="Stop the extraction (and leave the model's queue); finished passages stay in the "
-                               "journal.")
-            written: list[int] = [0]
-            reading = "📖 the model is reading the next passage (its first text can take a minute on a CPU)…"
-            place.caption(reading)
-
-            def on_extract(_result, done: int, total: int) -> None:
-                ebar.progress(min(100, int(100 * done / max(total, 1))), text=f"extracting triples: {done:,} / "
-                              f"{total:,} passages")
-                written[0] = 0
-                place.caption(reading if done < total else "")
-
-            def on_wait(ahead: int) -> None:
-                # drawn on every poll of the model's queue: where Streamlit can stop a cancelled run
-                place.caption(f"⏳ waiting for the model: {ahead} ahead" if ahead else reading)
-
-            def on_text(piece: str) -> None:
-                # drawn as the model writes, so a Cancel stops the passage being written, not after it
-                written[0] += len(piece)
-                place.caption(f"✍️ the model is writing this passage's triples: {written[0]:,} characters")
-
-            try:
-                with listening(on_wait):
-                    triples, extraction = extract_for_index(docs, settings, out, None, progress=on_extract,
-                                                            on_text=on_text)
-            except Exception as exc:
-                box.update(label="Extraction failed", state="error")
-                st.error(one_line(exc))
-                return
-            finally:
-                place.empty()
-                cancel.empty()
-        for line in report.summary():
-            st.caption(line)
-        bar = st.progress(0, text="encoding")
-
-        def progress(stage: str, done: int, total: int) -> None:
-            bar.progress(min(100, int(100 * done / max(total, 1))), text=f"{stage}: {done:,} / {total:,}")
-
         try:
-            manifest = build_index(docs, triples, out, encoder_for(settings.embedder), progress=progress,
-                                   extraction=extraction, source={"corpus": ", ".join(f.name for f in corpus_files),
-                                                                  "openie": openie.name if openie else None})
-        except Exception as exc:
-            box.update(label="Build failed", state="error")
-            st.error(one_line(exc))
+            docs, report = read_uploaded_corpus(Path(tmp), corpus_files)
+            if openie is not None:
+                triples, extraction = triples_from_openie(Path(tmp), openie, docs, report)
+            else:
+                triples, extraction = extract_triples(docs, settings, out)
+            for line in report.summary():
+                st.caption(line)
+            manifest = encode_and_save(docs, triples, out, settings, extraction,
+                                       {"corpus": ", ".join(f.name for f in corpus_files),
+                                        "openie": openie.name if openie else None})
+        except BuildStopped as stop:
+            box.update(label=stop.label, state="error")
+            st.error(stop.message)
             return
         if qa is not None:
             atomic_write_bytes(out / "qa.json", qa.getvalue())
@@ -224,3 +171,97 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
     st.dataframe(pd.DataFrame([{"passages": manifest.n_passages, "triples": manifest.n_triples,
                                 "entities": manifest.n_entities}]), hide_index=True)
     st.success(f"Index {name} is ready: pick it in the sidebar.")
+
+
+def read_uploaded_corpus(tmpdir: Path, corpus_files: list[Any]) -> tuple[list[Any], Any]:
+    """The uploaded files, saved under safe names and read as one corpus (a single file, or the folder of them)."""
+    from gear.data.corpus import load_any_corpus, unique_documents
+
+    folder = tmpdir / "corpus"
+    folder.mkdir()
+    for f in corpus_files:
+        (folder / re.sub(r"[^A-Za-z0-9_.-]", "_", f.name)).write_bytes(f.getvalue())
+    paths = sorted(folder.iterdir())
+    docs, report = load_any_corpus(paths[0] if len(paths) == 1 else folder)
+    docs = unique_documents(docs, report)
+    st.write(f"{len(docs):,} passage{'' if len(docs) == 1 else 's'} read")
+    return docs, report
+
+
+def triples_from_openie(tmpdir: Path, openie: Any, docs: list[Any], report: Any) -> tuple[list[Any], dict]:
+    """The uploaded OpenIE file's triples, aligned to the passages (its warnings join the corpus report)."""
+    from gear.data.corpus import align_openie, load_openie
+
+    path = tmpdir / "openie.json"
+    path.write_bytes(openie.getvalue())
+    oie, oie_report = load_openie(path)
+    report.warnings += oie_report.warnings
+    return align_openie(docs, oie, report), {"source": openie.name}
+
+
+class ExtractionView:
+    """What the page shows while the LLM extracts triples: a progress bar, one line saying what the model does (its
+    place in the queue, or how much of this passage it has written), and a Cancel button. Every callback draws, so
+    Streamlit can stop a cancelled run there."""
+
+    READING = "📖 the model is reading the next passage (its first text can take a minute on a CPU)…"
+
+    def __init__(self) -> None:
+        self.bar = st.progress(0, text="extracting triples")
+        self.place, self.cancel = st.empty(), st.empty()
+        self.cancel.button("Cancel", key="ix_cancel", on_click=_cancelled,
+                           help="Stop the extraction (and leave the model's queue); finished passages stay in the "
+                                "journal.")
+        self.written = 0  # characters of the passage being written
+        self.place.caption(self.READING)
+
+    def on_extract(self, _result: object, done: int, total: int) -> None:
+        self.bar.progress(min(100, int(100 * done / max(total, 1))),
+                          text=f"extracting triples: {done:,} / {total:,} passages")
+        self.written = 0
+        self.place.caption(self.READING if done < total else "")
+
+    def on_wait(self, ahead: int) -> None:
+        self.place.caption(f"⏳ waiting for the model: {ahead} ahead" if ahead else self.READING)
+
+    def on_text(self, piece: str) -> None:
+        self.written += len(piece)
+        self.place.caption(f"✍️ the model is writing this passage's triples: {self.written:,} characters")
+
+    def close(self) -> None:
+        self.place.empty()
+        self.cancel.empty()
+
+
+def extract_triples(docs: list[Any], settings: Settings, out: Path) -> tuple[list[Any], dict]:
+    """Triples extracted from the passages by the sidebar's LLM, resumable from the journal beside `out`."""
+    if not extraction_available():
+        raise BuildStopped("Needs an OpenIE file", raw_text_note())
+    from gear.extract.bridge import extract_for_index
+
+    st.write(f"extracting triples with the {settings.llm} LLM (resumable: a journal is kept beside the index)")
+    view = ExtractionView()
+    try:
+        with listening(view.on_wait):
+            return extract_for_index(docs, settings, out, None, progress=view.on_extract, on_text=view.on_text)
+    except Exception as exc:
+        raise BuildStopped("Extraction failed", one_line(exc)) from exc
+    finally:
+        view.close()
+
+
+def encode_and_save(docs: list[Any], triples: list[Any], out: Path, settings: Settings, extraction: dict,
+                    source: dict) -> Any:
+    """Encode the passages and triples with the embedder and write the index (atomically) to `out`."""
+    from gear.index import build_index
+
+    bar = st.progress(0, text="encoding")
+
+    def progress(stage: str, done: int, total: int) -> None:
+        bar.progress(min(100, int(100 * done / max(total, 1))), text=f"{stage}: {done:,} / {total:,}")
+
+    try:
+        return build_index(docs, triples, out, encoder_for(settings.embedder), progress=progress,
+                           extraction=extraction, source=source)
+    except Exception as exc:
+        raise BuildStopped("Build failed", one_line(exc)) from exc

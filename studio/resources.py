@@ -25,17 +25,18 @@ _lock = threading.Lock()
 
 # -- encoders and engines ----------------------------------------------------------------------------------------------
 @st.cache_resource(show_spinner=False)
-def _encoder(name: str, bf16: bool) -> Any:
+def _encoder(name: str, bf16: bool, device: str) -> Any:
     if name in ENCODER_FACTORIES:
         return ENCODER_FACTORIES[name]()
     from gear.embed import Encoder
 
-    return Encoder(name, bf16=bf16)
+    return Encoder(name, bf16=bf16, device=device)
 
 
 def encoder_for(name: str) -> Any:
     with _lock:
-        return _encoder(name, Settings().embed_bf16)
+        settings = Settings()
+        return _encoder(name, settings.embed_bf16, settings.device)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

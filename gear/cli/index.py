@@ -6,9 +6,63 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from gear.cli.app import app, console, friendly_errors, out, progress_bar, settings_from
+
+
+class IndexGroup(TyperGroup):
+    """`gear index`: `build` (the default: `gear index CORPUS --out DIR` needs no command name), `add`, `remove`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = ["build", *args]  # the old form: a corpus (or, with --add/--remove, an index) and options
+        return super().parse_args(ctx, args)
+
+
+index_app = typer.Typer(cls=IndexGroup, no_args_is_help=True, add_completion=False,
+                        help="Build an index from a corpus (`gear index CORPUS --out DIR`), add passages to one, or "
+                             "remove passages from one.")
+app.add_typer(index_app, name="index")
+
+# options the commands that read passages share (build and add)
+OpenieOpt = Annotated[Path | None, typer.Option("--openie", help="HippoRAG OpenIE JSON with the triples; without it "
+                                                "triples are extracted with the configured LLM")]
+ChunkWordsOpt = Annotated[int | None, typer.Option("--chunk-words", min=10, help="passage length in words for "
+                                                   ".txt/.md (default 120); also splits longer JSON passages")]
+WorkDirOpt = Annotated[Path | None, typer.Option("--work-dir", help="extraction journal (default OUT.extract/)")]
+ConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency", min=1, help="parallel LLM calls (default 4 for "
+                                                    "remote endpoints, 1 for the local model)")]
+PriceInOpt = Annotated[float | None, typer.Option("--price-in", help="USD per 1M prompt tokens (cost estimate)")]
+PriceOutOpt = Annotated[float | None, typer.Option("--price-out", help="USD per 1M completion tokens")]
+StyleOpt = Annotated[str, typer.Option("--prompt-style", help="one-shot (paper prompt + worked JSON example) or "
+                                                              "paper (the prompt alone)")]
+NoSchemaOpt = Annotated[bool, typer.Option("--no-schema", help="do not constrain the answer by a JSON schema")]
+GroundedOpt = Annotated[bool, typer.Option("--grounded", help="drop triples whose subject and object both do not "
+                                                              "occur in the passage")]
+BackendOpt = Annotated[str | None, typer.Option("--backend", help="memory (default) or elasticsearch: also copy the "
+                                                                  "index into Elasticsearch")]
+
+
+def _extract_options(work_dir: Path | None, concurrency: int | None, price_in: float | None,
+                     price_out: float | None, style: str, no_schema: bool, grounded: bool, backend: str | None) -> Any:
+    from gear.data.corpus import InputError
+    from gear.extract.bridge import ExtractOptions
+
+    if style not in ("one-shot", "paper"):
+        raise InputError(f"--prompt-style must be one-shot or paper, not {style!r}")
+    _check_backend(backend)
+    return ExtractOptions(work_dir=work_dir, concurrency=concurrency, price_in=price_in, price_out=price_out,
+                          style=style, use_schema=not no_schema, require_grounded=grounded)  # type: ignore[arg-type]
+
+
+def _check_backend(backend: str | None) -> None:
+    from gear.data.corpus import InputError
+
+    if backend not in (None, "memory", "elasticsearch"):
+        raise InputError(f"--backend must be memory or elasticsearch, not {backend!r}")
 
 
 def _load_docs(path: Path, chunk_words: int | None) -> tuple[list, Any]:
@@ -31,6 +85,11 @@ def _triples_for(docs: list, report: Any, openie: Path | None, settings: Any, ou
     return align_openie(docs, oie, report), {"source": str(openie)}
 
 
+def _warn(report: Any) -> None:
+    for line in report.summary():
+        console.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
+
+
 def _migrate(out_dir: Path, settings: Any) -> None:
     from gear.index.migrate import migrate_to_elastic
 
@@ -39,34 +98,25 @@ def _migrate(out_dir: Path, settings: Any) -> None:
     out.print(f"copied into Elasticsearch: {json.dumps(record, ensure_ascii=False)}")
 
 
-@app.command()
-def index(
-    corpus: Annotated[Path, typer.Argument(help="corpus (JSON list/dict, .txt/.md file or folder); with --add or "
-                                                "--remove: the index directory")],
+@index_app.command()
+def build(
+    corpus: Annotated[Path, typer.Argument(help="corpus (JSON list/dict, .txt/.md file or folder)")],
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="index directory to write")] = None,
-    openie: Annotated[Path | None, typer.Option("--openie", help="HippoRAG OpenIE JSON with the triples; without "
-                                                "it triples are extracted with the configured LLM")] = None,
+    openie: OpenieOpt = None,
     embedder: Annotated[str | None, typer.Option("--embedder", help="all-MiniLM-L6-v2 or all-mpnet-base-v2")] = None,
-    chunk_words: Annotated[int | None, typer.Option("--chunk-words", min=10, help="passage length in words for "
-                                                    ".txt/.md (default 120); also splits longer JSON passages")] = None,
-    add: Annotated[Path | None, typer.Option("--add", help="add this corpus's passages to the index CORPUS")] = None,
-    remove: Annotated[str | None, typer.Option("--remove", help="remove passages by id (1,5,7-9) from the index "
-                                                                "CORPUS; remaining ids are renumbered")] = None,
-    work_dir: Annotated[Path | None, typer.Option("--work-dir", help="extraction journal (default OUT.extract/)")]
-    = None,
-    concurrency: Annotated[int | None, typer.Option("--concurrency", min=1, help="parallel LLM calls (default 4 "
-                                                    "for remote endpoints, 1 for the local model)")] = None,
-    price_in: Annotated[float | None, typer.Option("--price-in", help="USD per 1M prompt tokens (cost estimate)")]
-    = None,
-    price_out: Annotated[float | None, typer.Option("--price-out", help="USD per 1M completion tokens")] = None,
-    style: Annotated[str, typer.Option("--prompt-style", help="one-shot (paper prompt + worked JSON example) or "
-                                                              "paper (the prompt alone)")] = "one-shot",
-    no_schema: Annotated[bool, typer.Option("--no-schema", help="do not constrain the answer by a JSON schema")]
-    = False,
-    grounded: Annotated[bool, typer.Option("--grounded", help="drop triples whose subject and object both do not "
-                                                              "occur in the passage")] = False,
-    backend: Annotated[str | None, typer.Option("--backend", help="memory (default) or elasticsearch: also copy "
-                                                                  "the index into Elasticsearch")] = None,
+    chunk_words: ChunkWordsOpt = None,
+    add: Annotated[Path | None, typer.Option("--add", hidden=True, help="old form of `gear index add CORPUS MORE`: "
+                                             "CORPUS is then the index")] = None,
+    remove: Annotated[str | None, typer.Option("--remove", hidden=True, help="old form of `gear index remove "
+                                               "CORPUS IDS`: CORPUS is then the index")] = None,
+    work_dir: WorkDirOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
+    style: StyleOpt = "one-shot",
+    no_schema: NoSchemaOpt = False,
+    grounded: GroundedOpt = False,
+    backend: BackendOpt = None,
 ) -> None:
     """Build an index from a corpus: triples from an OpenIE file or extracted by the LLM (resumable)."""
     import time
@@ -74,29 +124,25 @@ def index(
     with friendly_errors():
         from gear.data.corpus import InputError
         from gear.embed import Encoder
-        from gear.extract.bridge import ExtractOptions
         from gear.index import build_index
 
-        if style not in ("one-shot", "paper"):
-            raise InputError(f"--prompt-style must be one-shot or paper, not {style!r}")
-        if backend not in (None, "memory", "elasticsearch"):
-            raise InputError(f"--backend must be memory or elasticsearch, not {backend!r}")
+        options = _extract_options(work_dir, concurrency, price_in, price_out, style, no_schema, grounded, backend)
+        settings = settings_from(embedder=embedder)
         if add is not None and remove is not None:
             raise InputError("use either --add or --remove, not both")
-        settings = settings_from(embedder=embedder)
-        options = ExtractOptions(work_dir=work_dir, concurrency=concurrency, price_in=price_in, price_out=price_out,
-                                 style=style, use_schema=not no_schema, require_grounded=grounded)  # type: ignore[arg-type]
-        started = time.perf_counter()
-        if remove is not None or add is not None:
-            _update(corpus, add, remove, openie, chunk_words, settings, options, backend)
+        if add is not None:  # the old form, where the positional argument is the index
+            _add_passages(corpus, add, openie, chunk_words, settings, options, backend)
+            return
+        if remove is not None:
+            _remove_passages(corpus, remove, settings, backend)
             return
         if out_dir is None:
             raise InputError("--out INDEX_DIR is required to build an index")
+        started = time.perf_counter()
         docs, report = _load_docs(corpus, chunk_words)
         triples, extraction = _triples_for(docs, report, openie, settings, out_dir, options)
-        for line in report.summary():
-            console.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
-        encoder = Encoder(settings.embedder, bf16=settings.embed_bf16)
+        _warn(report)
+        encoder = Encoder(settings.embedder, bf16=settings.embed_bf16, device=settings.device)
         with progress_bar() as update:
             manifest = build_index(docs, triples, out_dir, encoder, progress=update, extraction=extraction,
                                    source={"corpus": str(corpus), "openie": str(openie) if openie else None,
@@ -108,43 +154,88 @@ def index(
             _migrate(out_dir, settings)
 
 
-def _update(index_dir: Path, add: Path | None, remove: str | None, openie: Path | None, chunk_words: int | None,
-            settings: Any, options: Any, backend: str | None) -> None:
+@index_app.command("add")
+def add_command(
+    index_dir: Annotated[Path, typer.Argument(help="the index to add to")],
+    corpus: Annotated[Path, typer.Argument(help="passages to add (any corpus `gear index` reads); those already in "
+                                                "the index are skipped")],
+    openie: OpenieOpt = None,
+    chunk_words: ChunkWordsOpt = None,
+    work_dir: WorkDirOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
+    style: StyleOpt = "one-shot",
+    no_schema: NoSchemaOpt = False,
+    grounded: GroundedOpt = False,
+    backend: BackendOpt = None,
+) -> None:
+    """Add passages to an index without re-encoding the existing ones (their ids stay; new ones come after)."""
+    with friendly_errors():
+        options = _extract_options(work_dir, concurrency, price_in, price_out, style, no_schema, grounded, backend)
+        _add_passages(index_dir, corpus, openie, chunk_words, settings_from(), options, backend)
+
+
+@index_app.command("remove")
+def remove_command(
+    index_dir: Annotated[Path, typer.Argument(help="the index to remove from")],
+    ids: Annotated[str, typer.Argument(help="passage ids: 3 or 3,7-9 (`gear retrieve` and the app show them)")],
+    backend: BackendOpt = None,
+) -> None:
+    """Remove passages (and their triples) by id; the passages after each removed one are renumbered."""
+    with friendly_errors():
+        _check_backend(backend)
+        _remove_passages(index_dir, ids, settings_from(), backend)
+
+
+def _add_passages(index_dir: Path, corpus: Path, openie: Path | None, chunk_words: int | None, settings: Any,
+                  options: Any, backend: str | None) -> None:
+    from gear.embed import Encoder
+    from gear.index import Manifest
+    from gear.index.update import add_passages, saved_passages
+
+    manifest = Manifest.read(index_dir)  # fails early, with a clear message, on a missing index
+    encoder = Encoder(manifest.embedder, bf16=settings.embed_bf16, device=settings.device)
+    docs, report = _load_docs(corpus, chunk_words)
+    titles, texts, _, _ = saved_passages(index_dir)
+    known = set(zip(titles, texts, strict=True))
+    fresh = [d for d in docs if (d.title, d.text) not in known]
+    if len(fresh) < len(docs):
+        console.print(f"{len(docs) - len(fresh)} passages are already in the index: skipped", highlight=False)
+    triples, extraction = _triples_for(fresh, report, openie, settings, index_dir, options) if fresh else ([], {})
+    _warn(report)
+    with progress_bar() as update:
+        new, added = add_passages(index_dir, fresh, triples, encoder, progress=update, source=str(corpus),
+                                  extraction=extraction)
+    out.print(f"added {added} passages ({new.n_triples - manifest.n_triples} triples) to {index_dir}: "
+              f"{new.n_passages} passages, {new.n_triples} triples, {new.n_entities} entities; existing ids "
+              f"unchanged, new ones are {manifest.n_passages}..{new.n_passages - 1}")
+    _copy_to_elastic_if_kept_there(index_dir, manifest, settings, backend)
+
+
+def _remove_passages(index_dir: Path, ids_text: str, settings: Any, backend: str | None) -> None:
     from gear.data.corpus import InputError
     from gear.embed import Encoder
     from gear.index import Manifest
-    from gear.index.update import add_passages, parse_ids, remove_passages, saved_passages
+    from gear.index.update import parse_ids, remove_passages
 
-    manifest = Manifest.read(index_dir)  # fails early, with a clear message, on a missing index
-    encoder = Encoder(manifest.embedder, bf16=settings.embed_bf16)
-    if remove is not None:
-        try:
-            ids = parse_ids(remove)
-        except ValueError as exc:
-            raise InputError(f"--remove expects ids like 3,5,10-12 ({exc})") from None
-        with progress_bar() as update:
-            new, mapping = remove_passages(index_dir, ids, encoder, progress=update)
-        shifted = sum(1 for old, new_id in mapping.items() if old != new_id)
-        out.print(f"removed {len(ids)} passages ({manifest.n_triples - new.n_triples} triples) from {index_dir}: "
-                  f"{new.n_passages} passages, {new.n_triples} triples remain; passage ids are row numbers, so "
-                  f"{shifted} remaining passages were renumbered (ids above each removed id shift down)")
-    else:
-        assert add is not None
-        docs, report = _load_docs(add, chunk_words)
-        titles, texts, _, _ = saved_passages(index_dir)
-        known = set(zip(titles, texts, strict=True))
-        fresh = [d for d in docs if (d.title, d.text) not in known]
-        if len(fresh) < len(docs):
-            console.print(f"{len(docs) - len(fresh)} passages are already in the index: skipped", highlight=False)
-        triples, extraction = _triples_for(fresh, report, openie, settings, index_dir, options) if fresh else ([], {})
-        for line in report.summary():
-            console.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
-        with progress_bar() as update:
-            new, added = add_passages(index_dir, fresh, triples, encoder, progress=update, source=str(add),
-                                      extraction=extraction)
-        out.print(f"added {added} passages ({new.n_triples - manifest.n_triples} triples) to {index_dir}: "
-                  f"{new.n_passages} passages, {new.n_triples} triples, {new.n_entities} entities; existing ids "
-                  f"unchanged, new ones are {manifest.n_passages}..{new.n_passages - 1}")
+    manifest = Manifest.read(index_dir)
+    try:
+        ids = parse_ids(ids_text)
+    except ValueError as exc:
+        raise InputError(f"passage ids look like 3,5,10-12 ({exc})") from None
+    encoder = Encoder(manifest.embedder, bf16=settings.embed_bf16, device=settings.device)
+    with progress_bar() as update:
+        new, mapping = remove_passages(index_dir, ids, encoder, progress=update)
+    shifted = sum(1 for old, new_id in mapping.items() if old != new_id)
+    out.print(f"removed {len(ids)} passages ({manifest.n_triples - new.n_triples} triples) from {index_dir}: "
+              f"{new.n_passages} passages, {new.n_triples} triples remain; passage ids are row numbers, so "
+              f"{shifted} remaining passages were renumbered (ids above each removed id shift down)")
+    _copy_to_elastic_if_kept_there(index_dir, manifest, settings, backend)
+
+
+def _copy_to_elastic_if_kept_there(index_dir: Path, manifest: Any, settings: Any, backend: str | None) -> None:
+    """An index also kept in Elasticsearch (or asked to be) is copied there again after a change."""
     if backend == "elasticsearch" or manifest.backend == "elasticsearch" or manifest.elasticsearch:
         _migrate(index_dir, settings)
 

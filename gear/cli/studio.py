@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from gear.cli.app import app
+from gear.cli.app import app, console
 
 
 @app.command(name="app")
@@ -18,8 +18,12 @@ def run_app(
     port: Annotated[int, typer.Option("--port")] = 8501,
     address: Annotated[str, typer.Option("--address")] = "127.0.0.1",
 ) -> None:
-    """Start the Streamlit app."""
+    """Start the Streamlit app (from a checkout: `pip install .` installs the engine and the CLI, not the app)."""
     root = Path(__file__).resolve().parents[2]
+    if not (root / "app.py").is_file():
+        console.print("[red]error:[/red] the app runs from a checkout of GeAR Studio (`make run` there); this `gear` "
+                      f"was installed without it ({root})", highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
     cmd = [sys.executable, "-m", "streamlit", "run", str(root / "app.py"), "--server.port", str(port),
            "--server.address", address, "--browser.gatherUsageStats", "false"]
     raise typer.Exit(subprocess.call(cmd, cwd=root, env={**os.environ}))

@@ -1,4 +1,5 @@
-"""Sentence-transformers encoder with an in-memory cache of texts already seen (beam search re-scores many)."""
+"""Sentence-transformers encoder with an in-memory cache of texts already seen (beam search re-scores many), on the
+device the settings choose (gear.embed.device: a GPU when present, by default)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from gear.embed.device import choose_device
 from gear.embed.weights import EmbedderError, model_path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -18,12 +20,18 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
 class Encoder:
-    """Encodes texts to L2-normalised float32 vectors, so cosine similarity is a dot product."""
+    """Encodes texts to L2-normalised float32 vectors, so cosine similarity is a dot product.
+
+    `device` is the setting (auto, cpu, cuda, mps; Settings.device), resolved when the model is first loaded into
+    `torch_device`, the device in use (None before). Vectors do not depend on it beyond float rounding.
+    """
 
     def __init__(self, name: str = "all-MiniLM-L6-v2", *, bf16: bool = False, batch_size: int = 256,
-                 cache_size: int = 200_000) -> None:
+                 cache_size: int = 200_000, device: str = "auto") -> None:
         self.name = name
         self.bf16 = bf16
+        self.device = device
+        self.torch_device: str | None = None
         self.batch_size = batch_size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
@@ -39,12 +47,14 @@ class Encoder:
             from sentence_transformers import SentenceTransformer
 
             kwargs = {"model_kwargs": {"torch_dtype": torch.bfloat16}} if self.bf16 else {}
+            device = choose_device(self.device)
             try:
-                self._model = SentenceTransformer(str(model_path(self.name)), device="cpu", **kwargs)
+                self._model = SentenceTransformer(str(model_path(self.name)), device=device, **kwargs)
             except EmbedderError:
                 raise
             except Exception as exc:  # a broken install surfaces here
-                raise EmbedderError(f"cannot load embedder {self.name}: {exc}") from None
+                raise EmbedderError(f"cannot load embedder {self.name} on {device}: {exc}") from None
+            self.torch_device = device
         return self._model
 
     @property

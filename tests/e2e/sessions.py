@@ -30,6 +30,23 @@ BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VOLATILE_KEYS = frozenset({"seconds", "ms", "total_ms", "source", "cached"})
 VOLATILE_EVENTS = frozenset({"stage_timed"})
+# Records every distinct "waiting for the model" line the page shows, as the DOM changes (a MutationObserver, so no
+# place in the queue is missed between two looks and nothing sleeps); read back from window.__gearWaits.
+WATCH_WAITS = """() => {
+  const seen = window.__gearWaits = [];
+  const record = () => {
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.nodeValue.includes('waiting for the model')) {
+        const text = (node.parentElement.innerText || node.nodeValue).split(/\\s+/).filter(Boolean).join(' ');
+        if (text && seen[seen.length - 1] !== text) seen.push(text);
+        return;
+      }
+    }
+  };
+  new MutationObserver(record).observe(document.body, {subtree: true, childList: true, characterData: true});
+  record();
+}"""
 
 
 @dataclass
@@ -128,6 +145,9 @@ class _Gate:
 
 async def _ask(playwright: Any, url: str, number: int, question: str, downloads: Path, timeout_s: float,
                gate: _Gate | None) -> SessionResult:
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+    from playwright.async_api import expect
+
     # a browser of its own per person (separate processes and connection pools, as on separate machines)
     browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
     context = await browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
@@ -142,25 +162,22 @@ async def _ask(playwright: Any, url: str, number: int, question: str, downloads:
         await box.fill(question)
         await box.press("Enter")
         ask = page.get_by_role("button", name="Ask", exact=True)
-        await ask.wait_for()
-        await page.wait_for_timeout(500)  # the rerun that the Enter started
+        await expect(ask).to_be_enabled()  # drawn for this question by the rerun that the Enter started
+        await _script_finished(page)
         if gate is not None:
             gate.arrive()
             arrived = True
             await gate.go.wait()
+        await page.evaluate(WATCH_WAITS)
         started = time.perf_counter()
         await ask.click()
-        done = page.get_by_text("first graph drawn").first
-        deadline = started + timeout_s
-        while not await done.is_visible():
-            waiting = page.get_by_text("waiting for the model")
-            if await waiting.count():
-                text = " ".join((await waiting.first.inner_text()).split())
-                if text and (not result.waits_seen or result.waits_seen[-1] != text):
-                    result.waits_seen.append(text)
-            if time.perf_counter() > deadline:
-                raise TimeoutError(f"session {number}: the run did not finish in {timeout_s:.0f} s")
-            await page.wait_for_timeout(200)
+        try:
+            await page.get_by_text("first graph drawn").first.wait_for(timeout=timeout_s * 1000)
+        except PlaywrightTimeout:
+            raise TimeoutError(f"session {number}: the run did not finish in {timeout_s:.0f} s") from None
+        finally:
+            with contextlib.suppress(Exception):  # the page may be gone; the run's own error is the one to report
+                result.waits_seen = list(await page.evaluate("window.__gearWaits || []"))
         result.seconds = time.perf_counter() - started
         await _script_finished(page)  # the download button of this run, not the previous page's, is then in place
         if await page.locator("[data-testid='stException']").count():
@@ -186,11 +203,10 @@ async def _ask(playwright: Any, url: str, number: int, question: str, downloads:
 
 
 async def _script_finished(page: Any, timeout_s: float = 120.0) -> None:
-    """Wait until Streamlit's "running" indicator has gone (the script has drawn everything), then a moment more."""
-    deadline = time.perf_counter() + timeout_s
-    while await page.get_by_test_id("stStatusWidget").count() and time.perf_counter() < deadline:
-        await page.wait_for_timeout(200)
-    await page.wait_for_timeout(500)
+    """Wait until Streamlit's "running" indicator has gone: the script has drawn everything."""
+    from playwright.async_api import expect
+
+    await expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=timeout_s * 1000)
 
 
 async def ask_together(url: str, questions: Sequence[str], downloads: Path, *, timeout_s: float = 900.0,

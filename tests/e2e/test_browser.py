@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -176,22 +177,46 @@ def graph_frames(page) -> list:
     return [f for f in page.frames if f != page.main_frame and f.evaluate("typeof network !== 'undefined'")]
 
 
+# The pyvis graphs are srcdoc iframes that Streamlit sandboxes with allow-same-origin, so the page's own script can
+# look into them: Playwright re-runs this on every animation frame until it holds (no fixed sleeps).
+GRAPHS_DRAWN = """([node, count]) => {
+  const graphs = Array.from(document.querySelectorAll('iframe'))
+    .map(frame => { try { return frame.contentWindow; } catch (e) { return null; } })
+    .filter(w => w && typeof w.network !== 'undefined' && w.document.querySelector('#mynetwork canvas'));
+  return graphs.length >= count
+    && (node === null || graphs.some(w => w.nodes.get().some(n => String(n.label).toLowerCase().startsWith(node))));
+}"""
+
+
 def wait_for_graph_with(page, node: str, timeout_s: float) -> float:
-    """Poll until a vis network whose nodes include `node` has drawn its canvas; returns perf_counter() then."""
-    deadline = time.perf_counter() + timeout_s
-    js = f"""() => typeof network !== 'undefined' && !!document.querySelector('#mynetwork canvas')
-                 && nodes.get().some(n => String(n.label).toLowerCase().startsWith({json.dumps(node)}))"""
-    while time.perf_counter() < deadline:
-        for f in page.frames:
-            if f == page.main_frame:
-                continue
-            try:
-                if f.evaluate(js):
-                    return time.perf_counter()
-            except Exception:  # a frame being replaced
-                continue
-        page.wait_for_timeout(50)
-    raise AssertionError(f"no graph with node {node!r} within {timeout_s} s")
+    """Wait until a vis network whose nodes include `node` has drawn its canvas; returns perf_counter() then."""
+    page.wait_for_function(GRAPHS_DRAWN, arg=[node, 1], timeout=timeout_s * 1000)
+    return time.perf_counter()
+
+
+def wait_for_graphs(page, count: int, timeout_s: float = 60) -> None:
+    page.wait_for_function(GRAPHS_DRAWN, arg=[None, count], timeout=timeout_s * 1000)
+
+
+def settled(page, timeout_s: float = 120) -> None:
+    """Wait until Streamlit's script has finished (its "running" widget is gone): everything it draws is drawn."""
+    from playwright.sync_api import expect
+
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=timeout_s * 1000)
+
+
+def ask_button(page):
+    """The Ask button once it is enabled: the rerun that typing a question started has drawn it for that question."""
+    from playwright.sync_api import expect
+
+    button = page.get_by_role("button", name="Ask", exact=True)
+    expect(button).to_be_enabled(timeout=60_000)
+    return button
+
+
+# The only fixed waits left: vis.js lays a graph out with a physics simulation after drawing it, so a screenshot
+# taken at once shows the nodes in a heap. Nothing is asserted after them.
+LAYOUT_SETTLE_MS = 2500
 
 
 def assert_local(requests: list[str]) -> None:
@@ -208,18 +233,18 @@ def test_ask_walkthrough_graph_pages_and_xss(server: str, browser_page) -> None:
     if bundled:  # the demo opens with the paper's walk-through question and its recorded run, replayed
         page.frame_locator("iframe").first.locator("#mynetwork canvas").wait_for(timeout=60_000)
         assert page.get_by_label("Question", exact=True).input_value().startswith("When did the location of the basil")
-        page.wait_for_timeout(2500)
         page.locator("iframe").first.scroll_into_view_if_needed()
-        page.wait_for_timeout(800)
+        page.wait_for_timeout(LAYOUT_SETTLE_MS)  # screenshot only: the graph's layout settles
         page.screenshot(path=str(SHOTS / "00_walkthrough_example.png"))
         page.evaluate("window.scrollTo(0, 0)")
     # the page loads the index and embedder in the background and says when they are ready
     page.get_by_text("index and embedder ready").wait_for(timeout=180_000)
     page.get_by_label("Question", exact=True).fill(QUESTION)
     page.get_by_label("Question", exact=True).press("Enter")
-    page.wait_for_timeout(800)
+    ask = ask_button(page)
+    settled(page)
     started = time.perf_counter()
-    page.get_by_role("button", name="Ask", exact=True).click()
+    ask.click()
     first_graph_s = wait_for_graph_with(page, "mount etna", 60) - started
     page.get_by_text("first graph drawn").first.wait_for(timeout=60_000)  # written when the run has finished
     total_s = time.perf_counter() - started
@@ -235,7 +260,8 @@ def test_ask_walkthrough_graph_pages_and_xss(server: str, browser_page) -> None:
     for module in ("Base retrieval", "tripleLink", "Graph expansion", "Fusion", "Gist memory", "Reasoner",
                    "Rewriter"):
         assert page.get_by_text(module).count() >= 1, module
-    page.wait_for_timeout(2500)
+    wait_for_graphs(page, 2)
+    settled(page)
     frames = graph_frames(page)
     assert len(frames) == 2
     for f in frames:
@@ -247,30 +273,31 @@ def test_ask_walkthrough_graph_pages_and_xss(server: str, browser_page) -> None:
     texts = frames[0].evaluate("() => edges.get().map(e => e.title instanceof Element ? e.title.textContent : '')")
     assert any(XSS in t for t in texts)  # shown as text in the tooltip
     assert page.evaluate("document.querySelectorAll('img[src=\"x\"]').length") == 0
+    page.wait_for_timeout(LAYOUT_SETTLE_MS)  # screenshots only: the graphs' layouts settle
     shot(page, "01_ask_top")
     page.locator("iframe").first.scroll_into_view_if_needed()
-    page.wait_for_timeout(800)
     page.screenshot(path=str(SHOTS / "01b_ask_iteration_graph.png"))
     page.get_by_text("Final ranking").first.scroll_into_view_if_needed()
-    page.wait_for_timeout(800)
     page.screenshot(path=str(SHOTS / "01c_ask_result.png"))
     # the graph on its own, larger
     page.frame_locator("iframe").first.locator("#mynetwork").screenshot(path=str(SHOTS / "02_beam_graph.png"))
     # teaching mode
     page.get_by_text("Teaching mode").click()
     page.get_by_role("button", name="Next ▶").wait_for(timeout=30_000)
-    page.wait_for_timeout(1000)
+    page.get_by_text(re.compile(r"^Step 1 of \d+")).wait_for(timeout=30_000)
+    settled(page)
     shot(page, "03a_teaching_first_step")
-    for _ in range(3):
+    for step in (2, 3, 4):
         page.get_by_role("button", name="Next ▶").click()
-        page.wait_for_timeout(700)
-    page.wait_for_timeout(2500)
+        page.get_by_text(re.compile(rf"^Step {step} of \d+")).wait_for(timeout=30_000)  # one step per click
+        settled(page)
+    page.wait_for_timeout(LAYOUT_SETTLE_MS)  # screenshot only: the step's graph layout settles
     shot(page, "03_teaching_graph_step")
     for name, label in (("04_compare", "Compare"), ("05_evaluate", "Evaluate"), ("06_traces", "Traces"),
                         ("07_index", "Index")):
         page.get_by_role("link", name=label).click()
-        page.wait_for_timeout(2500)
         page.get_by_role("heading", name=label, exact=False).first.wait_for(timeout=30_000)
+        settled(page)
         assert page.locator("[data-testid='stException']").count() == 0
         shot(page, name)
     assert page.dialogs == []  # type: ignore[attr-defined]
@@ -283,21 +310,22 @@ def test_compare_and_index_neighbourhood(server: str, browser_page) -> None:
     page.get_by_role("button", name="Ask", exact=True).wait_for(timeout=30_000)
     page.get_by_role("link", name="Compare").click()
     page.get_by_role("button", name="Compare").wait_for(timeout=30_000)
-    page.wait_for_timeout(1000)
+    settled(page)  # a click while the page's script still runs could be taken by that run, not a new one
     page.get_by_role("button", name="Compare").click()
     page.get_by_text("Recall and cost per method").wait_for(timeout=240_000)
-    page.wait_for_timeout(1500)
+    settled(page)
     shot(page, "08_compare_results")
     page.get_by_role("link", name="Index").click()
     page.get_by_label("Find an entity").wait_for(timeout=30_000)
     page.get_by_label("Find an entity").fill("mount etna")
     page.get_by_label("Find an entity").press("Enter")
-    page.wait_for_timeout(3500)
+    wait_for_graph_with(page, "mount etna", 60)
+    settled(page)
     frames = graph_frames(page)
     assert frames and frames[-1].evaluate("network.body.data.nodes.length") >= 3
     shot(page, "09_index_stats")
     page.locator("iframe").last.scroll_into_view_if_needed()
-    page.wait_for_timeout(1500)
+    page.wait_for_timeout(LAYOUT_SETTLE_MS)  # screenshot only: the neighbourhood graph's layout settles
     page.screenshot(path=str(SHOTS / "10_index_neighbourhood.png"))
     assert page.dialogs == []  # type: ignore[attr-defined]
     assert_local(page.requests)  # type: ignore[attr-defined]
@@ -336,7 +364,7 @@ def test_demo_walkthrough_question_on_replay_llm(demo_server: str, browser_page)
          "load_average": os.getloadavg()[0]}))
     print("demo timing:", server_side, f"; run finished in the browser after {total_s:.2f} s")
     page.locator("iframe").first.scroll_into_view_if_needed()
-    page.wait_for_timeout(2500)
+    page.wait_for_timeout(LAYOUT_SETTLE_MS)  # screenshot only: the graph's layout settles
     page.screenshot(path=str(SHOTS / "11_demo_walkthrough_live.png"))
     assert page.dialogs == []  # type: ignore[attr-defined]
     assert_local(page.requests)  # type: ignore[attr-defined]

@@ -428,6 +428,22 @@ def test_index_page_builds_an_index_from_uploaded_corpus_and_openie(studio: dict
     assert at.get("progress")[-1].value == 100
 
 
+def test_index_page_reports_a_failed_extraction_and_writes_nothing(studio: dict) -> None:
+    """Without an OpenIE file the sidebar's LLM extracts the triples: here it may only replay, and nothing was
+    recorded for extraction, so the build stops with its status and the model's one-line error."""
+    corpus = json.dumps([{"title": t, "text": x} for t, x in DOCS[:2]]).encode()
+    at = start(studio)
+    at.switch_page("pages/index.py").run()
+    at.text_input(key="ix_name").input("unrecorded").run()
+    at.file_uploader(key="ix_corpus").set_value([("corpus.json", corpus, "application/json")]).run()
+    at.button(key="ix_build").click().run()
+    assert not at.exception
+    assert [(box.label, box.state) for box in at.get("status")] == [("Extraction failed", "error")]
+    assert len(at.error) == 1 and "no recorded answer" in at.error[0].value and "\n" not in at.error[0].value
+    assert not (studio["data"] / "indexes" / "unrecorded" / "manifest.json").exists()
+    assert [b.key for b in at.button if b.key == "ix_cancel"] == []  # the extraction's Cancel is gone with it
+
+
 def test_index_page_offers_raw_text_extraction() -> None:
     """The Index page asks the engine's extraction bridge whether it takes a progress callback (a stale module name
     made it report "not available in this build")."""

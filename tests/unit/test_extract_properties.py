@@ -4,11 +4,13 @@ always clean (three non-empty, whitespace-normalised, bounded strings; no case-i
 from __future__ import annotations
 
 import json
+import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gear.extract.runner import MAX_PART_CHARS, Record, parse_extraction
+from gear.parsing import parse_triples
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -27,6 +29,9 @@ ADVERSARIAL = st.one_of(
                  lambda children: st.one_of(st.lists(children, max_size=5),
                                             st.dictionaries(st.text(max_size=10), children, max_size=5)),
                  max_leaves=40).map(lambda value: json.dumps(value, allow_nan=True)),
+    # triples with a part near the length limit, some repeated in another case (too long, duplicate, kept)
+    st.lists(st.tuples(st.integers(MAX_PART_CHARS - 2, MAX_PART_CHARS + 2), st.sampled_from(["s", "S"])),
+             max_size=4).map(lambda parts: json.dumps({"triples": [[c * n, "p", "o"] for n, c in parts]})),
 )
 
 
@@ -42,7 +47,13 @@ def test_parse_extraction_never_raises_and_output_is_clean(text: str, title: str
             assert isinstance(part, str) and part and part == " ".join(part.split()) and len(part) <= MAX_PART_CHARS
         keys.add(tuple(part.casefold() for part in triple))
     assert len(keys) == len(triples)
-    assert min(stats.malformed, stats.duplicates, stats.too_long, stats.ungrounded) >= 0
+    # every triple the parser read is kept or counted under exactly one reason for dropping it
+    read = parse_triples(text)
+    parser_duplicates = sum(int(n) for w in read.warnings for n in re.findall(r"removed (\d+) duplicate", w))
+    assert stats.too_long == sum(max(map(len, t)) > MAX_PART_CHARS for t in read.triples)
+    assert grounded or stats.ungrounded == 0
+    assert len(read.triples) == len(triples) + stats.too_long + stats.ungrounded + stats.duplicates - parser_duplicates
+    assert triples == [t for t in read.triples if t in set(triples)]  # kept in the order read
 
 
 @FAST

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import json
+import sys
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gear.parsing import parse_answer, parse_entities, parse_next_question, parse_reasoning, parse_triples
+from gear.parsing import (
+    MAX_CHARS,
+    parse_answer,
+    parse_entities,
+    parse_kept_facts,
+    parse_next_question,
+    parse_reasoning,
+    parse_thought,
+    parse_triples,
+)
 
 PAPER_SHAPE = """{
     "triples": [
@@ -192,13 +203,60 @@ def test_arbitrary_json_values(value: object) -> None:
     _check(repr(value))
 
 
-def test_huge_inputs_are_fast() -> None:
-    import time
+HUGE_UNITS = ['("', "(' ", "[", '{"triples": ', '("a", "b", "c")', "\n", " \n", '{"a": [', '"']
+PARSERS = (parse_triples, parse_entities, parse_reasoning, parse_next_question, parse_answer, parse_thought,
+           lambda text: parse_kept_facts(text, 5))
 
-    for text in ['("' * 60_000, "(' " * 60_000, "[" * 60_000, '{"triples": ' * 20_000, '("a", "b", "c")' * 8_000]:
-        started = time.perf_counter()
-        _check(text)
-        assert time.perf_counter() - started < 5
+
+def _steps(text: str) -> int:
+    """The work every parser does on `text`, counted (not timed): lines of Python executed and builtin functions
+    called, as the tracer and the profiler see them."""
+    steps = 0
+
+    def line(frame: object, event: str, arg: object):
+        nonlocal steps
+        steps += 1
+        return line
+
+    def call(frame: object, event: str, arg: object) -> None:
+        nonlocal steps
+        if event == "c_call":
+            steps += 1
+
+    sys.settrace(line)
+    sys.setprofile(call)
+    try:
+        for parser in PARSERS:
+            parser(text)
+    finally:
+        sys.settrace(None)
+        sys.setprofile(None)
+    return steps
+
+
+@pytest.mark.parametrize("unit", HUGE_UNITS)
+def test_huge_inputs_are_read_without_raising(unit: str) -> None:
+    _check(unit * (MAX_CHARS // len(unit)))
+
+
+@pytest.mark.parametrize("unit", HUGE_UNITS)
+def test_work_grows_linearly_with_the_input(unit: str) -> None:
+    """Four times the input, at most about four times the work: a parser that pairs brackets or scans lines in a
+    nested loop (quadratic on inputs like '("' repeated) fails here. Regular expressions run in C, unseen by the
+    counter: theirs is bounded by the cap below."""
+    size = MAX_CHARS // (16 * len(unit))
+    small, large = _steps(unit * size), _steps(unit * 4 * size)
+    assert large <= 4.5 * small + 500, (small, large)
+
+
+@pytest.mark.parametrize("unit", ['("a", "b", "c")', "\n"])
+def test_work_stops_growing_at_the_input_cap(unit: str) -> None:
+    """Beyond MAX_CHARS the input is cut (with a warning), so three times as much costs no more."""
+    at_cap = unit * (MAX_CHARS // len(unit))
+    over = unit * (3 * MAX_CHARS // len(unit))
+    assert _steps(over) <= _steps(at_cap) + 100
+    assert any("truncated" in w for w in parse_triples(over).warnings)
+    assert not any("truncated" in w for w in parse_triples(at_cap).warnings)
 
 
 def test_json_answer_with_brackets_inside_strings_is_read_as_json() -> None:
