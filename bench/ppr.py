@@ -66,6 +66,8 @@ def main() -> None:
         print(f"graph_build_{part.replace(' ', '_')} {seconds:.3f} s{' (from cache)' if cached else ''}")
     for name, value in index.graph.counts().items():
         print(f"graph_{name} {value} count")
+    for part, size in index.cost.bytes.items():  # the tables' memory-mapped parts count in full
+        print(f"graph_memory_{part.replace(' ', '_')} {size / 2**20:.1f} MiB")
     for cached in sorted((Path(args.index) / "ppr").glob("entity_vectors-*.npz")):
         with np.load(cached) as data:
             vectors = data["vectors"]

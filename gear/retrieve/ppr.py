@@ -8,8 +8,11 @@ min-max-normalised dense score times a small factor (0.05). PPR (`personalized_p
 x = (1−d)·s + d·(Pᵀx + (x on dangling nodes)·s), P = D⁻¹W, by power iteration on a scipy CSR matrix; passages are
 ranked by x.
 
-Building needs every entity name's embedding (the index's encoder, once per index) and the synonym pass; both are
-cached beside the index (`ppr/`) when it is writable, and the graph is kept in memory by the Engine (`PPRIndex`).
+The index is read through the store protocol only (`SearchBackend.graph_tables`: entity names, head and tail entity
+per triple, triple → passage, triple and passage vectors), so PPR runs on every backend: the embedded one hands out
+views of its arrays, Elasticsearch reads them once by scroll. Building needs every entity name's embedding (the
+index's encoder, once per index) and the synonym pass; both (and a server's tables) are cached beside the index
+(`ppr/`) when it is writable, and the graph is kept in memory by the Engine (`PPRIndex`).
 """
 
 from __future__ import annotations
@@ -36,8 +39,7 @@ from gear.retrieve.ppr_graph import (
     relation_edges,
     synonym_edges,
 )
-from gear.store.base import SearchBackend, StoreError
-from gear.store.memory import MemoryBackend
+from gear.store.base import GraphTables, SearchBackend
 from gear.types import Scored
 
 TOLERANCE = 1e-10  # L1 change between power iterations at which PPR stops
@@ -133,10 +135,12 @@ class PPRResult:
 
 @dataclass
 class BuildCost:
-    """Seconds spent building the graph once, by part, and whether each cached part came from disk."""
+    """Seconds spent building the graph once, by part; whether each cached part came from disk; and the bytes the
+    graph keeps, by part (the tables' memory-mapped parts count in full, though only the pages read take memory)."""
 
     seconds: dict[str, float] = field(default_factory=dict)
     cached: dict[str, bool] = field(default_factory=dict)
+    bytes: dict[str, int] = field(default_factory=dict)
 
 
 def _names_key(embedder: str, names: Sequence[str]) -> str:
@@ -165,26 +169,37 @@ def _save_arrays(path: Path | None, **arrays: np.ndarray) -> None:
         atomic_write_bytes(path, buffer.getvalue())
 
 
-class PPRIndex:
-    """One index's PPR graph with the arrays PPR reads (triple and passage vectors, entity ids per triple); built
-    once per (index, synonym threshold) and kept by the Engine."""
+def _graph_bytes(graph: PPRGraph) -> int:
+    matrices = sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in (graph.adjacency, graph.transition_t))
+    edges = sum(e.a.nbytes + e.b.nbytes + e.w.nbytes for e in (graph.relation, graph.context, graph.synonym))
+    return int(matrices + edges + graph.dangling.nbytes + graph.entity_passages.nbytes)
 
-    def __init__(self, backend: MemoryBackend, graph: PPRGraph, cost: BuildCost) -> None:
+
+class PPRIndex:
+    """One index's PPR graph with the arrays PPR reads (triple and passage vectors, entity ids per triple, from
+    the backend's GraphTables); built once per (index, synonym threshold) and kept by the Engine."""
+
+    def __init__(self, backend: SearchBackend, graph: PPRGraph, cost: BuildCost,
+                 tables: GraphTables | None = None) -> None:
         self.backend, self.graph, self.cost = backend, graph, cost
-        self.head = np.asarray(backend.adjacency.head)
-        self.tail = np.asarray(backend.adjacency.tail)
-        self.entity_names: Sequence[str] = backend.entities
-        self._triples = np.asarray(backend.triple_table.vectors)
-        self._passages = np.asarray(backend.passage_table.vectors)
+        self.tables = tables if tables is not None else backend.graph_tables()
+        self.head, self.tail = np.asarray(self.tables.head), np.asarray(self.tables.tail)
+        self.entity_names: Sequence[str] = self.tables.entity_names
+        self._triples = np.asarray(self.tables.triple_vectors)
+        self._passages = np.asarray(self.tables.passage_vectors)
 
     @classmethod
     def open(cls, backend: SearchBackend, encode: Encode, threshold: float, cache: Path | None = None) -> PPRIndex:
-        """Build the graph, reading entity vectors and synonym edges from `cache` when present (written when not)."""
-        if not isinstance(backend, MemoryBackend):
-            raise StoreError("PPR retrieval runs on the embedded index (GEAR_BACKEND=memory): it needs the whole "
-                             "entity graph and every triple's and passage's vector in memory")
+        """Build the graph from the backend's tables, reading entity vectors and synonym edges (and a server's
+        tables) from `cache` when present (written when not)."""
         cost = BuildCost()
-        names = backend.entities
+        start = time.perf_counter()
+        tables = backend.graph_tables(cache)
+        if tables.source != "index":  # fetched from a server, or its copy on disk
+            cost.cached["graph tables"] = tables.source == "cache"
+        cost.seconds["graph tables"] = time.perf_counter() - start
+
+        names = tables.entity_names
         key = _names_key(backend.embedder, names)
         start = time.perf_counter()
         vec_path = cache / f"entity_vectors-{key}.npz" if cache else None
@@ -210,11 +225,12 @@ class PPRIndex:
         cost.seconds["synonym edges"] = time.perf_counter() - start
 
         start = time.perf_counter()
-        head, tail = np.asarray(backend.adjacency.head), np.asarray(backend.adjacency.tail)
+        head, tail = np.asarray(tables.head), np.asarray(tables.tail)
         graph = build_graph(len(names), backend.n_passages, relation_edges(head, tail),
-                            context_edges(head, tail, backend.triple_passage), synonym)
+                            context_edges(head, tail, tables.triple_passage), synonym)
         cost.seconds["graph"] = time.perf_counter() - start
-        return cls(backend, graph, cost)
+        cost.bytes = {**tables.nbytes(), "graph": _graph_bytes(graph)}
+        return cls(backend, graph, cost, tables)
 
     # -- one query -----------------------------------------------------------------------------------------------
     def passage_scores(self, query_vector: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ import bm25s
 import numpy as np
 import Stemmer
 
-from gear.store.base import Method, StoreError, passage_text, triple_text
+from gear.store.base import GraphTables, Method, StoreError, passage_text, triple_text
 from gear.store.fusion import rrf
 from gear.store.graph import Adjacency, build_adjacency
 from gear.store.vectors import IVF_SUFFIX, VectorIndex
@@ -357,6 +357,11 @@ class MemoryBackend:
     def search_triples(self, queries: Sequence[str], k: int, method: Method,
                        query_vectors: np.ndarray | None = None) -> list[list[Scored]]:
         return self.triple_table.search(queries, k, method, query_vectors, self._encode, self.rrf_k)
+
+    def graph_tables(self, cache: Path | None = None) -> GraphTables:
+        """Views of the index's own arrays (memory-mapped when loaded): nothing is copied, nothing cached."""
+        return GraphTables(self.entities, np.asarray(self.adjacency.head), np.asarray(self.adjacency.tail),
+                           self.triple_passage, self._triple_matrix, np.asarray(self.passage_table.vectors))
 
     def find_passage(self, title: str, text: str | None) -> int | None:
         with self._lock:

@@ -318,6 +318,45 @@ def test_naive_ge_runs_unchanged(backend: SearchBackend, reference: SearchBacken
     assert got.ids == want.ids
 
 
+PPR_QUESTIONS = ["Which river flows through the city whose cathedral is dedicated to St. Peter?",
+                 "Who designed the church in the city-state enclaved within Rome?", *DENSE_QUERIES]
+
+
+def test_graph_tables_same_as_memory(backend: SearchBackend, reference: SearchBackend, tmp_path: Path) -> None:
+    """PPR's view of the index: entity ids numbered as the embedded index numbers them (on Elasticsearch derived
+    from the stored normalised head/tail, so indexes migrated before this method existed work too), each triple's
+    passage, every stored vector."""
+    want = reference.graph_tables()
+    got = backend.graph_tables(tmp_path / "ppr")
+    assert list(got.entity_names) == list(want.entity_names)
+    assert len(got.entity_names) < 2 * reference.n_triples  # shared entities are one id ("GERMANY", "Germany.")
+    for part in ("head", "tail", "triple_passage"):
+        assert getattr(got, part).dtype == np.int32
+        assert getattr(got, part).tolist() == getattr(want, part).tolist(), part
+    for part in ("triple_vectors", "passage_vectors"):
+        assert getattr(got, part).dtype == np.float32
+        np.testing.assert_array_equal(getattr(got, part), getattr(want, part), err_msg=part)
+
+
+def test_ppr_same_as_memory(backend: SearchBackend, reference: SearchBackend, encoder: HashEncoder) -> None:
+    """The PPR method end to end (fact matching, seeds, the walk, the trace's entities and edges) on this backend."""
+    from gear.agent.engine import Engine
+    from gear.trace import PPRRanked, PPRSeeded, Trace
+
+    settings = Settings(retriever="dense", expand="ppr", ppr_synonym_threshold=0.5)
+    engines = [Engine(b, encoder, settings) for b in (backend, reference)]  # type: ignore[arg-type]
+    index = engines[0].ppr_index(settings)
+    assert index.graph.counts() == engines[1].ppr_index(settings).graph.counts()
+    assert index.graph.counts()["synonym_edges"] > 0
+    for question in PPR_QUESTIONS:
+        traces = [Trace(), Trace()]
+        got, want = (e.retrieve(question, k=5, trace=t) for e, t in zip(engines, traces, strict=True))
+        assert got.ids == want.ids, question
+        assert [r.score for r in got.ranked] == pytest.approx([r.score for r in want.ranked], abs=1e-12)
+        for kind in (PPRSeeded, PPRRanked):
+            assert traces[0].first(kind) == traces[1].first(kind), (question, kind.__name__)
+
+
 # -- Elasticsearch only -----------------------------------------------------------------------------------------------
 def test_neighbour_cap_and_paging(es_index: EsIndex, reference: SearchBackend, encoder: HashEncoder) -> None:
     backend = open_es(es_index, encoder)
@@ -340,6 +379,111 @@ def test_triples_of_many(es_index: EsIndex, reference: SearchBackend, encoder: H
     small = open_es(es_index, encoder)
     small.page_size = 4  # type: ignore[attr-defined]  # passages with 15 triples need the paged path
     assert small.triples_of_many(pids) == [reference.triples_of(p) for p in pids]  # type: ignore[attr-defined]
+
+
+def test_graph_tables_scanned_once_and_kept_beside_the_index(es_index: EsIndex, reference: SearchBackend,
+                                                             encoder: HashEncoder, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from elasticsearch import helpers
+
+    import gear.store.elastic.tables as tables
+
+    backend = open_es(es_index, encoder)
+    cache = tmp_path / "ppr"
+    scans: list[str] = []
+    real_scan = helpers.scan
+
+    def counted(client: object, **kwargs: object) -> object:
+        scans.append(str(kwargs["index"]))
+        return real_scan(client, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(helpers, "scan", counted)
+    monkeypatch.setattr(tables, "SCAN_PAGE", 7)  # several scroll pages per index
+    first = backend.graph_tables(cache)
+    assert first.source == "scan" and len(scans) == 2  # one scroll over the triples, one over the passages
+    built = Manifest.read(es_index.directory).elasticsearch or {}
+    assert sorted(scans) == sorted([built["indices"]["passages"], built["indices"]["triples"]])  # not the aliases
+    [folder] = [p.name for p in cache.iterdir()]
+    assert folder.startswith(f"es-{es_index.settings.es_prefix}-")
+    again = open_es(es_index, encoder).graph_tables(cache)
+    assert again.source == "cache" and len(scans) == 2  # read from disk, memory-mapped: no scroll
+    assert list(again.entity_names) == list(reference.graph_tables().entity_names)
+    np.testing.assert_array_equal(again.triple_vectors, reference.graph_tables().triple_vectors)
+    sizes = again.nbytes()
+    assert sizes["vectors"] == 4 * DIM * (reference.n_triples + reference.n_passages)
+
+    (cache / folder / "head.npy").write_bytes(b"damaged")  # a damaged copy is read again
+    assert backend.graph_tables(cache).source == "scan" and len(scans) == 4
+
+    # a new build of the index (new concrete indices) is never served the old copy, which is then deleted
+    from gear.index.migrate import migrate_to_elastic
+
+    migrate_to_elastic(es_index.directory, es_index.settings, None)
+    rebuilt = open_es(es_index, encoder).graph_tables(cache)
+    assert rebuilt.source == "scan" and len(scans) == 6
+    assert [p.name for p in cache.iterdir()] != [folder] and len(list(cache.iterdir())) == 1
+    assert rebuilt.head.tolist() == reference.graph_tables().head.tolist()
+
+
+def test_graph_tables_without_a_writable_cache(es_index: EsIndex, reference: SearchBackend, encoder: HashEncoder,
+                                               tmp_path: Path) -> None:
+    backend = open_es(es_index, encoder)
+    (tmp_path / "a-file").write_text("not a directory")  # no directory can be made under it, even by root
+    for cache in (None, tmp_path / "a-file" / "ppr"):
+        got = backend.graph_tables(cache)
+        assert got.source == "scan" and (cache is None or not cache.exists())
+        assert got.tail.tolist() == reference.graph_tables().tail.tolist()
+
+
+def test_graph_tables_encode_vectors_missing_from_source(es_index: EsIndex, reference: SearchBackend,
+                                                          encoder: HashEncoder, monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """A cluster that keeps dense vectors out of _source (a 9.x option): those vectors are encoded again from the
+    stored texts with the index's encoder."""
+    import gear.store.elastic.tables as tables
+
+    real_pages = tables._pages
+
+    def without_some_vectors(*args: object, **kwargs: object) -> object:
+        for page in real_pages(*args, **kwargs):  # type: ignore[arg-type]
+            for hit in page[::3]:
+                hit["_source"].pop("vec", None)
+            yield page
+
+    monkeypatch.setattr(tables, "_pages", without_some_vectors)
+    got = open_es(es_index, encoder).graph_tables()
+    want = reference.graph_tables()
+    np.testing.assert_allclose(got.triple_vectors, want.triple_vectors, atol=1e-6)
+    np.testing.assert_allclose(got.passage_vectors, want.passage_vectors, atol=1e-6)
+
+
+def test_graph_tables_of_an_incomplete_index_is_a_clear_error(es_index: EsIndex, encoder: HashEncoder,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import gear.store.elastic.tables as tables
+
+    real_pages = tables._pages
+
+    def one_missing(*args: object, **kwargs: object) -> object:
+        for page in real_pages(*args, **kwargs):  # type: ignore[arg-type]
+            yield [hit for hit in page if hit["_id"] != "3"]
+
+    monkeypatch.setattr(tables, "_pages", one_missing)
+    with pytest.raises(StoreError, match=r"1 triples missing .*re-run `gear migrate`"):
+        open_es(es_index, encoder).graph_tables()
+
+
+def test_ppr_engine_keeps_the_tables_in_the_index_directory(es_index: EsIndex, encoder: HashEncoder) -> None:
+    from gear.agent.engine import Engine
+
+    settings = es_index.settings.with_(retriever="dense", expand="ppr")
+    first = Engine.open(es_index.directory, settings, encoder=encoder).ppr_index(settings)  # type: ignore[arg-type]
+    second = Engine.open(es_index.directory, settings, encoder=encoder).ppr_index(settings)  # type: ignore[arg-type]
+    assert second.cost.cached == {"graph tables": True, "entity vectors": True, "synonym edges": True}
+    assert first.cost.bytes["graph"] > 0 and first.cost.bytes["vectors"] > 0
+    assert any(p.name.startswith("es-") for p in (es_index.directory / "ppr").iterdir())
+    from gear.index import verify_index
+
+    assert verify_index(es_index.directory) == []  # the cache is no part of the checked index
 
 
 def test_manifest_records_cluster_and_checksums_stay_valid(es_index: EsIndex) -> None:

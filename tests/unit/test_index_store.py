@@ -11,6 +11,7 @@ import pytest
 from gear.index import FORMAT_VERSION, MANIFEST, Manifest, build_index, open_memory_backend, verify_index
 from gear.store.base import StoreError, passage_text, triple_text
 from gear.store.fusion import rrf
+from gear.store.graph import normalise_entity
 from gear.store.memory import MemoryBackend
 
 
@@ -126,6 +127,30 @@ def test_round_trip_gives_identical_results_without_re_encoding(tiny_index: Path
     assert [loaded.triples_of(p) for p in range(8)] == [backend.triples_of(p) for p in range(8)]
     np.testing.assert_array_equal(loaded.triple_vectors([0, 5]), backend.triple_vectors([0, 5]))
     assert list(loaded.entities) == list(backend.entities)
+
+
+def test_graph_tables_are_views_of_the_loaded_index_not_copies(tiny_index: Path, backend: MemoryBackend,
+                                                                make_encoder) -> None:
+    loaded = open_memory_backend(tiny_index, Manifest.read(tiny_index), make_encoder())
+    tables = loaded.graph_tables(tiny_index / "ppr")  # a memory backend caches nothing: the index is the table
+    assert tables.source == "index" and not (tiny_index / "ppr").exists()
+    for part, own in ((tables.triple_vectors, loaded.triple_table.vectors),
+                      (tables.passage_vectors, loaded.passage_table.vectors),
+                      (tables.head, loaded.adjacency.head), (tables.tail, loaded.adjacency.tail),
+                      (tables.triple_passage, loaded.triple_passage)):
+        assert np.shares_memory(part, own)  # the memory-mapped arrays themselves
+    assert tables.entity_names is loaded.entities
+    # and they hold what the index holds: each triple's normalised subject and object, its passage, its vector
+    spo = backend.triples(range(backend.n_triples))
+    assert [tables.entity_names[h] for h in tables.head] == [normalise_entity(t.subject) for t in spo]
+    assert [tables.entity_names[t] for t in tables.tail] == [normalise_entity(t.object) for t in spo]
+    assert tables.triple_passage.tolist() == [t.passage_id for t in spo]
+    np.testing.assert_array_equal(tables.triple_vectors, backend.triple_vectors(range(backend.n_triples)))
+    assert tables.passage_vectors.shape == (backend.n_passages, tables.triple_vectors.shape[1])
+    assert tables.n_entities == loaded.adjacency.n_entities
+    sizes = tables.nbytes()
+    assert sizes["vectors"] == 4 * tables.triple_vectors.shape[1] * (backend.n_triples + backend.n_passages)
+    assert sizes["ids"] == 3 * 4 * backend.n_triples and sizes["entity names"] > 0
 
 
 def test_open_with_a_different_embedder_is_refused(tiny_index: Path, make_encoder) -> None:

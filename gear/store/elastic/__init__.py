@@ -14,9 +14,12 @@ is kNN over `dense_vector` (cosine, `int8_hnsw` unless configured). Hybrid is RR
 (gear.store.fusion.rrf) over a BM25 and a kNN request sent together in one msearch: Elasticsearch's own RRF needs a
 paid licence.
 
+PPR reads the whole graph at once (SearchBackend.graph_tables): two scrolls, entity ids derived from the stored
+normalised head/tail, kept memory-mapped beside the index directory, keyed by the concrete indices.
+
 Modules: client (connecting, errors), layout (names, mappings, settings, metadata), backend (ElasticBackend and
-opening it), load (bulk loading, alias switch, delete); gear.index.migrate copies an index
-directory in. Everything is re-exported here.
+opening it), load (bulk loading, alias switch, delete), tables (the graph tables by scroll, and their cache);
+gear.index.migrate copies an index directory in. Everything is re-exported here.
 """
 
 from gear.store.elastic.backend import ElasticBackend, open_elastic_backend

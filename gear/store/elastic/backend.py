@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gear.store.base import Method, StoreError, triple_text
+from gear.store.base import GraphTables, Method, StoreError, passage_text, triple_text
 from gear.store.elastic.client import check_cluster, connect, es_errors
 from gear.store.elastic.layout import ES_FORMAT, EsNames, check_prefix, passage_key, read_meta, slug
+from gear.store.elastic.tables import TableSource, concrete_index
+from gear.store.elastic.tables import graph_tables as read_graph_tables
 from gear.store.fusion import rrf
 from gear.types import Passage, Scored, Triple
 
@@ -242,6 +244,21 @@ class ElasticBackend:
         if not ids:
             return np.zeros((0, self.dims), dtype=np.float32)
         return np.stack([found[i] for i in ids]).astype(np.float32, copy=False)
+
+    def graph_tables(self, cache: Path | None = None) -> GraphTables:
+        """Every triple's entities, passage and vector and every passage's vector, read once by scroll
+        (gear.store.elastic.tables) and kept under `cache` for the concrete indices now behind the aliases."""
+        source = TableSource(self.es, self.url, self.names, concrete_index(self.es, self.names.passages, self.url),
+                             concrete_index(self.es, self.names.triples, self.url), self._n_passages,
+                             self._n_triples, self.dims, self._embedder)
+        return read_graph_tables(source, self._encode_triples, self._encode_passages, cache)
+
+    def _encode_triples(self, ids: Sequence[int]) -> np.ndarray:
+        return np.asarray(self._encode([triple_text(*t.spo) for t in self.triples(ids)]), dtype=np.float32)
+
+    def _encode_passages(self, ids: Sequence[int]) -> np.ndarray:
+        return np.asarray(self._encode([passage_text(p.title, p.text) for p in self.passages(ids)]),
+                          dtype=np.float32)
 
     def find_passage(self, title: str, text: str | None) -> int | None:
         if text is not None:
