@@ -1,0 +1,343 @@
+"""The proposed error category of a run (the paper's Table "error_category_analysis"), with the evidence used.
+
+Causes are collected in order and the first two distinct categories are proposed (primary, second):
+1. dataset — no gold passage contains a gold answer: no retrieval could succeed.
+2. When a gold passage was lost and a multi-step run stopped early (an "answerable" verdict, or IRCoT's final thought,
+   before its last iteration) without the right answer: reasoner — it stopped while key information was missing;
+   reader before it when a triple the reader wrote from no passage it read holds the answer the run gave.
+3. Each lost gold passage, the earliest first, by the stage it dropped out of the run at (the stage after the last
+   one it reached; a stage it missed but came back after, e.g. read, when the graph and fusion carried it on, is not
+   where it was lost for good):
+   base/retrieval   graph when a graph step reached a triple of another gold passage whose subject or object this
+                    passage's text names yet nothing reached this one (the path is in the text, the graph missed it);
+                    else base_retriever (never retrieved; or retrieved only by the graph and ranked past k)
+   read             reader when that read wrote a triple drawn from none of the passages read, else base_retriever
+   link             graph when tripleLink took a same-named triple of another passage for a triple read from it;
+                    else extraction (no index triple of it is close to the fact read from it)
+   initial          extraction (NaiveGE: it has no index triples)
+   linked           extraction (a gist triple came from it, but no passageLink list holds it)
+   gist             reader when the gist read wrote an unsupported triple, else base_retriever
+   beam/seed        graph by the same bridge rule as base, else base_retriever
+   later stages     base_retriever (other passages outranked it)
+4. A wrong answer: reader (an unsupported triple holds the answer given), dataset (the answer and a gold answer
+   contain one another: a missing alias), reasoner ("answerable" with a wrong answer, or the gold answer in the QA
+   passages and answered wrong).
+Nothing lost and the answer right (or no answer asked): none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gear.eval.diagnosis.evidence import describe
+from gear.eval.diagnosis.facts import TraceFacts, spo
+from gear.eval.diagnosis.grounding import names_in
+from gear.eval.diagnosis.model import (
+    BASE,
+    BASE_RETRIEVER,
+    BEAM,
+    DATASET,
+    EXPANDED,
+    EXTRACTION,
+    FINAL,
+    FOUND,
+    FOUND_STATUS,
+    FUSED,
+    GIST,
+    GRAPH,
+    INITIAL,
+    LINK,
+    LINKED,
+    NONE,
+    RANKED,
+    READ,
+    READER,
+    REASONER,
+    RETRIEVAL,
+    SEED,
+    AnswerCheck,
+    Diagnosis,
+    GoldPassage,
+    StageMark,
+    stage_label,
+)
+from gear.eval.measures import normalize_answer
+from gear.store.graph import normalise_entity
+from gear.trace import BeamsSearched, PPRSeeded, ProximalTriples, Reasoned, ThoughtWritten, TriplesLinked, TripleView
+
+GRAPH_STEPS = (BEAM, EXPANDED, LINKED, SEED, RANKED)  # stages a graph step (not the base list) can reach
+
+
+@dataclass(frozen=True)
+class Cause:
+    category: str
+    evidence: tuple[str, ...]
+
+
+def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, str | None, list[str]]:
+    """(category, second category or None, evidence) for a diagnosis whose passages and answer are filled in."""
+    if not d.passages and (d.answer is None or not d.answer.gold):
+        return None, None, ["no gold passages or answers in the trace: nothing to judge against"]
+    order = {s: n for n, s in enumerate(d.stages)}
+    lost = sorted((p for p in d.passages if _where(p) is not None and p.status != FOUND_STATUS),
+                  key=lambda p: order.get(_where(p) or "", len(order)))
+    answer = d.answer
+    wrong = answer is not None and answer.right is False
+    all_found = bool(d.passages) and all(p.status == FOUND_STATUS for p in d.passages)
+    if all_found and not wrong:
+        said = "" if answer is None or answer.right is None else f"; the answer {answer.answer!r} is right"
+        return NONE, None, [f"every gold passage within the top {d.k}{said}"]
+
+    causes: list[Cause] = []
+    if answer is not None and answer.in_gold_passages is False:
+        causes.append(Cause(DATASET, (f"no gold passage contains a gold answer ({_quoted(answer.gold)}): no "
+                                      "retrieval could succeed",)))
+    if not d.passages:
+        causes.append(Cause(DATASET, ("no gold passage of the question is in the index",)))
+    if lost and answer is not None and answer.stopped_early and answer.right is not True:
+        fed = reader_fed(facts, answer)
+        if fed is not None:
+            causes.append(fed)
+        first = lost[0]
+        verdict = _verdict_answer(facts, answer.stopped_at or 0)
+        said = f"; the run answered {answer.answer!r}" if answer.answer is not None else ""
+        causes.append(Cause(REASONER, (f"'answerable'{f' ({verdict})' if verdict else ''} at iteration "
+                                       f"{answer.stopped_at} of {answer.max_iterations} while '{first.title}' was "
+                                       f"still missing{said}",)))
+    for p in lost:
+        causes.append(passage_cause(p, d, facts, graph))
+    if wrong and answer is not None:
+        causes.extend(answer_causes(answer, facts))
+    if not causes:
+        return None, None, ["the run was cut short before its final ranking: no loss so far"]
+    distinct: list[Cause] = []
+    for cause in causes:
+        if cause.category not in [c.category for c in distinct]:
+            distinct.append(cause)
+    evidence = list(distinct[0].evidence)
+    second = distinct[1] if len(distinct) > 1 else None
+    if second is not None:
+        evidence.append(f"also ({second.category}): {second.evidence[0]}")
+    return distinct[0].category, second.category if second else None, evidence
+
+
+# -- one lost gold passage ---------------------------------------------------------------------------------------
+def _where(p: GoldPassage) -> str | None:
+    return p.dropped_at or p.lost_at
+
+
+def passage_cause(p: GoldPassage, d: Diagnosis, facts: TraceFacts, graph: bool) -> Cause:
+    stage = _where(p) or FOUND
+    name = f"'{p.title}'"
+    final = p.best(FINAL)
+    ended = (f"final rank {final.rank}" if final is not None and final.reached else "not in the final ranking") \
+        if final is not None else "the run ended before its final ranking"
+    if stage in (BASE, RETRIEVAL, BEAM, SEED):
+        bridged = bridge(p, d, facts) if graph and not p.reached(BEAM) else None
+        if bridged is not None:
+            return bridged
+    if stage in (BASE, RETRIEVAL):
+        reached = [f"{stage_label(s, d.k)} {_describe(p.best(s))}" for s in GRAPH_STEPS if p.reached(s)]
+        where = "in no retrieval" if stage == RETRIEVAL else "in no base list"
+        if reached:
+            return Cause(BASE_RETRIEVER, (f"{name} was {where}; the graph reached it ({', '.join(reached)}) but it "
+                                          f"ended at {ended}",))
+        return Cause(BASE_RETRIEVER, (f"{name} was {where} ({_lists(p, stage)}) and no graph step reached it",))
+    if stage == READ:
+        unsupported = _unsupported(facts, "sync", [m.iteration for m in p.marks if m.stage == READ])
+        if unsupported:
+            return Cause(READER, (f"the sync reader read {name} but wrote {unsupported}, drawn from none of the "
+                                  "passages it read",))
+        return Cause(BASE_RETRIEVER, (f"{name} was in the base list ({_describe(p.best(BASE))}) but the reader drew "
+                                      f"no triple from it; it ended at {ended}",))
+    if stage == LINK:
+        return link_cause(p, facts)
+    if stage == INITIAL:
+        return Cause(EXTRACTION, (f"{name} was in the base list ({_describe(p.best(BASE))}) but none of its triples "
+                                  "was an initial node: it has no index triples",))
+    if stage == LINKED:
+        gist = p.best(GIST)
+        return Cause(EXTRACTION, (f"the gist triple {gist.note if gist else ''} came from {name}, but no passageLink "
+                                  f"list holds it: no index triple or passage text matched the fact; it ended at "
+                                  f"{ended}",))
+    if stage == GIST:
+        fused = p.best(FUSED)
+        read_k = int(facts.setting("gist_read_k", 10))
+        if fused is not None and fused.rank is not None and fused.rank > read_k:
+            return Cause(BASE_RETRIEVER, (f"{name} was fused at rank {fused.rank}, below the {read_k} passages the "
+                                          f"gist reader reads; it ended at {ended}",))
+        unsupported = _unsupported(facts, "gist", [m.iteration for m in p.marks if m.stage == GIST])
+        if unsupported:
+            return Cause(READER, (f"the gist reader read {name} but wrote {unsupported}, drawn from none of the "
+                                  "passages it read",))
+        return Cause(BASE_RETRIEVER, (f"the gist reader read {name} ({_describe(fused)}) but drew no triple from "
+                                      f"it; it ended at {ended}",))
+    if stage == BEAM:
+        return Cause(BASE_RETRIEVER, (f"{name}'s triples were initial nodes ({_describe(p.best(BASE))} in the base "
+                                      f"list) but no kept beam holds one: triples of other passages scored higher "
+                                      f"against the query; it ended at {ended}",))
+    if stage == SEED:
+        return Cause(BASE_RETRIEVER, (f"{name} was in the dense list ({_describe(p.best(BASE))}) but no seed fact or "
+                                      f"entity is its: query-to-fact matching chose other facts; it ended at "
+                                      f"{ended}",))
+    return Cause(BASE_RETRIEVER, (f"{name} reached {_reached_list(p, d)} but ended at {ended}, past the top {d.k}: "
+                                  "other passages outranked it",))
+
+
+def link_cause(p: GoldPassage, facts: TraceFacts) -> Cause:
+    """Read from the passage, linked elsewhere: graph when the link took a same-named triple of another passage,
+    extraction when no index triple of the passage is close to the fact (tripleLink's best lies elsewhere)."""
+    name = f"'{p.title}'"
+    read_in = {m.iteration for m in p.marks if m.stage == READ and m.reached}
+    pairs: list[tuple[list[str], TripleView, float]] = []
+    for e in facts.trace.of(ProximalTriples):
+        if e.role != "sync" or e.iteration not in read_in:
+            continue
+        mine = [list(a.triple) for a in facts.attributions(e) if p.id in a.passages]
+        links = facts.trace.first(TriplesLinked, e.iteration)
+        for link in links.links if links else []:
+            if list(link.proximal) in mine and link.linked is not None:
+                pairs.append((list(link.proximal), link.linked, link.similarity))
+    for proximal, linked, sim in pairs:
+        shared = _same_name(proximal, linked)
+        if shared:
+            return Cause(GRAPH, (f"tripleLink took {spo(linked)} of '{linked.passage_title or linked.passage_id}' "
+                                 f"({sim:.2f}) for {spo(proximal)}, read from {name}: the same name '{shared}', "
+                                 "another passage's entity",))
+    if pairs:
+        proximal, linked, sim = pairs[0]
+        return Cause(EXTRACTION, (f"{spo(proximal)} was read from {name}, but its best index triple is "
+                                  f"{spo(linked)} of '{linked.passage_title or linked.passage_id}' ({sim:.2f}): no "
+                                  f"triple of {name} holds that fact",))
+    return Cause(EXTRACTION, (f"a triple was read from {name} but none of its index triples was linked",))
+
+
+def bridge(p: GoldPassage, d: Diagnosis, facts: TraceFacts) -> Cause | None:
+    """The path is in the text but the graph missed it: a graph step reached a triple of another gold passage whose
+    subject or object this passage's text names, and nothing reached this passage."""
+    if not facts.text_known(p.id):
+        return None
+    words = facts.tokens.of(p.id)
+    others = {q.id: q.title for q in d.passages if q.id != p.id}
+    for how, triple in _graph_triples(facts):
+        if triple.passage_id not in others:
+            continue
+        for end in (triple.subject, triple.object):
+            if names_in(end, words):
+                return Cause(GRAPH, (f"{how} reached {spo(triple)} of gold '{others[triple.passage_id]}', whose "
+                                     f"'{end}' '{p.title}' names too, yet no graph step reached '{p.title}': the "
+                                     "graph does not join them (an entity named differently or an edge missing; "
+                                     "the trace cannot tell which)",))
+    return None
+
+
+def _graph_triples(facts: TraceFacts) -> list[tuple[str, TripleView]]:
+    """The triples a graph step reached, with how: kept beams, tripleLink, PPR's kept seed facts."""
+    found: list[tuple[str, TripleView]] = []
+    for e in facts.trace.of(BeamsSearched):
+        kept = {t for beam in (e.steps[-1] if e.steps else []) for t in beam.triple_ids}
+        found.extend((f"a beam (iteration {e.iteration})", facts.triples[t]) for t in kept if t in facts.triples)
+    for e in facts.trace.of(TriplesLinked):
+        found.extend((f"tripleLink (iteration {e.iteration})", link.linked) for link in e.links
+                     if link.linked is not None)
+    for e in facts.trace.of(PPRSeeded):
+        found.extend((f"a PPR seed fact (iteration {e.iteration})", f.triple) for f in e.facts if f.kept)
+    return found
+
+
+# -- the answer ----------------------------------------------------------------------------------------------------
+def answer_causes(answer: AnswerCheck, facts: TraceFacts) -> list[Cause]:
+    causes = []
+    fed = reader_fed(facts, answer)
+    if fed is not None:
+        causes.append(fed)
+    given, gold = normalize_answer(answer.answer or ""), [normalize_answer(a) for a in answer.gold]
+    alias = next((g for g in gold if given and g and (f" {g} " in f" {given} " or f" {given} " in f" {g} ")), None)
+    if alias is not None:
+        causes.append(Cause(DATASET, (f"the answer {answer.answer!r} and the gold answer {alias!r} contain one "
+                                      "another: a missing alias?",)))
+    if answer.answerable_wrong:
+        causes.append(Cause(REASONER, (f"'answerable' at iteration {answer.answerable_wrong[0]} with a wrong answer "
+                                       f"({_verdict_answer(facts, answer.answerable_wrong[0]) or answer.answer!r}; "
+                                       f"gold {_quoted(answer.gold)})",)))
+    if answer.in_qa_passages:
+        titles = ", ".join(f"'{facts.title(pid)}'" for pid in answer.qa_passage_ids
+                           if any(facts.tokens.contains(pid, a) for a in answer.gold))
+        causes.append(Cause(REASONER, (f"a gold answer ({_quoted(answer.gold)}) is in the passages the QA step read "
+                                       f"({titles}) but it answered {answer.answer!r}",)))
+    if not causes:
+        causes.append(Cause(REASONER, (f"the answer {answer.answer!r} is wrong (gold {_quoted(answer.gold)})",)))
+    return causes
+
+
+def reader_fed(facts: TraceFacts, answer: AnswerCheck) -> Cause | None:
+    """A triple the reader wrote from none of the passages it read holds an answer the run gave (final, or a
+    verdict's): the reader 'completed' a hop and the run followed it."""
+    given = {normalize_answer(a) for a in [answer.answer or "", *_verdict_answers(facts)]} - {""}
+    given -= {normalize_answer(g) for g in answer.gold}
+    if not given:
+        return None
+    for e in facts.trace.of(ProximalTriples):
+        for a in facts.attributions(e):
+            if a.supported or len(a.triple) < 3:
+                continue
+            ends = [f" {normalize_answer(x)} " for x in (a.triple[0], a.triple[2])]
+            hit = next((g for g in given for end in ends if f" {g} " in end), None)
+            if hit is not None:
+                return Cause(READER, (f"the {e.role} reader wrote {spo(a.triple)} (iteration {e.iteration}), drawn "
+                                      f"from none of the {len(e.passage_ids)} passages it read, and the run answered "
+                                      f"{hit!r} from it",))
+    return None
+
+
+# -- small helpers -------------------------------------------------------------------------------------------------
+def _unsupported(facts: TraceFacts, role: str, iterations: Sequence[int]) -> str:
+    for e in facts.trace.of(ProximalTriples):
+        if e.role == role and e.iteration in iterations:
+            bad = [spo(a.triple) for a in facts.attributions(e) if not a.supported]
+            if bad:
+                return bad[0] + (f" (+{len(bad) - 1} more)" if len(bad) > 1 else "") + f" (iteration {e.iteration})"
+    return ""
+
+
+def _same_name(proximal: Sequence[str], linked: TripleView) -> str:
+    ends = {normalise_entity(x) for x in (linked.subject, linked.object)}
+    for x in (proximal[0], proximal[2]) if len(proximal) >= 3 else ():
+        if normalise_entity(x) in ends:
+            return x
+    return ""
+
+
+def _verdict_answers(facts: TraceFacts) -> list[str]:
+    return [v.answer for v in facts.trace.of(Reasoned) if v.answerable and v.answer] + \
+        [t.answer for t in facts.trace.of(ThoughtWritten) if t.final and t.answer]
+
+
+def _verdict_answer(facts: TraceFacts, iteration: int) -> str:
+    for v in facts.trace.of(Reasoned, iteration):
+        if v.answerable and v.answer:
+            return repr(v.answer)
+    for t in facts.trace.of(ThoughtWritten, iteration):
+        if t.final and t.answer:
+            return repr(t.answer)
+    return ""
+
+
+def _describe(mark: StageMark | None) -> str:
+    return describe(mark) if mark is not None else "—"
+
+
+def _lists(p: GoldPassage, stage: str) -> str:
+    iterations = sorted({m.iteration for m in p.marks if m.stage == stage})
+    return f"iteration{'s' if len(iterations) > 1 else ''} {', '.join(map(str, iterations))}" if iterations else \
+        "no list"
+
+
+def _reached_list(p: GoldPassage, d: Diagnosis) -> str:
+    reached = [stage_label(s, d.k) for s in d.stages if p.reached(s) and s not in (FINAL, FOUND)]
+    return ", ".join(reached) if reached else "no stage"
+
+
+def _quoted(answers: Sequence[str]) -> str:
+    return " / ".join(repr(a) for a in answers) or "none recorded"
