@@ -1,13 +1,15 @@
 """The answer side of a diagnosis: EM/F1 against the gold answers (SQuAD normalisation, best over aliases), whether a
 gold answer occurs in the passages the QA step read and in the gold passages at all, and the reasoner's verdicts —
-"answerable" with a wrong answer, rejected as ungrounded (small profile), the verdict that ended the run."""
+"answerable" with a wrong answer, rejected as ungrounded (small profile), the verdict that ended the run — and the
+causes a wrong answer points to (gear.eval.diagnosis.categories orders them with the rest)."""
 
 from __future__ import annotations
 
-from gear.eval.diagnosis.facts import TraceFacts
-from gear.eval.diagnosis.model import AnswerCheck
-from gear.eval.measures import exact_match, f1_score
-from gear.trace import Answered, Reasoned, ThoughtWritten
+from gear.eval.diagnosis.evidence import quoted
+from gear.eval.diagnosis.facts import TraceFacts, spo
+from gear.eval.diagnosis.model import DATASET, READER, REASONER, AnswerCheck, Cause
+from gear.eval.measures import exact_match, f1_score, normalize_answer
+from gear.trace import Answered, ProximalTriples, Reasoned, ThoughtWritten
 
 
 def in_passages(facts: TraceFacts, pids: list[int], answers: list[str]) -> bool | None:
@@ -58,3 +60,63 @@ def check_answer(facts: TraceFacts, ircot: bool) -> AnswerCheck | None:
         check.notes.append(f"stopped at iteration {check.stopped_at} of {check.max_iterations} on "
                            f"{'a final thought' if ircot else 'an answerable verdict'}")
     return check
+
+
+# -- causes on the answer side ------------------------------------------------------------------------------------
+def answer_causes(answer: AnswerCheck, facts: TraceFacts) -> list[Cause]:
+    causes = []
+    fed = reader_fed(facts, answer)
+    if fed is not None:
+        causes.append(fed)
+    given, gold = normalize_answer(answer.answer or ""), [normalize_answer(a) for a in answer.gold]
+    alias = next((g for g in gold if given and g and (f" {g} " in f" {given} " or f" {given} " in f" {g} ")), None)
+    if alias is not None:
+        causes.append(Cause(DATASET, (f"the answer {answer.answer!r} and the gold answer {alias!r} contain one "
+                                      "another: a missing alias?",)))
+    if answer.answerable_wrong:
+        causes.append(Cause(REASONER, (f"'answerable' at iteration {answer.answerable_wrong[0]} with a wrong answer "
+                                       f"({verdict_answer(facts, answer.answerable_wrong[0]) or answer.answer!r}; "
+                                       f"gold {quoted(answer.gold)})",)))
+    if answer.in_qa_passages:
+        titles = ", ".join(f"'{facts.title(pid)}'" for pid in answer.qa_passage_ids
+                           if any(facts.tokens.contains(pid, a) for a in answer.gold))
+        causes.append(Cause(REASONER, (f"a gold answer ({quoted(answer.gold)}) is in the passages the QA step read "
+                                       f"({titles}) but it answered {answer.answer!r}",)))
+    if not causes:
+        causes.append(Cause(REASONER, (f"the answer {answer.answer!r} is wrong (gold {quoted(answer.gold)})",)))
+    return causes
+
+
+def reader_fed(facts: TraceFacts, answer: AnswerCheck) -> Cause | None:
+    """A triple the reader wrote from none of the passages it read holds an answer the run gave (final, or a
+    verdict's): the reader 'completed' a hop and the run followed it."""
+    given = {normalize_answer(a) for a in [answer.answer or "", *verdict_answers(facts)]} - {""}
+    given -= {normalize_answer(g) for g in answer.gold}
+    if not given:
+        return None
+    for e in facts.trace.of(ProximalTriples):
+        for a in facts.attributions(e):
+            if a.supported or len(a.triple) < 3:
+                continue
+            ends = [f" {normalize_answer(x)} " for x in (a.triple[0], a.triple[2])]
+            hit = next((g for g in given for end in ends if f" {g} " in end), None)
+            if hit is not None:
+                return Cause(READER, (f"the {e.role} reader wrote {spo(a.triple)} (iteration {e.iteration}), drawn "
+                                      f"from none of the {len(e.passage_ids)} passages it read, and the run answered "
+                                      f"{hit!r} from it",))
+    return None
+
+
+def verdict_answers(facts: TraceFacts) -> list[str]:
+    return [v.answer for v in facts.trace.of(Reasoned) if v.answerable and v.answer] + \
+        [t.answer for t in facts.trace.of(ThoughtWritten) if t.final and t.answer]
+
+
+def verdict_answer(facts: TraceFacts, iteration: int) -> str:
+    for v in facts.trace.of(Reasoned, iteration):
+        if v.answerable and v.answer:
+            return repr(v.answer)
+    for t in facts.trace.of(ThoughtWritten, iteration):
+        if t.final and t.answer:
+            return repr(t.answer)
+    return ""

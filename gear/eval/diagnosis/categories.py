@@ -28,9 +28,9 @@ Nothing lost and the answer right (or no answer asked): none.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from gear.eval.diagnosis.evidence import describe
+from gear.eval.diagnosis.answer import answer_causes, reader_fed, verdict_answer
+from gear.eval.diagnosis.evidence import describe, quoted
 from gear.eval.diagnosis.facts import TraceFacts, spo
 from gear.eval.diagnosis.grounding import names_in
 from gear.eval.diagnosis.model import (
@@ -56,23 +56,16 @@ from gear.eval.diagnosis.model import (
     REASONER,
     RETRIEVAL,
     SEED,
-    AnswerCheck,
+    Cause,
     Diagnosis,
     GoldPassage,
     StageMark,
     stage_label,
 )
-from gear.eval.measures import normalize_answer
 from gear.store.graph import normalise_entity
-from gear.trace import BeamsSearched, PPRSeeded, ProximalTriples, Reasoned, ThoughtWritten, TriplesLinked, TripleView
+from gear.trace import BeamsSearched, PPRSeeded, ProximalTriples, TriplesLinked, TripleView
 
 GRAPH_STEPS = (BEAM, EXPANDED, LINKED, SEED, RANKED)  # stages a graph step (not the base list) can reach
-
-
-@dataclass(frozen=True)
-class Cause:
-    category: str
-    evidence: tuple[str, ...]
 
 
 def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, str | None, list[str]]:
@@ -91,7 +84,7 @@ def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, s
 
     causes: list[Cause] = []
     if answer is not None and answer.in_gold_passages is False:
-        causes.append(Cause(DATASET, (f"no gold passage contains a gold answer ({_quoted(answer.gold)}): no "
+        causes.append(Cause(DATASET, (f"no gold passage contains a gold answer ({quoted(answer.gold)}): no "
                                       "retrieval could succeed",)))
     if not d.passages:
         causes.append(Cause(DATASET, ("no gold passage of the question is in the index",)))
@@ -100,7 +93,7 @@ def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, s
         if fed is not None:
             causes.append(fed)
         first = lost[0]
-        verdict = _verdict_answer(facts, answer.stopped_at or 0)
+        verdict = verdict_answer(facts, answer.stopped_at or 0)
         said = f"; the run answered {answer.answer!r}" if answer.answer is not None else ""
         causes.append(Cause(REASONER, (f"'answerable'{f' ({verdict})' if verdict else ''} at iteration "
                                        f"{answer.stopped_at} of {answer.max_iterations} while '{first.title}' was "
@@ -145,7 +138,7 @@ def passage_cause(p: GoldPassage, d: Diagnosis, facts: TraceFacts, graph: bool) 
                                           f"ended at {ended}",))
         return Cause(BASE_RETRIEVER, (f"{name} was {where} ({_lists(p, stage)}) and no graph step reached it",))
     if stage == READ:
-        unsupported = _unsupported(facts, "sync", [m.iteration for m in p.marks if m.stage == READ])
+        unsupported = _unsupported(facts, "sync", _read_in(p, READ))
         if unsupported:
             return Cause(READER, (f"the sync reader read {name} but wrote {unsupported}, drawn from none of the "
                                   "passages it read",))
@@ -167,7 +160,7 @@ def passage_cause(p: GoldPassage, d: Diagnosis, facts: TraceFacts, graph: bool) 
         if fused is not None and fused.rank is not None and fused.rank > read_k:
             return Cause(BASE_RETRIEVER, (f"{name} was fused at rank {fused.rank}, below the {read_k} passages the "
                                           f"gist reader reads; it ended at {ended}",))
-        unsupported = _unsupported(facts, "gist", [m.iteration for m in p.marks if m.stage == GIST])
+        unsupported = _unsupported(facts, "gist", _read_in(p, GIST))
         if unsupported:
             return Cause(READER, (f"the gist reader read {name} but wrote {unsupported}, drawn from none of the "
                                   "passages it read",))
@@ -246,51 +239,6 @@ def _graph_triples(facts: TraceFacts) -> list[tuple[str, TripleView]]:
     return found
 
 
-# -- the answer ----------------------------------------------------------------------------------------------------
-def answer_causes(answer: AnswerCheck, facts: TraceFacts) -> list[Cause]:
-    causes = []
-    fed = reader_fed(facts, answer)
-    if fed is not None:
-        causes.append(fed)
-    given, gold = normalize_answer(answer.answer or ""), [normalize_answer(a) for a in answer.gold]
-    alias = next((g for g in gold if given and g and (f" {g} " in f" {given} " or f" {given} " in f" {g} ")), None)
-    if alias is not None:
-        causes.append(Cause(DATASET, (f"the answer {answer.answer!r} and the gold answer {alias!r} contain one "
-                                      "another: a missing alias?",)))
-    if answer.answerable_wrong:
-        causes.append(Cause(REASONER, (f"'answerable' at iteration {answer.answerable_wrong[0]} with a wrong answer "
-                                       f"({_verdict_answer(facts, answer.answerable_wrong[0]) or answer.answer!r}; "
-                                       f"gold {_quoted(answer.gold)})",)))
-    if answer.in_qa_passages:
-        titles = ", ".join(f"'{facts.title(pid)}'" for pid in answer.qa_passage_ids
-                           if any(facts.tokens.contains(pid, a) for a in answer.gold))
-        causes.append(Cause(REASONER, (f"a gold answer ({_quoted(answer.gold)}) is in the passages the QA step read "
-                                       f"({titles}) but it answered {answer.answer!r}",)))
-    if not causes:
-        causes.append(Cause(REASONER, (f"the answer {answer.answer!r} is wrong (gold {_quoted(answer.gold)})",)))
-    return causes
-
-
-def reader_fed(facts: TraceFacts, answer: AnswerCheck) -> Cause | None:
-    """A triple the reader wrote from none of the passages it read holds an answer the run gave (final, or a
-    verdict's): the reader 'completed' a hop and the run followed it."""
-    given = {normalize_answer(a) for a in [answer.answer or "", *_verdict_answers(facts)]} - {""}
-    given -= {normalize_answer(g) for g in answer.gold}
-    if not given:
-        return None
-    for e in facts.trace.of(ProximalTriples):
-        for a in facts.attributions(e):
-            if a.supported or len(a.triple) < 3:
-                continue
-            ends = [f" {normalize_answer(x)} " for x in (a.triple[0], a.triple[2])]
-            hit = next((g for g in given for end in ends if f" {g} " in end), None)
-            if hit is not None:
-                return Cause(READER, (f"the {e.role} reader wrote {spo(a.triple)} (iteration {e.iteration}), drawn "
-                                      f"from none of the {len(e.passage_ids)} passages it read, and the run answered "
-                                      f"{hit!r} from it",))
-    return None
-
-
 # -- small helpers -------------------------------------------------------------------------------------------------
 def _unsupported(facts: TraceFacts, role: str, iterations: Sequence[int]) -> str:
     for e in facts.trace.of(ProximalTriples):
@@ -309,21 +257,6 @@ def _same_name(proximal: Sequence[str], linked: TripleView) -> str:
     return ""
 
 
-def _verdict_answers(facts: TraceFacts) -> list[str]:
-    return [v.answer for v in facts.trace.of(Reasoned) if v.answerable and v.answer] + \
-        [t.answer for t in facts.trace.of(ThoughtWritten) if t.final and t.answer]
-
-
-def _verdict_answer(facts: TraceFacts, iteration: int) -> str:
-    for v in facts.trace.of(Reasoned, iteration):
-        if v.answerable and v.answer:
-            return repr(v.answer)
-    for t in facts.trace.of(ThoughtWritten, iteration):
-        if t.final and t.answer:
-            return repr(t.answer)
-    return ""
-
-
 def _describe(mark: StageMark | None) -> str:
     return describe(mark) if mark is not None else "—"
 
@@ -339,5 +272,8 @@ def _reached_list(p: GoldPassage, d: Diagnosis) -> str:
     return ", ".join(reached) if reached else "no stage"
 
 
-def _quoted(answers: Sequence[str]) -> str:
-    return " / ".join(repr(a) for a in answers) or "none recorded"
+
+
+def _read_in(p: GoldPassage, stage: str) -> list[int]:
+    """The iterations whose read (sync or gist) had the passage in front of it (its mark holds its position)."""
+    return [m.iteration for m in p.marks if m.stage == stage and m.rank is not None]

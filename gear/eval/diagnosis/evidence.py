@@ -54,5 +54,9 @@ def passage_evidence(p: GoldPassage, stages: Sequence[str], k: int) -> list[str]
     return lines
 
 
+def quoted(answers: Sequence[str]) -> str:
+    return " / ".join(repr(a) for a in answers) or "none recorded"
+
+
 def _iterations(p: GoldPassage, stage: str) -> int:
     return len({m.iteration for m in p.marks if m.stage == stage})

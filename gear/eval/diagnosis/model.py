@@ -63,6 +63,14 @@ def hop_type(question_id: str) -> str:
 
 # -- records ------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class Cause:
+    """One explanation a rule found: a category and the evidence for it (the first line is the summary)."""
+
+    category: str
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class StageMark:
     """Whether one gold passage reached one stage in one iteration (RUN_LEVEL for once-per-run stages), with its rank
     in the list that stage ranks (1-based) or the beam hop, and a short note naming what showed it."""
