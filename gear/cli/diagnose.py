@@ -29,16 +29,26 @@ def diagnose_(
     path: Annotated[Path, typer.Argument(help="a saved trace (JSON), or a folder of them (searched recursively)")],
     json_out: Annotated[bool, typer.Option("--json", help="print the diagnosis as JSON instead of tables")] = False,
     k: Annotated[int, typer.Option("--k", min=1, help="a gold passage is found when within the top k")] = 5,
+    qa: Annotated[Path | None, typer.Option("--qa", help="the QA set the runs answered: gives the text of gold "
+                                                         "passages no stage reached (no index needed)")] = None,
 ) -> None:
     """Where each gold passage was lost (stage by stage), the answer checks and the proposed error category."""
     with friendly_errors():
+        from gear.data.corpus import load_qa
         from gear.eval.diagnosis import diagnose, summarise
+        from gear.eval.diagnosis.gold_texts import QATexts
         from gear.trace import Trace, TraceError
+
+        texts = QATexts(load_qa(qa)[0] if qa is not None else [])
+
+        def run(file: Path) -> Diagnosis:
+            trace = Trace.load(file)
+            return diagnose(trace, k, texts.for_trace(trace))
 
         if not path.exists():
             raise TraceError(f"{path}: file not found")
         if path.is_file():
-            d = diagnose(Trace.load(path), k)
+            d = run(path)
             if json_out:
                 typer.echo(json.dumps(d.to_dict(), ensure_ascii=False, indent=1))
             else:
@@ -48,7 +58,7 @@ def diagnose_(
         skipped: list[str] = []
         for file in trace_files(path):
             try:
-                rows.append((file, diagnose(Trace.load(file), k)))
+                rows.append((file, run(file)))
             except TraceError as exc:
                 skipped.append(str(exc))
                 console.print(f"[yellow]skipped:[/yellow] {escape(str(exc))}", highlight=False, soft_wrap=True)

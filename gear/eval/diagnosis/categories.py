@@ -5,9 +5,9 @@ Causes are collected in order and the first two distinct categories are proposed
 2. When a gold passage was lost and a multi-step run stopped early (an "answerable" verdict, or IRCoT's final thought,
    before its last iteration) without the right answer: reasoner — it stopped while key information was missing;
    reader before it when a triple the reader wrote from no passage it read holds the answer the run gave.
-3. Each lost gold passage, the earliest first, by the stage it dropped out of the run at (the stage after the last
-   one it reached; a stage it missed but came back after, e.g. read, when the graph and fusion carried it on, is not
-   where it was lost for good):
+3. Each lost gold passage, the earliest first (by the stage it dropped out of the run at: the stage after the last
+   one it reached), judged at the stage it dropped out at and at the first stage it missed ("lost at"); specific
+   evidence (extraction, graph, reader) before the default, base_retriever:
    base/retrieval   graph when a graph step reached a triple of another gold passage whose subject or object this
                     passage's text names yet nothing reached this one (the path is in the text, the graph missed it);
                     else base_retriever (never retrieved; or retrieved only by the graph and ranked past k)
@@ -99,7 +99,9 @@ def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, s
                                        f"{answer.stopped_at} of {answer.max_iterations} while '{first.title}' was "
                                        f"still missing{said}",)))
     for p in lost:
-        causes.append(passage_cause(p, d, facts, graph))
+        found = [passage_cause(p, stage, d, facts, graph) for stage in dict.fromkeys([p.dropped_at, p.lost_at])
+                 if stage]
+        causes.extend(sorted(found, key=lambda c: c.category == BASE_RETRIEVER))  # specific evidence first
     if wrong and answer is not None:
         causes.extend(answer_causes(answer, facts))
     if not causes:
@@ -120,8 +122,8 @@ def _where(p: GoldPassage) -> str | None:
     return p.dropped_at or p.lost_at
 
 
-def passage_cause(p: GoldPassage, d: Diagnosis, facts: TraceFacts, graph: bool) -> Cause:
-    stage = _where(p) or FOUND
+def passage_cause(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts, graph: bool) -> Cause:
+    """The cause a loss at `stage` points to (see the module's rules)."""
     name = f"'{p.title}'"
     final = p.best(FINAL)
     ended = (f"final rank {final.rank}" if final is not None and final.reached else "not in the final ranking") \
@@ -156,10 +158,12 @@ def passage_cause(p: GoldPassage, d: Diagnosis, facts: TraceFacts, graph: bool) 
                                   f"{ended}",))
     if stage == GIST:
         fused = p.best(FUSED)
-        read_k = int(facts.setting("gist_read_k", 10))
-        if fused is not None and fused.rank is not None and fused.rank > read_k:
-            return Cause(BASE_RETRIEVER, (f"{name} was fused at rank {fused.rank}, below the {read_k} passages the "
-                                          f"gist reader reads; it ended at {ended}",))
+        if not _read_in(p, GIST):
+            where = f"fused at rank {fused.rank}" if fused is not None and fused.rank is not None else "fused"
+            what = "the expanded passages" if facts.setting("gist_read", "fused") == "expanded" else \
+                f"the top {facts.setting('gist_read_k', 10)} of the fused list"
+            return Cause(BASE_RETRIEVER, (f"{name} was {where}, not among the passages the gist reader reads "
+                                          f"({what}); it ended at {ended}",))
         unsupported = _unsupported(facts, "gist", _read_in(p, GIST))
         if unsupported:
             return Cause(READER, (f"the gist reader read {name} but wrote {unsupported}, drawn from none of the "
@@ -167,13 +171,19 @@ def passage_cause(p: GoldPassage, d: Diagnosis, facts: TraceFacts, graph: bool) 
         return Cause(BASE_RETRIEVER, (f"the gist reader read {name} ({_describe(fused)}) but drew no triple from "
                                       f"it; it ended at {ended}",))
     if stage == BEAM:
-        return Cause(BASE_RETRIEVER, (f"{name}'s triples were initial nodes ({_describe(p.best(BASE))} in the base "
-                                      f"list) but no kept beam holds one: triples of other passages scored higher "
-                                      f"against the query; it ended at {ended}",))
+        base = p.best(BASE)
+        within = f"within the top {d.k} of " if base and base.rank is not None and base.rank <= d.k else ""
+        return Cause(BASE_RETRIEVER, (f"{name} was {within}the base list ({_describe(base)}) and its triples were "
+                                      f"initial nodes, but no kept beam holds one (triples of other passages scored "
+                                      f"higher against the query); it ended at {ended}",))
     if stage == SEED:
         return Cause(BASE_RETRIEVER, (f"{name} was in the dense list ({_describe(p.best(BASE))}) but no seed fact or "
                                       f"entity is its: query-to-fact matching chose other facts; it ended at "
                                       f"{ended}",))
+    base = p.best(BASE)
+    if base is not None and base.reached and base.rank is not None and base.rank <= d.k:
+        return Cause(BASE_RETRIEVER, (f"{name} was within the top {d.k} of the base list ({_describe(base)}) but "
+                                      f"ended at {ended} after fusion: passages the graph brought in outranked it",))
     return Cause(BASE_RETRIEVER, (f"{name} reached {_reached_list(p, d)} but ended at {ended}, past the top {d.k}: "
                                   "other passages outranked it",))
 

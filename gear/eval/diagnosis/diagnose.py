@@ -11,6 +11,8 @@ ran, and the diagnosis says so.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from gear.eval.diagnosis.answer import check_answer
 from gear.eval.diagnosis.categories import propose
 from gear.eval.diagnosis.evidence import passage_evidence
@@ -58,9 +60,13 @@ def follow(p: GoldPassage, stages: list[str], complete: bool) -> None:
         p.status = OPEN_STATUS
 
 
-def diagnose(trace: Trace, k: int = DEFAULT_K) -> Diagnosis:
-    """Follow every gold passage of the run through its method's stages and propose an error category."""
-    facts = TraceFacts.of(trace)
+def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str, str]] | None = None) -> Diagnosis:
+    """Follow every gold passage of the run through its method's stages and propose an error category.
+
+    `passages`: (title, text) by id for passages the trace may not show — a gold passage no stage reached has only
+    its id in the trace, so the rules that read its text (the graph's missed bridge, the gold answer in no gold
+    passage) stay silent about it unless the caller knows it (`gear eval` from its index, `gear diagnose --qa`)."""
+    facts = TraceFacts.of(trace, passages)
     method, family = family_for(facts)
     stages = [*family.stages, FINAL, FOUND]
     passages = []

@@ -3,7 +3,7 @@ trace carries the text of every passage and triple it mentions), the iterations,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,7 +55,9 @@ class TraceFacts:
     _attributions: dict[int, list[Attribution]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, trace: Trace) -> TraceFacts:
+    def of(cls, trace: Trace, known: Mapping[int, tuple[str, str]] | None = None) -> TraceFacts:
+        """`known`: (title, text) of passages the trace may not show (gold passages no stage reached), from the
+        caller's index or QA set; the trace's own views come first."""
         texts: dict[int, tuple[str, str]] = {}
         titles: dict[int, str] = {}
         triples: dict[int, TripleView] = {}
@@ -66,6 +68,9 @@ class TraceFacts:
                 triples.setdefault(t.id, t)
                 if t.passage_title:
                     titles.setdefault(t.passage_id, t.passage_title)
+        for pid, pair in (known or {}).items():
+            if pid not in texts or not texts[pid][1]:
+                texts[pid] = (pair[0] or texts.get(pid, ("", ""))[0], pair[1] or "")
         for pid, title in titles.items():  # a passage only a triple names: its title, text unknown
             texts.setdefault(pid, (title, ""))
         iterations = trace.iterations() or sorted({e.iteration for e in trace.of(BaseRetrieved)})
