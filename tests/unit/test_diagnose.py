@@ -357,7 +357,7 @@ def test_a_rejected_verdict_is_recorded() -> None:
 
 
 def test_a_gold_answer_in_no_gold_passage_is_a_dataset_issue() -> None:
-    d = diagnose(Trace([start(answers=["1930"]), *good_gear_run(answer="1930").events[1:]]))
+    d = diagnose(Trace([start(answers=["1930"]), *good_gear_run(answer="1929").events[1:]]))
     assert d.answer is not None and d.answer.in_gold_passages is False
     assert d.category == "dataset" and "no gold passage contains a gold answer" in d.evidence[0]
 
