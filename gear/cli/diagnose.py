@@ -127,8 +127,9 @@ def print_folder(folder: Path, rows: list[tuple[Path, Diagnosis]], summary: Summ
                       lost or "—", d.category or "undetermined", d.second or "")
     out.print(table)
     for run in summary.runs.values():
-        stages = Table(title=escape(f"{run.run}: {run.questions} questions, {run.gold} gold passages, {run.found} "
-                                    f"found within {run.k}"))
+        out.print(escape(f"{run.run}: {run.questions} questions, {run.gold} gold passages, {run.found} found "
+                         f"within {run.k}"), highlight=False)
+        stages = Table()
         for name in ("stage", "reached", "lost at", "dropped at"):
             stages.add_column(name, justify="right" if name != "stage" else "left")
         for stage in run.stages:

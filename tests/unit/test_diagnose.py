@@ -501,3 +501,35 @@ def test_summarise_counts_the_funnel_losses_and_categories() -> None:
     assert n.lost_at == {"base": 3} and n.found == 0 and n.categories == {"base_retriever": 1}
     assert n.by_hop["3hop1"].questions == 1 and n.by_hop["3hop1"].lost_at == {"base": 3}
     assert json.loads(json.dumps(s.to_dict()))["naive"]["funnel"]["base"] == 0
+
+
+# -- gear eval reports carry the diagnosis ------------------------------------------------------------------------
+def test_eval_reports_carry_each_questions_diagnosis_and_the_counts(tiny_index: Path, make_encoder,
+                                                                    tmp_path: Path) -> None:
+    from gear.agent.engine import Engine
+    from gear.config import Settings
+    from gear.data.corpus import Question
+    from gear.eval.report import evaluate
+
+    engine = Engine.open(tiny_index, Settings(retriever="bm25"), encoder=make_encoder())
+    questions = [Question("2hop__1", "Which sea is the island of Mount Etna in?", ("Mediterranean Sea",),
+                          (("Mount Etna", None), ("Sicily", None))),
+                 Question("2hop__2", "Who wrote the first computer program?", ("Ada Lovelace",),
+                          (("Ada Lovelace", None), ("Lonely", None)))]
+    settings = Settings(retriever="bm25", expand="naive")
+    report = evaluate(engine, questions, settings, ks=(1, 2), trace_dir=tmp_path)
+    data = json.loads(json.dumps(report.to_dict()))
+    rows = data["per_question"]
+    assert [r["diagnosis"]["question_id"] for r in rows] == ["2hop__1", "2hop__2"]
+    assert all(r["diagnosis"]["k"] == 1 and r["diagnosis"]["family"] == "NaiveGE" for r in rows)
+    for row in rows:  # the report's diagnosis is the one `gear diagnose` makes of the saved trace (texts aside)
+        saved = diagnose(Trace.load(row["trace_file"]), 1)
+        assert [p.status for p in saved.passages] == [p["status"] for p in row["diagnosis"]["passages"]]
+        assert len(row["diagnosis"]["passages"]) == row["n_gold"]
+    sicily, lonely = rows[0]["diagnosis"]["passages"][1], rows[1]["diagnosis"]["passages"][1]
+    assert (sicily["title"], sicily["lost_at"]) == ("Sicily", "final@k")  # rank 2 of a k=2 run, judged at k=1
+    assert (lonely["title"], lonely["lost_at"], lonely["status"]) == ("Lonely", "base", "lost")
+    summary = data["diagnosis"]["naive"]
+    assert summary["questions"] == 2 and summary["gold"] == 4 and summary["found"] == 2
+    assert summary["lost_at"] == {"base": 1, "final@k": 1} and summary["categories"] == {"base_retriever": 2}
+    assert Diagnosis.from_dict(rows[0]["diagnosis"]).to_dict() == rows[0]["diagnosis"]
