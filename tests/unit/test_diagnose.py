@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from gear.eval.diagnosis import CATEGORIES, Diagnosis, diagnose, summarise
-from gear.eval.diagnosis.grounding import GROUNDED, PassageTokens
+from gear.eval.diagnosis.grounding import GROUNDED, PassageTokens, normalise
+from gear.eval.measures import normalize_answer
 from gear.trace import (
     Answered,
     BaseRetrieved,
@@ -477,6 +478,12 @@ def test_a_triple_is_drawn_from_the_read_passage_that_holds_both_ends() -> None:
     made_up = tokens.attribute(["Bremen Cathedral", "dedicated to", "Saint Olaf"], [1, 4])
     assert not made_up.supported and made_up.score < GROUNDED
     assert not tokens.attribute(HOP3, [1, 2]).supported  # the passage that holds it was not read
+
+
+@pytest.mark.parametrize("text", ["The Cathedral of St. Peter's, Bremen!", "  a  an   the ", "Đakovo (Croatia) — 1929.",
+                                  "An apple a day", "théâtre", ""])
+def test_the_fast_normalisation_is_squads(text: str) -> None:
+    assert normalise(text) == normalize_answer(text)
 
 
 def test_rare_words_weigh_more_than_common_ones() -> None:
