@@ -101,7 +101,8 @@ def test_qa_gives_the_text_of_gold_passages_no_stage_reached(runner: CliRunner, 
     alone = json.loads(runner.invoke(app, ["diagnose", str(tmp_path / "t.json"), "--json"]).output)
     with_qa = json.loads(runner.invoke(app, ["diagnose", str(tmp_path / "t.json"), "--json", "--qa",
                                              str(tmp_path / "qa.json")]).output)
-    assert alone["category"] == "base_retriever" and with_qa["category"] == "graph"
+    assert (alone["category"], alone["second"]) == ("base_retriever", None)
+    assert (with_qa["category"], with_qa["second"]) == ("base_retriever", "graph")
     assert with_qa["passages"][1]["title"] == "St. Peter's Basilica"
 
 

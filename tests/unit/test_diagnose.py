@@ -232,17 +232,48 @@ def test_a_base_passage_without_triples_is_lost_at_initial_as_missing_extraction
     assert d.category == "extraction" and "no index triples" in d.evidence[0]
 
 
-def test_the_graph_missing_a_path_the_text_has_is_graph_quality() -> None:
+def test_a_path_in_the_text_the_trace_cannot_confirm_is_a_second_guess_of_graph_quality() -> None:
     """A beam reached the hop-1 triple ⟨Bremen Cathedral, dedicated to, St. Peter⟩; the hop-2 passage names "St.
-    Peter" too, but nothing reached it."""
+    Peter" too, but nothing reached it and the trace shows none of its triples."""
     t = naive_run(base=[1, 4, 5], initial=[11, 12, 41, 51], paths=[[11, 12], [41]], expanded=[1, 4], fused=[1, 4, 5],
                   gold=[1, 2])
     d = diagnose(t)
     assert passage(d, 1).status == "found" and passage(d, 2).lost_at == "base"
-    assert d.category == "base_retriever"  # no event shows the hop-2 passage: its text is unknown to the trace
+    assert d.category == "base_retriever" and d.second is None  # no event shows the hop-2 passage: no text
     d = diagnose(t, passages={2: PASSAGES[2]})  # the caller knows it (gear eval: the index; gear diagnose --qa)
-    assert d.category == "graph"
-    assert "St. Peter" in d.evidence[0] and "Bremen Cathedral" in d.evidence[0]
+    assert d.category == "base_retriever" and d.second == "graph"
+    assert "'St. Peter'" in d.evidence[-1] and "cannot tell which" in d.evidence[-1]
+
+
+def bridge_run(hop2_triples: list[tuple[str, str, str]]) -> Trace:
+    """NaiveGE: both gold passages in the base list (so the initial nodes show all their triples), the beam reaches
+    the hop-1 triple naming St. Peter and never a triple of the basilica, which ranks past k."""
+    triples = {90 + n: (*t, 2) for n, t in enumerate(hop2_triples)}
+    TRIPLES.update(triples)
+    try:
+        return naive_run(base=[1, 4, 5, 6, 7, 2], initial=[11, 12, 41, 51, 61, 71, *triples],
+                         paths=[[11, 12], [41], [51], [61], [71]], expanded=[1, 4, 5, 6, 7],
+                         fused=[1, 4, 5, 6, 7, 2], gold=[1, 2])
+    finally:
+        for tid in triples:
+            del TRIPLES[tid]
+
+
+def test_a_bridge_entity_under_another_name_is_graph_quality() -> None:
+    d = diagnose(bridge_run([("St. Peter's Basilica", "built over tomb of", "St. Peter the Apostle")]))
+    assert passage(d, 2).lost_at == "beam" and d.category == "graph"
+    assert "names it 'St. Peter the Apostle': another entity string" in d.evidence[0]
+
+
+def test_a_bridge_entity_in_the_text_and_in_no_triple_is_missing_extraction() -> None:
+    d = diagnose(bridge_run([("St. Peter's Basilica", "located in", "Vatican City")]))
+    assert d.category == "extraction" and "none of its 1 index triples names it" in d.evidence[0]
+
+
+def test_a_bridge_edge_the_beams_did_not_take_is_the_retrievers() -> None:
+    d = diagnose(bridge_run([("St. Peter's Basilica", "built over tomb of", "St. Peter")]))
+    assert d.category == "base_retriever" and d.second is None  # the edge is there: neither graph nor extraction
+    assert passage(d, 2).lost_at == "beam" and passage(d, 2).dropped_at == "final@k"
 
 
 def test_read_from_a_passage_but_linked_elsewhere_is_missing_extraction() -> None:

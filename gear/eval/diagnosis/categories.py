@@ -8,16 +8,17 @@ Causes are collected in order and the first two distinct categories are proposed
 3. Each lost gold passage, the earliest first (by the stage it dropped out of the run at: the stage after the last
    one it reached), judged at the stage it dropped out at and at the first stage it missed ("lost at"); specific
    evidence (extraction, graph, reader) before the default, base_retriever:
-   base/retrieval   graph when a graph step reached a triple of another gold passage whose subject or object this
-                    passage's text names yet nothing reached this one (the path is in the text, the graph missed it);
-                    else base_retriever (never retrieved; or retrieved only by the graph and ranked past k)
+   base/retrieval   the bridge rule (bridge(): a graph step reached a triple of another gold passage whose end
+                    this passage's text names, yet nothing reached this one) → graph, extraction or base_retriever by
+                    what its own triples show; else base_retriever (never retrieved; or reached only by the graph
+                    and ranked past k); an unconfirmed bridge adds graph after base_retriever
    read             reader when that read wrote a triple drawn from none of the passages read, else base_retriever
    link             graph when tripleLink took a same-named triple of another passage for a triple read from it;
                     else extraction (no index triple of it is close to the fact read from it)
    initial          extraction (NaiveGE: it has no index triples)
    linked           extraction (a gist triple came from it, but no passageLink list holds it)
    gist             reader when the gist read wrote an unsupported triple, else base_retriever
-   beam/seed        graph by the same bridge rule as base, else base_retriever
+   beam/seed        the same bridge rule, else base_retriever
    later stages     base_retriever (other passages outranked it)
 4. A wrong answer: reader (an unsupported triple holds the answer given), dataset (the answer and a gold answer
    contain one another: a missing alias), reasoner ("answerable" with a wrong answer, or the gold answer in the QA
@@ -32,7 +33,7 @@ from collections.abc import Sequence
 from gear.eval.diagnosis.answer import answer_causes, reader_fed, verdict_answer
 from gear.eval.diagnosis.evidence import describe, quoted
 from gear.eval.diagnosis.facts import TraceFacts, spo
-from gear.eval.diagnosis.grounding import names_in
+from gear.eval.diagnosis.grounding import entity_tokens, names_in
 from gear.eval.diagnosis.model import (
     BASE,
     BASE_RETRIEVER,
@@ -63,7 +64,7 @@ from gear.eval.diagnosis.model import (
     stage_label,
 )
 from gear.store.graph import normalise_entity
-from gear.trace import BeamsSearched, PPRSeeded, ProximalTriples, TriplesLinked, TripleView
+from gear.trace import BeamsSearched, InitialNodes, PPRSeeded, ProximalTriples, TriplesLinked, TripleView
 
 GRAPH_STEPS = (BEAM, EXPANDED, LINKED, SEED, RANKED)  # stages a graph step (not the base list) can reach
 
@@ -99,9 +100,9 @@ def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, s
                                        f"{answer.stopped_at} of {answer.max_iterations} while '{first.title}' was "
                                        f"still missing{said}",)))
     for p in lost:
-        found = [passage_cause(p, stage, d, facts, graph) for stage in dict.fromkeys([p.dropped_at, p.lost_at])
-                 if stage]
-        causes.extend(sorted(found, key=lambda c: c.category == BASE_RETRIEVER))  # specific evidence first
+        found = [c for stage in dict.fromkeys([p.dropped_at, p.lost_at]) if stage
+                 for c in passage_causes(p, stage, d, facts, graph)]
+        causes.extend(sorted(found, key=lambda c: (c.weak, c.category == BASE_RETRIEVER)))  # specific first
     if wrong and answer is not None:
         causes.extend(answer_causes(answer, facts))
     if not causes:
@@ -122,16 +123,22 @@ def _where(p: GoldPassage) -> str | None:
     return p.dropped_at or p.lost_at
 
 
-def passage_cause(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts, graph: bool) -> Cause:
+def passage_causes(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts, graph: bool) -> list[Cause]:
+    """The causes a loss at `stage` points to: the graph's missed bridge first when the trace confirms it, after the
+    default explanation when it only suggests it."""
+    bridged = bridge(p, d, facts) if graph and stage in (BASE, RETRIEVAL, BEAM, SEED) and not p.reached(BEAM) \
+        else None
+    if bridged is not None and not bridged.weak:
+        return [bridged]
+    return [passage_cause(p, stage, d, facts), *([bridged] if bridged is not None else [])]
+
+
+def passage_cause(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts) -> Cause:
     """The cause a loss at `stage` points to (see the module's rules)."""
     name = f"'{p.title}'"
     final = p.best(FINAL)
     ended = (f"final rank {final.rank}" if final is not None and final.reached else "not in the final ranking") \
         if final is not None else "the run ended before its final ranking"
-    if stage in (BASE, RETRIEVAL, BEAM, SEED):
-        bridged = bridge(p, d, facts) if graph and not p.reached(BEAM) else None
-        if bridged is not None:
-            return bridged
     if stage in (BASE, RETRIEVAL):
         reached = [f"{stage_label(s, d.k)} {_describe(p.best(s))}" for s in GRAPH_STEPS if p.reached(s)]
         where = "in no retrieval" if stage == RETRIEVAL else "in no base list"
@@ -217,21 +224,58 @@ def link_cause(p: GoldPassage, facts: TraceFacts) -> Cause:
 
 
 def bridge(p: GoldPassage, d: Diagnosis, facts: TraceFacts) -> Cause | None:
-    """The path is in the text but the graph missed it: a graph step reached a triple of another gold passage whose
-    subject or object this passage's text names, and nothing reached this passage."""
+    """The path is in the text: a graph step reached a triple of another gold passage whose subject or object this
+    passage's text names, yet nothing reached this passage. What the passage's own index triples (those the trace
+    shows) say about that name decides the cause:
+    - one of them has it under another entity string ("southern Africa" for "Africa") → graph: the graph does not
+      join the two names;
+    - the trace shows all of them (NaiveGE's initial nodes) and none names it → extraction: the fact is in the text,
+      in no triple;
+    - one of them has exactly that entity → base_retriever: the edge is there, the beam did not take it;
+    - none shown → graph, weak: a missing edge cannot be told from a beam that did not take it."""
     if not facts.text_known(p.id):
         return None
     words = facts.tokens.of(p.id)
     others = {q.id: q.title for q in d.passages if q.id != p.id}
+    own = [t for t in facts.triples.values() if t.passage_id == p.id]
+    complete = p.reached(BASE) and any(e.source == "naive" for e in facts.trace.of(InitialNodes))
+    name = f"'{p.title}'"
     for how, triple in _graph_triples(facts):
         if triple.passage_id not in others:
             continue
         for end in (triple.subject, triple.object):
-            if names_in(end, words):
-                return Cause(GRAPH, (f"{how} reached {spo(triple)} of gold '{others[triple.passage_id]}', whose "
-                                     f"'{end}' '{p.title}' names too, yet no graph step reached '{p.title}': the "
-                                     "graph does not join them (an entity named differently or an edge missing; "
-                                     "the trace cannot tell which)",))
+            if not names_in(end, words):
+                continue
+            seen = f"{how} reached {spo(triple)} of gold '{others[triple.passage_id]}', whose '{end}' {name} names too"
+            exact = [t for t in own if normalise_entity(end) in (normalise_entity(t.subject),
+                                                                 normalise_entity(t.object))]
+            if exact:
+                return Cause(BASE_RETRIEVER, (f"{seen}, and its triple {spo(exact[0])} shares that entity: the graph "
+                                              "joins them, but no kept beam took that edge",))
+            other = _other_name(end, own, p.title)
+            if other is not None:
+                return Cause(GRAPH, (f"{seen}, but its triple {spo(other[0])} names it '{other[1]}': another entity "
+                                     "string, so the graph does not join them",))
+            if complete:
+                return Cause(EXTRACTION, (f"{seen}, but none of its {len(own)} index triples names it: the fact "
+                                          "is in its text, in no triple, so no beam can reach it",))
+            return Cause(GRAPH, (f"{seen}, yet no graph step reached {name}: an edge missing or one the beams did not "
+                                 "take (the trace shows none of its triples, so cannot tell which)",), weak=True)
+    return None
+
+
+def _other_name(end: str, triples: Sequence[TripleView], title: str) -> tuple[TripleView, str] | None:
+    """A triple naming the same thing under another entity string: one's content tokens inside the other's (the
+    passage's own subject, its title, is another thing even when it holds the name: "St. Peter's Basilica")."""
+    words = set(entity_tokens(end))
+    for t in triples:
+        for x in (t.subject, t.object):
+            if normalise_entity(x) == normalise_entity(title):
+                continue
+            theirs = set(entity_tokens(x))
+            if words and theirs and (words <= theirs or theirs <= words) and normalise_entity(x) != \
+                    normalise_entity(end):
+                return t, x
     return None
 
 

@@ -68,6 +68,7 @@ class Cause:
 
     category: str
     evidence: tuple[str, ...]
+    weak: bool = False  # a suspicion the trace cannot confirm: ranked after the default explanation
 
 
 @dataclass(frozen=True)
