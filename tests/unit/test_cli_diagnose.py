@@ -35,7 +35,8 @@ def test_a_trace_prints_its_stage_table_category_and_evidence(runner: CliRunner)
                   "dropped at"):
         assert stage in out
     assert "St. Peter's Basilica" in out and "✓ hop 2" in out
-    assert "category: reader" in out and "drawn from none of the passages it read" in out
+    assert "category: base_retriever" in out and "(second: reader hallucination)" in out
+    assert "wrote ⟨Bremen, founded in, 1929⟩ in iteration 1: one end from it" in out
     assert "answer '1973' (gold '1952'): EM 0" in out
 
 

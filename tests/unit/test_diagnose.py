@@ -312,6 +312,14 @@ def test_an_unsupported_sync_triple_when_the_reader_skipped_the_gold_passage_is_
     assert d.category == "reader" and "Saint Olaf" in d.evidence[0]
 
 
+def test_a_hallucination_about_other_things_does_not_explain_a_skipped_passage() -> None:
+    read = [["Lund Cathedral", "dedicated to", "Saint Olaf"]]  # unsupported, but nothing in it is from passage 1
+    events = [start(gold=[1]), IterationStarted(1, QUESTION), BaseRetrieved(1, QUESTION, 10, pvs([4, 1])),
+              ProximalTriples(1, "sync", "read", [4, 1], read), TriplesLinked(1, [])]
+    d = diagnose(Trace(events))
+    assert passage(d, 1).lost_at == "read" and d.category == "base_retriever"
+
+
 def test_a_gist_triple_that_no_passage_link_returns_is_missing_extraction() -> None:
     it1 = gear_iteration(1, base=[3, 4], read=[HOP3], links=[(HOP3, 31, 0.9)], paths=[[31]], expanded=[3],
                          fused=[4, 5, 6, 7, 8, 3], gist=[HOP3])
@@ -343,7 +351,7 @@ def test_an_unsupported_gist_triple_that_holds_the_answer_is_a_reader_hallucinat
     d = diagnose(Trace(events))
     assert passage(d, 3).status == "lost"
     assert d.category == "reader" and d.second == "reasoner"
-    assert "⟨Vatican City, became country in, 1871⟩" in d.evidence[0]
+    assert "⟨Vatican City, became country in, 1871⟩" in d.evidence[0] and "the run answered '1871'" in d.evidence[0]
 
 
 def test_the_answer_in_the_qa_passages_but_answered_wrong_is_the_reasoner() -> None:
@@ -364,6 +372,24 @@ def test_an_answerable_verdict_with_a_wrong_answer() -> None:
     d = diagnose(Trace(events))
     assert d.answer is not None and d.answer.answerable_wrong == [2] and d.answer.stopped_at == 2
     assert d.category == "reasoner" and "'answerable' at iteration 2" in d.evidence[0]
+
+
+def test_a_verdict_that_says_the_gold_answer_in_a_sentence_is_not_wrong() -> None:
+    it1 = gear_iteration(1, base=[1, 2, 3], read=[HOP1], links=[(HOP1, 11, 0.95)], paths=[[11, 22]], expanded=[1, 2],
+                         fused=[1, 2, 3], gist=[HOP1, HOP2, HOP3], answerable=True,
+                         verdict="Vatican City became a country in 1929.")
+    events = [start(), *it1, *finish(1, linked=[], final=[1, 2, 3], answer="1929")]
+    d = diagnose(Trace(events))
+    assert d.answer is not None and d.answer.answerable_wrong == [] and d.category == "none"
+
+
+def test_the_reader_fed_answer_must_be_a_whole_end_of_the_triple() -> None:
+    """"1871" inside "1871 treaty" is not the run following the triple; the whole end is."""
+    made_up = ["Vatican City", "signed", "1871 treaty"]
+    it1 = gear_iteration(1, base=[1, 2, 4], read=[HOP1], links=[(HOP1, 11, 0.95)], paths=[[11, 22]],
+                         expanded=[1, 2], fused=[1, 2, 4], gist=[HOP1, HOP2, made_up])
+    d = diagnose(Trace([start(), *it1, *finish(1, linked=[], final=[1, 2, 4], answer="1871")]))
+    assert d.category != "reader" and "reader" not in (d.second or "")
 
 
 def test_stopping_early_while_a_gold_passage_is_missing_is_the_reasoner() -> None:

@@ -45,13 +45,12 @@ def check_answer(facts: TraceFacts, ircot: bool) -> AnswerCheck | None:
         if v.rejected:
             check.rejected.append(v.iteration)
         if v.answerable:
-            said = v.answer or check.answer or ""
-            if gold and exact_match(said, gold) < 1.0:
+            if gold and not says(v.answer or check.answer or "", gold):
                 check.answerable_wrong.append(v.iteration)
             check.stopped_at = v.iteration
     for t in thoughts:
         if t.final:
-            if gold and exact_match(t.answer or check.answer or "", gold) < 1.0:
+            if gold and not says(t.answer or check.answer or "", gold):
                 check.answerable_wrong.append(t.iteration)
             check.stopped_at = t.iteration
     if verdicts or thoughts:
@@ -74,9 +73,10 @@ def answer_causes(answer: AnswerCheck, facts: TraceFacts) -> list[Cause]:
         causes.append(Cause(DATASET, (f"the answer {answer.answer!r} and the gold answer {alias!r} contain one "
                                       "another: a missing alias?",)))
     if answer.answerable_wrong:
-        causes.append(Cause(REASONER, (f"'answerable' at iteration {answer.answerable_wrong[0]} with a wrong answer "
-                                       f"({verdict_answer(facts, answer.answerable_wrong[0]) or answer.answer!r}; "
-                                       f"gold {quoted(answer.gold)})",)))
+        n = answer.answerable_wrong[0]
+        said = verdict_answer(facts, n) or answer.answer
+        causes.append(Cause(REASONER, (f"'answerable' at iteration {n} with a wrong answer ({said!r}; gold "
+                                       f"{quoted(answer.gold)})",)))
     if answer.in_qa_passages:
         titles = ", ".join(f"'{facts.title(pid)}'" for pid in answer.qa_passage_ids
                            if any(facts.tokens.contains(pid, a) for a in answer.gold))
@@ -88,35 +88,42 @@ def answer_causes(answer: AnswerCheck, facts: TraceFacts) -> list[Cause]:
 
 
 def reader_fed(facts: TraceFacts, answer: AnswerCheck) -> Cause | None:
-    """A triple the reader wrote from none of the passages it read holds an answer the run gave (final, or a
-    verdict's): the reader 'completed' a hop and the run followed it."""
-    given = {normalize_answer(a) for a in [answer.answer or "", *verdict_answers(facts)]} - {""}
-    given -= {normalize_answer(g) for g in answer.gold}
-    if not given:
+    """A triple the reader wrote from none of the passages it read has, as its subject or object, an answer the run
+    gave (the final one, or an "answerable" verdict's): the reader 'completed' a hop and the run followed it."""
+    given = [("the run answered", answer.answer or "")] + \
+        [(f"the verdict of iteration {n} said", said) for n, said in verdict_answers(facts)]
+    gold = {normalize_answer(g) for g in answer.gold}
+    wanted = [(how, said, normalize_answer(said)) for how, said in given
+              if normalize_answer(said) and normalize_answer(said) not in gold]
+    if not wanted:
         return None
     for e in facts.trace.of(ProximalTriples):
         for a in facts.attributions(e):
             if a.supported or len(a.triple) < 3:
                 continue
-            ends = [f" {normalize_answer(x)} " for x in (a.triple[0], a.triple[2])]
-            hit = next((g for g in given for end in ends if f" {g} " in end), None)
+            ends = {normalize_answer(a.triple[0]), normalize_answer(a.triple[2])}
+            hit = next(((how, said) for how, said, norm in wanted if norm in ends), None)
             if hit is not None:
                 return Cause(READER, (f"the {e.role} reader wrote {spo(a.triple)} (iteration {e.iteration}), drawn "
-                                      f"from none of the {len(e.passage_ids)} passages it read, and the run answered "
-                                      f"{hit!r} from it",))
+                                      f"from none of the {len(e.passage_ids)} passages it read, and {hit[0]} "
+                                      f"{hit[1]!r}",))
     return None
 
 
-def verdict_answers(facts: TraceFacts) -> list[str]:
-    return [v.answer for v in facts.trace.of(Reasoned) if v.answerable and v.answer] + \
-        [t.answer for t in facts.trace.of(ThoughtWritten) if t.final and t.answer]
+def verdict_answers(facts: TraceFacts) -> list[tuple[int, str]]:
+    """(iteration, answer) of every "answerable" verdict and IRCoT final thought that gave one."""
+    return [(v.iteration, v.answer) for v in facts.trace.of(Reasoned) if v.answerable and v.answer] + \
+        [(t.iteration, t.answer) for t in facts.trace.of(ThoughtWritten) if t.final and t.answer]
 
 
 def verdict_answer(facts: TraceFacts, iteration: int) -> str:
-    for v in facts.trace.of(Reasoned, iteration):
-        if v.answerable and v.answer:
-            return repr(v.answer)
-    for t in facts.trace.of(ThoughtWritten, iteration):
-        if t.final and t.answer:
-            return repr(t.answer)
-    return ""
+    return next((said for n, said in verdict_answers(facts) if n == iteration), "")
+
+
+def says(said: str, gold: list[str]) -> bool:
+    """The verdict's answer is right: EM, or a gold answer inside it (the paper's reasoner answers in free text,
+    often a sentence around the answer)."""
+    if exact_match(said, gold) >= 1.0:
+        return True
+    text = f" {normalize_answer(said)} "
+    return any(f" {g} " in text for g in (normalize_answer(a) for a in gold) if g)

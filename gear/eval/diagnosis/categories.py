@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from gear.eval.diagnosis.answer import answer_causes, reader_fed, verdict_answer
 from gear.eval.diagnosis.evidence import describe, quoted
 from gear.eval.diagnosis.facts import TraceFacts, spo
-from gear.eval.diagnosis.grounding import entity_tokens, names_in
+from gear.eval.diagnosis.grounding import GROUNDED, cover, entity_tokens, names_in
 from gear.eval.diagnosis.model import (
     BASE,
     BASE_RETRIEVER,
@@ -56,6 +56,7 @@ from gear.eval.diagnosis.model import (
     READER,
     REASONER,
     RETRIEVAL,
+    RUN_LEVEL,
     SEED,
     Cause,
     Diagnosis,
@@ -96,7 +97,7 @@ def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, s
         first = lost[0]
         verdict = verdict_answer(facts, answer.stopped_at or 0)
         said = f"; the run answered {answer.answer!r}" if answer.answer is not None else ""
-        causes.append(Cause(REASONER, (f"'answerable'{f' ({verdict})' if verdict else ''} at iteration "
+        causes.append(Cause(REASONER, (f"'answerable'{f' ({verdict!r})' if verdict else ''} at iteration "
                                        f"{answer.stopped_at} of {answer.max_iterations} while '{first.title}' was "
                                        f"still missing{said}",)))
     for p in lost:
@@ -147,16 +148,16 @@ def passage_cause(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts) -
                                           f"ended at {ended}",))
         return Cause(BASE_RETRIEVER, (f"{name} was {where} ({_lists(p, stage)}) and no graph step reached it",))
     if stage == READ:
-        unsupported = _unsupported(facts, "sync", _read_in(p, READ))
+        unsupported = _unsupported(facts, "sync", _read_in(p, READ), p.id)
         if unsupported:
-            return Cause(READER, (f"the sync reader read {name} but wrote {unsupported}, drawn from none of the "
-                                  "passages it read",))
-        return Cause(BASE_RETRIEVER, (f"{name} was in the base list ({_describe(p.best(BASE))}) but the reader drew "
+            return Cause(READER, (f"the sync reader read {name} but wrote {unsupported}: one end from it, in a fact "
+                                  "none of the passages it read holds",))
+        return Cause(BASE_RETRIEVER, (f"{name} was in the base list (at {_at(p.best(BASE))}) but the reader drew "
                                       f"no triple from it; it ended at {ended}",))
     if stage == LINK:
         return link_cause(p, facts)
     if stage == INITIAL:
-        return Cause(EXTRACTION, (f"{name} was in the base list ({_describe(p.best(BASE))}) but none of its triples "
+        return Cause(EXTRACTION, (f"{name} was in the base list (at {_at(p.best(BASE))}) but none of its triples "
                                   "was an initial node: it has no index triples",))
     if stage == LINKED:
         gist = p.best(GIST)
@@ -171,25 +172,25 @@ def passage_cause(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts) -
                 f"the top {facts.setting('gist_read_k', 10)} of the fused list"
             return Cause(BASE_RETRIEVER, (f"{name} was {where}, not among the passages the gist reader reads "
                                           f"({what}); it ended at {ended}",))
-        unsupported = _unsupported(facts, "gist", _read_in(p, GIST))
+        unsupported = _unsupported(facts, "gist", _read_in(p, GIST), p.id)
         if unsupported:
-            return Cause(READER, (f"the gist reader read {name} but wrote {unsupported}, drawn from none of the "
-                                  "passages it read",))
-        return Cause(BASE_RETRIEVER, (f"the gist reader read {name} ({_describe(fused)}) but drew no triple from "
+            return Cause(READER, (f"the gist reader read {name} but wrote {unsupported}: one end from it, in a fact "
+                                  "none of the passages it read holds",))
+        return Cause(BASE_RETRIEVER, (f"the gist reader read {name} (fused at {_at(fused)}) but drew no triple from "
                                       f"it; it ended at {ended}",))
     if stage == BEAM:
         base = p.best(BASE)
         within = f"within the top {d.k} of " if base and base.rank is not None and base.rank <= d.k else ""
-        return Cause(BASE_RETRIEVER, (f"{name} was {within}the base list ({_describe(base)}) and its triples were "
+        return Cause(BASE_RETRIEVER, (f"{name} was {within}the base list (at {_at(base)}) and its triples were "
                                       f"initial nodes, but no kept beam holds one (triples of other passages scored "
                                       f"higher against the query); it ended at {ended}",))
     if stage == SEED:
-        return Cause(BASE_RETRIEVER, (f"{name} was in the dense list ({_describe(p.best(BASE))}) but no seed fact or "
+        return Cause(BASE_RETRIEVER, (f"{name} was in the dense list (at {_at(p.best(BASE))}) but no seed fact or "
                                       f"entity is its: query-to-fact matching chose other facts; it ended at "
                                       f"{ended}",))
     base = p.best(BASE)
     if base is not None and base.reached and base.rank is not None and base.rank <= d.k:
-        return Cause(BASE_RETRIEVER, (f"{name} was within the top {d.k} of the base list ({_describe(base)}) but "
+        return Cause(BASE_RETRIEVER, (f"{name} was within the top {d.k} of the base list (at {_at(base)}) but "
                                       f"ended at {ended} after fusion: passages the graph brought in outranked it",))
     return Cause(BASE_RETRIEVER, (f"{name} reached {_reached_list(p, d)} but ended at {ended}, past the top {d.k}: "
                                   "other passages outranked it",))
@@ -294,12 +295,19 @@ def _graph_triples(facts: TraceFacts) -> list[tuple[str, TripleView]]:
 
 
 # -- small helpers -------------------------------------------------------------------------------------------------
-def _unsupported(facts: TraceFacts, role: str, iterations: Sequence[int]) -> str:
+def _unsupported(facts: TraceFacts, role: str, iterations: Sequence[int], pid: int) -> str:
+    """An unsupported triple of that read with one end from this passage: the reader took a name from it and wrote
+    around it a fact none of the passages it read holds ("" when there is none)."""
+    words = facts.tokens.of(pid)
     for e in facts.trace.of(ProximalTriples):
-        if e.role == role and e.iteration in iterations:
-            bad = [spo(a.triple) for a in facts.attributions(e) if not a.supported]
-            if bad:
-                return bad[0] + (f" (+{len(bad) - 1} more)" if len(bad) > 1 else "") + f" (iteration {e.iteration})"
+        if e.role != role or e.iteration not in iterations:
+            continue
+        bad = [a.triple for a in facts.attributions(e) if not a.supported and len(a.triple) >= 3 and
+               max(cover(a.triple[0], words, facts.tokens.idf), cover(a.triple[2], words, facts.tokens.idf))
+               >= GROUNDED]
+        if bad:
+            more = f" (+{len(bad) - 1} more)" if len(bad) > 1 else ""
+            return f"{spo(bad[0])}{more} in iteration {e.iteration}"
     return ""
 
 
@@ -313,6 +321,13 @@ def _same_name(proximal: Sequence[str], linked: TripleView) -> str:
 
 def _describe(mark: StageMark | None) -> str:
     return describe(mark) if mark is not None else "—"
+
+
+def _at(mark: StageMark | None) -> str:
+    """"rank 3 in iteration 2" (or "rank 3" for a once-per-run stage)."""
+    if mark is None or mark.rank is None:
+        return "—"
+    return f"rank {mark.rank}" + (f" in iteration {mark.iteration}" if mark.iteration != RUN_LEVEL else "")
 
 
 def _lists(p: GoldPassage, stage: str) -> str:
