@@ -519,6 +519,23 @@ def test_ircot_retrievals_and_an_early_final_thought() -> None:
     assert d.category == "reasoner" and "iteration 2 of 4" in d.evidence[0]
 
 
+def test_an_ircot_passage_found_late_ranks_after_the_first_retrievals() -> None:
+    thought = "Bremen Cathedral is dedicated to St. Peter."
+    events = [start("ircot", ircot_retriever="base", ircot_ranking="retrieval"), IterationStarted(1, QUESTION),
+              BaseRetrieved(1, QUESTION, 10, pvs([1, 4, 5, 6, 7, 8])),
+              PassagesAdded(1, QUESTION, pvs([1, 4, 5, 6, 7, 8]), [1, 4, 5, 6, 7, 8]),
+              ThoughtWritten(1, thought, ""), IterationStarted(2, thought),
+              BaseRetrieved(2, thought, 10, pvs([2, 3])),
+              PassagesAdded(2, thought, pvs([2, 3]), [1, 4, 5, 6, 7, 8, 2, 3]),
+              ThoughtWritten(2, "So the answer is: 1929.", "", True, "1929"),
+              FinalRanking(2, pvs([1, 4, 5, 6, 7, 8, 2, 3])), Answered(2, "1929", "1929", [1, 4, 5, 6, 7]),
+              RunFinished(2, 2, 9.0, {})]
+    d = diagnose(Trace(events))
+    assert passage(d, 2).best("retrieval").rank == 1 and passage(d, 2).lost_at == "final@k"
+    assert d.answer is not None and d.answer.right and d.category == "base_retriever"
+    assert "came with retrieval 2 (rank 1 of its hits)" in d.evidence[0] and "final rank 7" in d.evidence[0]
+
+
 def test_base_only_runs_have_base_and_final() -> None:
     t = Trace([start("none", answers=[]), IterationStarted(1, QUESTION), BaseRetrieved(1, QUESTION, 5, pvs([1, 2, 4])),
                FinalRanking(1, pvs([1, 2, 4])), RunFinished(1, 1, 1.0, {})])

@@ -65,7 +65,15 @@ from gear.eval.diagnosis.model import (
     stage_label,
 )
 from gear.store.graph import normalise_entity
-from gear.trace import BeamsSearched, InitialNodes, PPRSeeded, ProximalTriples, TriplesLinked, TripleView
+from gear.trace import (
+    BeamsSearched,
+    InitialNodes,
+    PPRSeeded,
+    ProximalTriples,
+    ThoughtWritten,
+    TriplesLinked,
+    TripleView,
+)
 
 GRAPH_STEPS = (BEAM, EXPANDED, LINKED, SEED, RANKED)  # stages a graph step (not the base list) can reach
 
@@ -97,7 +105,8 @@ def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, s
         first = lost[0]
         verdict = verdict_answer(facts, answer.stopped_at or 0)
         said = f"; the run answered {answer.answer!r}" if answer.answer is not None else ""
-        causes.append(Cause(REASONER, (f"'answerable'{f' ({verdict!r})' if verdict else ''} at iteration "
+        what = "a final thought" if facts.trace.of(ThoughtWritten) else "'answerable'"
+        causes.append(Cause(REASONER, (f"{what}{f' ({verdict!r})' if verdict else ''} at iteration "
                                        f"{answer.stopped_at} of {answer.max_iterations} while '{first.title}' was "
                                        f"still missing{said}",)))
     for p in lost:
@@ -188,6 +197,12 @@ def passage_cause(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts) -
         return Cause(BASE_RETRIEVER, (f"{name} was in the dense list (at {_at(p.best(BASE))}) but no seed fact or "
                                       f"entity is its: query-to-fact matching chose other facts; it ended at "
                                       f"{ended}",))
+    retrieval = p.best(RETRIEVAL)
+    if retrieval is not None and retrieval.reached and retrieval.iteration > 1 and \
+            facts.setting("ircot_ranking", "retrieval") == "retrieval":
+        return Cause(BASE_RETRIEVER, (f"{name} came with retrieval {retrieval.iteration} (rank {retrieval.rank} of "
+                                      f"its hits), after the passages earlier retrievals added: IRCoT ranks in "
+                                      f"retrieval order, so it ended at {ended}",))
     base = p.best(BASE)
     if base is not None and base.reached and base.rank is not None and base.rank <= d.k:
         return Cause(BASE_RETRIEVER, (f"{name} was within the top {d.k} of the base list (at {_at(base)}) but "

@@ -47,7 +47,8 @@ def passage_evidence(p: GoldPassage, stages: Sequence[str], k: int) -> list[str]
             continue
         iterations = sorted({m.iteration for m in p.marks if m.stage == stage})
         if not best.reached and len(iterations) > 1:
-            note = f" {best.note}" if best.note else ""
+            notes = {m.note for m in p.marks if m.stage == stage}
+            note = f" {best.note}" if best.note and len(notes) == 1 else ""
             lines.append(f"{stage_label(stage, k)}: ✗{note} (iterations {iterations[0]}–{iterations[-1]})")
         else:
             lines.append(f"{stage_label(stage, k)}: {describe(best)}")
