@@ -498,6 +498,15 @@ def test_ppr_stages_base_seed_ranked() -> None:
     assert hop3.dropped_at == "final@k" and d.category == "base_retriever"
 
 
+def test_ppr_moving_a_dense_top_passage_past_k() -> None:
+    t = ppr_run(dense=[4, 1, 5], facts=[41], entities=[EntityView(8, "lund", 0.5, 0.1)], ranked=[4, 5, 6, 7, 8, 1])
+    d = diagnose(Trace([start("ppr", gold=[1], answers=[]), *t.events[1:]]))
+    p = passage(d, 1)
+    assert p.best("base").rank == 2 and not p.reached("seed") and p.best("ranked").rank == 6
+    assert p.lost_at == "seed" and p.dropped_at == "final@k" and d.category == "base_retriever"
+    assert "after PPR's ranking" in d.evidence[0]
+
+
 def test_ircot_retrievals_and_an_early_final_thought() -> None:
     events = [start("ircot", ircot_retriever="base"), IterationStarted(1, QUESTION),
               BaseRetrieved(1, QUESTION, 10, pvs([1, 4, 5])), PassagesAdded(1, QUESTION, pvs([1, 4, 5]), [1, 4, 5]),

@@ -205,8 +205,10 @@ def passage_cause(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts) -
                                       f"retrieval order, so it ended at {ended}",))
     base = p.best(BASE)
     if base is not None and base.reached and base.rank is not None and base.rank <= d.k:
+        how = "PPR's ranking: passages the walk scored higher" if RANKED in d.stages else \
+            "fusion: passages the graph brought in"
         return Cause(BASE_RETRIEVER, (f"{name} was within the top {d.k} of the base list (at {_at(base)}) but "
-                                      f"ended at {ended} after fusion: passages the graph brought in outranked it",))
+                                      f"ended at {ended} after {how} outranked it",))
     return Cause(BASE_RETRIEVER, (f"{name} reached {_reached_list(p, d)} but ended at {ended}, past the top {d.k}: "
                                   "other passages outranked it",))
 
@@ -275,8 +277,9 @@ def bridge(p: GoldPassage, d: Diagnosis, facts: TraceFacts) -> Cause | None:
             if complete:
                 return Cause(EXTRACTION, (f"{seen}, but none of its {len(own)} index triples names it: the fact "
                                           "is in its text, in no triple, so no beam can reach it",))
-            return Cause(GRAPH, (f"{seen}, yet no graph step reached {name}: an edge missing or one the beams did not "
-                                 "take (the trace shows none of its triples, so cannot tell which)",), weak=True)
+            return Cause(GRAPH, (f"{seen}, yet no graph step reached {name}: an edge missing or one the graph step "
+                                 "did not follow (the trace shows none of its triples, so cannot tell which)",),
+                         weak=True)
     return None
 
 
