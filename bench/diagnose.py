@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from gear.data.corpus import load_qa
-from gear.eval.diagnosis import CATEGORIES, CATEGORY_LABELS, Diagnosis, diagnose, stage_label, summarise
+from gear.eval.diagnosis import CATEGORIES, CATEGORY_LABELS, STAGES, Diagnosis, diagnose, stage_label, summarise
 from gear.eval.diagnosis.gold_texts import QATexts
 from gear.eval.diagnosis.summary import RunSummary
 from gear.trace import Trace, TraceError
@@ -52,11 +52,25 @@ def timing(files: list[Path], n: int, k: int, texts: QATexts) -> None:
     print(f"target diagnose<1s {'met' if diagnose_s < 1.0 else 'MISSED'}")
 
 
-def markdown(runs: dict[str, RunSummary]) -> None:
+def against_first_retrieval(diagnoses: list[Diagnosis]) -> dict[str, tuple[int, int]]:
+    """Per run: (gold passages found at final@k that the first retrieval did not have within k — what the graph or
+    the later iterations brought —, gold passages the first retrieval had within k that the run did not find)."""
+    out: dict[str, tuple[int, int]] = {}
+    for d in diagnoses:
+        gained, dropped = out.get(d.run, (0, 0))
+        first_stage = "retrieval" if "retrieval" in d.stages else "base"
+        for p in d.passages:
+            first = next((m for m in p.marks if m.stage == first_stage and m.iteration == 1), None)
+            early = first is not None and first.reached and first.rank is not None and first.rank <= d.k
+            gained += p.status == "found" and not early
+            dropped += early and p.status != "found"
+        out[d.run] = (gained, dropped)
+    return out
+
+
+def markdown(runs: dict[str, RunSummary], versus: dict[str, tuple[int, int]]) -> None:
     names = list(runs)
-    stages: list[str] = []
-    for r in runs.values():
-        stages.extend(s for s in r.stages if s not in stages)
+    stages = [s for s in STAGES if any(s in r.stages for r in runs.values())]  # the pipeline order
     print("\n#### Gold passages reaching each stage (reached / lost there first / left the run there)\n")
     print("| stage | " + " | ".join(names) + " |")
     print("| --- |" + " --- |" * len(names))
@@ -69,6 +83,8 @@ def markdown(runs: dict[str, RunSummary]) -> None:
                 cells.append("")
         print(f"| {stage_label(s, next(iter(runs.values())).k)} | " + " | ".join(cells) + " |")
     print("| gold passages (found) | " + " | ".join(f"{r.gold} ({r.found})" for r in runs.values()) + " |")
+    print("| found, not in the first retrieval's top k / in it, not found | " +
+          " | ".join(f"+{versus[n][0]} / −{versus[n][1]}" for n in names) + " |")
     print("\n#### Proposed category per question (second category in brackets)\n")
     print("| category | " + " | ".join(names) + " |")
     print("| --- |" + " --- |" * len(names))
@@ -122,7 +138,7 @@ def main() -> None:
         for p in good:
             trace = Trace.load(p)
             diagnoses.append(diagnose(trace, args.k, texts.for_trace(trace)))
-        markdown(summarise(diagnoses).runs)
+        markdown(summarise(diagnoses).runs, against_first_retrieval(diagnoses))
 
 
 if __name__ == "__main__":
