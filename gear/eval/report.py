@@ -18,6 +18,7 @@ import numpy as np
 
 from gear.config import Settings, public_settings
 from gear.data.corpus import Question
+from gear.eval.diagnosis import Diagnosis, diagnose, summarise
 from gear.eval.measures import recall_at
 from gear.files import atomic_write_json
 from gear.trace import Answered, LLMCalled, PassagesAdded, PassagesFused, QueryRewritten, Reasoned, Trace
@@ -47,6 +48,7 @@ class QuestionResult:
     memo_calls: int = 0  # calls answered by the memo of identical calls (no model work)
     rejected_verdicts: int = 0  # "answerable" verdicts not grounded in the gist memory (small profile)
     repeated_queries: int = 0  # rewrites that repeat an earlier query
+    diagnosis: dict[str, Any] | None = None  # gear.eval.diagnosis: where each gold passage was lost, and why
 
 
 @dataclass
@@ -112,6 +114,7 @@ class EvalReport:
         per_iteration = self.recall_per_iteration()
         if per_iteration:
             data["recall_per_iteration"] = per_iteration
+        data["diagnosis"] = summarise(Diagnosis.from_dict(q.diagnosis) for q in self.questions if q.diagnosis).to_dict()
         data["per_question"] = [asdict(q) for q in self.questions]
         return data
 
@@ -184,6 +187,8 @@ def evaluate(engine: Engine, questions: Sequence[Question], settings: Settings, 
         result.repeated_queries = sum(1 for r in runs for w in r.trace.of(QueryRewritten) if w.repeated)
         if multi_step:
             result.recall_per_iteration = _per_iteration_recall(last.trace, gold, ks)
+        result.diagnosis = diagnose(last.trace, min(ks),
+                                    {p.id: (p.title, p.text) for p in engine.backend.passages(gold)}).to_dict()
         if trace_dir is not None:
             path = trace_dir / f"{_safe(q.id)}.json"
             last.trace.save(path)

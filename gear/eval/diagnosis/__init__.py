@@ -1,0 +1,53 @@
+"""Where was the gold lost? Automatic error analysis of a run (issue 19), as a pure function of its trace.
+
+`diagnose(trace, k)` follows each gold passage of `RunStarted` through the stages its method has (per iteration:
+base rank, read, tripleLink, beams and hop, expanded and fused ranks, gist read; then passageLink and the final rank),
+names the stage it was lost at, checks the answer (EM/F1, the gold answer in the QA passages, the reasoner's verdicts)
+and proposes one of the paper's error categories with the evidence used. `summarise(diagnoses)` counts them per run,
+category, hop type and stage (the funnel). No index, no LLM, nothing re-run.
+
+Modules: model (records and the shared names), facts (what a trace shows), grounding (which passage a reader's triple
+came from), expansion / ppr / ircot (the stages of each method family), registry (the one place families are
+registered), answer, categories (the rules), evidence (words for marks), diagnose, summary.
+"""
+
+from gear.eval.diagnosis.diagnose import DEFAULT_K, diagnose
+from gear.eval.diagnosis.evidence import cell, describe
+from gear.eval.diagnosis.model import (
+    CATEGORIES,
+    CATEGORY_LABELS,
+    FOUND,
+    RUN_LEVEL,
+    STAGES,
+    AnswerCheck,
+    Diagnosis,
+    GoldPassage,
+    StageMark,
+    hop_type,
+    stage_label,
+)
+from gear.eval.diagnosis.registry import FAMILIES, Family
+from gear.eval.diagnosis.summary import RunSummary, Summary, summarise
+
+__all__ = [
+    "CATEGORIES",
+    "CATEGORY_LABELS",
+    "DEFAULT_K",
+    "FAMILIES",
+    "FOUND",
+    "RUN_LEVEL",
+    "STAGES",
+    "AnswerCheck",
+    "Diagnosis",
+    "Family",
+    "GoldPassage",
+    "RunSummary",
+    "StageMark",
+    "Summary",
+    "cell",
+    "describe",
+    "diagnose",
+    "hop_type",
+    "stage_label",
+    "summarise",
+]

@@ -1,0 +1,129 @@
+"""The answer side of a diagnosis: EM/F1 against the gold answers (SQuAD normalisation, best over aliases), whether a
+gold answer occurs in the passages the QA step read and in the gold passages at all, and the reasoner's verdicts —
+"answerable" with a wrong answer, rejected as ungrounded (small profile), the verdict that ended the run — and the
+causes a wrong answer points to (gear.eval.diagnosis.categories orders them with the rest)."""
+
+from __future__ import annotations
+
+from gear.eval.diagnosis.evidence import quoted
+from gear.eval.diagnosis.facts import TraceFacts, spo
+from gear.eval.diagnosis.model import DATASET, READER, REASONER, AnswerCheck, Cause
+from gear.eval.measures import exact_match, f1_score, normalize_answer
+from gear.trace import Answered, ProximalTriples, Reasoned, ThoughtWritten
+
+
+def in_passages(facts: TraceFacts, pids: list[int], answers: list[str]) -> bool | None:
+    """A gold answer string occurs in one of the passages; None when no passage text is known to look in."""
+    known = [p for p in pids if facts.text_known(p)]
+    if not answers or not known:
+        return None
+    return any(facts.tokens.contains(p, a) for p in known for a in answers)
+
+
+def check_answer(facts: TraceFacts, ircot: bool) -> AnswerCheck | None:
+    """None for a run that asks no LLM and gives no answer (base, NaiveGE, PPR without its filter)."""
+    answered = facts.trace.first(Answered)
+    verdicts = facts.trace.of(Reasoned)
+    thoughts = facts.trace.of(ThoughtWritten)
+    if answered is None and not verdicts and not thoughts:
+        return None
+    gold = facts.answers
+    check = AnswerCheck(answered.answer if answered else None, gold)
+    if answered is not None:
+        check.qa_passage_ids = list(answered.passage_ids)
+        if gold:
+            check.em, check.f1 = exact_match(answered.answer, gold), f1_score(answered.answer, gold)
+        else:
+            check.em, check.f1 = answered.em, answered.f1
+        check.in_qa_passages = in_passages(facts, check.qa_passage_ids, gold)
+    gold_ids = facts.gold
+    if gold and gold_ids:
+        found = in_passages(facts, gold_ids, gold)
+        all_known = all(facts.text_known(p) for p in gold_ids)
+        check.in_gold_passages = True if found else (False if all_known and found is not None else None)
+    for v in verdicts:
+        if v.rejected:
+            check.rejected.append(v.iteration)
+        if v.answerable:
+            if gold and not says(v.answer or check.answer or "", gold):
+                check.answerable_wrong.append(v.iteration)
+            check.stopped_at = v.iteration
+    for t in thoughts:
+        if t.final:
+            if gold and not says(t.answer or check.answer or "", gold):
+                check.answerable_wrong.append(t.iteration)
+            check.stopped_at = t.iteration
+    if verdicts or thoughts:
+        check.max_iterations = int(facts.setting("ircot_max_steps" if ircot else "max_iterations", 0)) or None
+    if check.stopped_early:
+        check.notes.append(f"stopped at iteration {check.stopped_at} of {check.max_iterations} on "
+                           f"{'a final thought' if ircot else 'an answerable verdict'}")
+    return check
+
+
+# -- causes on the answer side ------------------------------------------------------------------------------------
+def answer_causes(answer: AnswerCheck, facts: TraceFacts) -> list[Cause]:
+    causes = []
+    fed = reader_fed(facts, answer)
+    if fed is not None:
+        causes.append(fed)
+    given, gold = normalize_answer(answer.answer or ""), [normalize_answer(a) for a in answer.gold]
+    alias = next((g for g in gold if given and g and (f" {g} " in f" {given} " or f" {given} " in f" {g} ")), None)
+    if alias is not None:
+        causes.append(Cause(DATASET, (f"the answer {answer.answer!r} and the gold answer {alias!r} contain one "
+                                      "another: a missing alias?",)))
+    if answer.answerable_wrong:
+        n = answer.answerable_wrong[0]
+        said = verdict_answer(facts, n) or answer.answer
+        causes.append(Cause(REASONER, (f"'answerable' at iteration {n} with a wrong answer ({said!r}; gold "
+                                       f"{quoted(answer.gold)})",)))
+    if answer.in_qa_passages:
+        titles = ", ".join(f"'{facts.title(pid)}'" for pid in answer.qa_passage_ids
+                           if any(facts.tokens.contains(pid, a) for a in answer.gold))
+        causes.append(Cause(REASONER, (f"a gold answer ({quoted(answer.gold)}) is in the passages the QA step read "
+                                       f"({titles}) but it answered {answer.answer!r}",)))
+    if not causes:
+        causes.append(Cause(REASONER, (f"the answer {answer.answer!r} is wrong (gold {quoted(answer.gold)})",)))
+    return causes
+
+
+def reader_fed(facts: TraceFacts, answer: AnswerCheck) -> Cause | None:
+    """A triple the reader wrote from none of the passages it read has, as its subject or object, an answer the run
+    gave (the final one, or an "answerable" verdict's): the reader 'completed' a hop and the run followed it."""
+    given = [("the run answered", answer.answer or "")] + \
+        [(f"the verdict of iteration {n} said", said) for n, said in verdict_answers(facts)]
+    gold = {normalize_answer(g) for g in answer.gold}
+    wanted = [(how, said, normalize_answer(said)) for how, said in given
+              if normalize_answer(said) and normalize_answer(said) not in gold]
+    if not wanted:
+        return None
+    for e in facts.trace.of(ProximalTriples):
+        for a in facts.attributions(e):
+            if a.supported or len(a.triple) < 3:
+                continue
+            ends = {normalize_answer(a.triple[0]), normalize_answer(a.triple[2])}
+            hit = next(((how, said) for how, said, norm in wanted if norm in ends), None)
+            if hit is not None:
+                return Cause(READER, (f"the {e.role} reader wrote {spo(a.triple)} (iteration {e.iteration}), drawn "
+                                      f"from none of the {len(e.passage_ids)} passages it read, and {hit[0]} "
+                                      f"{hit[1]!r}",))
+    return None
+
+
+def verdict_answers(facts: TraceFacts) -> list[tuple[int, str]]:
+    """(iteration, answer) of every "answerable" verdict and IRCoT final thought that gave one."""
+    return [(v.iteration, v.answer) for v in facts.trace.of(Reasoned) if v.answerable and v.answer] + \
+        [(t.iteration, t.answer) for t in facts.trace.of(ThoughtWritten) if t.final and t.answer]
+
+
+def verdict_answer(facts: TraceFacts, iteration: int) -> str:
+    return next((said for n, said in verdict_answers(facts) if n == iteration), "")
+
+
+def says(said: str, gold: list[str]) -> bool:
+    """The verdict's answer is right: EM, or a gold answer inside it (the paper's reasoner answers in free text,
+    often a sentence around the answer)."""
+    if exact_match(said, gold) >= 1.0:
+        return True
+    text = f" {normalize_answer(said)} "
+    return any(f" {g} " in text for g in (normalize_answer(a) for a in gold) if g)

@@ -1,0 +1,63 @@
+"""Short human-readable words for stage marks: one cell of a stage table, one line of a passage's evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gear.eval.diagnosis.model import BEAM, FOUND, RUN_LEVEL, GoldPassage, StageMark, stage_label
+
+RANKED_STAGES = ("base", "expanded", "fused", "ranked", "final", "retrieval", "linked")
+
+
+def describe(mark: StageMark) -> str:
+    """What a mark says, e.g. "rank 3 (it 2)", "hop 2: ⟨…⟩", "✗ not in the base list (top 10)"."""
+    where = f" (it {mark.iteration})" if mark.iteration != RUN_LEVEL else ""
+    if not mark.reached:
+        return "✗" + (f" {mark.note}" if mark.note else "") + where
+    if mark.stage == BEAM:
+        return f"hop {mark.hop}{where}: {mark.note}"
+    if mark.stage == FOUND:
+        return f"rank {mark.rank}"
+    if mark.stage in RANKED_STAGES and mark.rank is not None:
+        return f"rank {mark.rank}{where}" + (f": {mark.note}" if mark.note else "")
+    return (mark.note or "✓") + where
+
+
+def cell(p: GoldPassage, stage: str) -> str:
+    """A table cell: ✓ with the rank/hop of the best iteration, ✗, or · when the stage never ran."""
+    best = p.best(stage)
+    if best is None:
+        return "·"
+    if not best.reached:
+        return "✗"
+    where = f" it{best.iteration}" if best.iteration != RUN_LEVEL and _iterations(p, stage) > 1 else ""
+    if best.stage == BEAM and best.hop is not None:
+        return f"✓ hop {best.hop}{where}"
+    if best.rank is not None and stage in (*RANKED_STAGES, FOUND):
+        return f"✓ {best.rank}{where}"
+    return f"✓{where}"
+
+
+def passage_evidence(p: GoldPassage, stages: Sequence[str], k: int) -> list[str]:
+    """One line per stage that ran: the best any iteration achieved, or why it was missed."""
+    lines = []
+    for stage in stages:
+        best = p.best(stage)
+        if best is None:
+            continue
+        iterations = sorted({m.iteration for m in p.marks if m.stage == stage})
+        if not best.reached and len(iterations) > 1:
+            notes = {m.note for m in p.marks if m.stage == stage}
+            note = f" {best.note}" if best.note and len(notes) == 1 else ""
+            lines.append(f"{stage_label(stage, k)}: ✗{note} (iterations {iterations[0]}–{iterations[-1]})")
+        else:
+            lines.append(f"{stage_label(stage, k)}: {describe(best)}")
+    return lines
+
+
+def quoted(answers: Sequence[str]) -> str:
+    return " / ".join(repr(a) for a in answers) or "none recorded"
+
+
+def _iterations(p: GoldPassage, stage: str) -> int:
+    return len({m.iteration for m in p.marks if m.stage == stage})

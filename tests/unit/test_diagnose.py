@@ -1,0 +1,625 @@
+"""The diagnosis of a run (gear.eval.diagnosis) on hand-built traces: every stage of every method family, every error
+category, the answer checks, a run cut short, traces saved in earlier formats, and the counts over many runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from gear.eval.diagnosis import CATEGORIES, Diagnosis, diagnose, summarise
+from gear.eval.diagnosis.grounding import GROUNDED, PassageTokens, normalise
+from gear.eval.measures import normalize_answer
+from gear.trace import (
+    Answered,
+    BaseRetrieved,
+    BeamsSearched,
+    BeamView,
+    EdgeView,
+    EntityView,
+    Event,
+    FactSeedView,
+    FinalRanking,
+    GistUpdated,
+    InitialNodes,
+    IterationStarted,
+    PassageLinkView,
+    PassagesAdded,
+    PassagesExpanded,
+    PassagesFused,
+    PassagesLinked,
+    PassageView,
+    PPRRanked,
+    PPRSeeded,
+    ProximalTriples,
+    Reasoned,
+    RunFinished,
+    RunStarted,
+    ThoughtWritten,
+    Trace,
+    TripleLinkView,
+    TriplesLinked,
+    TripleView,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A small world: the walk-through's three hops (Bremen Cathedral → St. Peter → St. Peter's Basilica → Vatican City)
+# and distractors about other cathedrals.
+PASSAGES = {
+    1: ("Bremen Cathedral", "Bremen Cathedral, dedicated to St. Peter, is a church in the market square of Bremen."),
+    2: ("St. Peter's Basilica", "St. Peter's Basilica is a church built over the tomb of St. Peter in Vatican City."),
+    3: ("Vatican City", "Vatican City became an independent country with the Lateran Treaty in 1929."),
+    4: ("Lund Cathedral", "Lund Cathedral is the Lutheran cathedral in Lund, Scania, Sweden."),
+    5: ("Erfurt Cathedral", "Erfurt Cathedral is the largest church building in the Thuringian city of Erfurt."),
+    6: ("Cologne Cathedral", "Cologne Cathedral is a Catholic cathedral in Cologne, consecrated in 1322."),
+    7: ("Holy Name Cathedral", "Holy Name Cathedral is a Catholic cathedral in Steubenville, Ohio."),
+    8: ("Speyer Cathedral", "Speyer Cathedral is dedicated to St. Mary and St. Stephen in Speyer."),
+}
+TRIPLES = {
+    11: ("Bremen Cathedral", "dedicated to", "St. Peter", 1),
+    12: ("Bremen Cathedral", "located in", "Bremen", 1),
+    21: ("St. Peter's Basilica", "located in", "Vatican City", 2),
+    22: ("St. Peter's Basilica", "built over", "tomb of St. Peter", 2),
+    31: ("Vatican City", "became country in", "1929", 3),
+    41: ("Lund Cathedral", "located in", "Lund", 4),
+    51: ("Erfurt Cathedral", "located in", "Erfurt", 5),
+    61: ("Cologne Cathedral", "consecrated in", "1322", 6),
+    62: ("Cologne Cathedral", "located in", "Cologne", 6),
+    71: ("Holy Name Cathedral", "located in", "Steubenville", 7),
+    81: ("Speyer Cathedral", "dedicated to", "St. Mary", 8),
+}
+GOLD = [1, 2, 3]
+QUESTION = "When did the location of the basilica named for the saint of Bremen Cathedral become a country?"
+
+
+def pv(pid: int, score: float = 0.0) -> PassageView:
+    title, text = PASSAGES[pid]
+    return PassageView(pid, title, text, score, pid in GOLD)
+
+
+def pvs(ids: list[int]) -> list[PassageView]:
+    return [pv(i, 1.0 / (n + 60)) for n, i in enumerate(ids, 1)]
+
+
+def tv(tid: int) -> TripleView:
+    s, p, o, pid = TRIPLES[tid]
+    return TripleView(tid, s, p, o, pid, PASSAGES[pid][0], pid in GOLD)
+
+
+def start(method: str = "gear", gold: list[int] | None = None, answers: list[str] | None = None,
+          qid: str = "3hop1__1_2_3", **settings: object) -> RunStarted:
+    base = {"max_iterations": 4, "gist_read_k": 10, "prompts": "paper", "ircot_max_steps": 4}
+    return RunStarted(0, QUESTION, method, "hybrid", {**base, **settings}, qid, GOLD if gold is None else gold,
+                      ["1929"] if answers is None else answers)
+
+
+def beams(*paths: list[int]) -> BeamsSearched:
+    """One beam search whose kept (last) step holds the given triple paths."""
+    kept = [BeamView(list(p), 1.0, [0.5] * len(p), [1.0] * len(p)) for p in paths]
+    first = [BeamView(list(p[:1]), 0.5, [0.5], [1.0]) for p in paths]
+    ids = sorted({t for p in paths for t in p})
+    return BeamsSearched(0, [first, kept], [tv(t) for t in ids], 10, 2, 100, 20.0, True, "exact", 50)
+
+
+def at(event: Event, n: int) -> Event:
+    """The event in iteration n (the builders make iteration-0 events)."""
+    return dataclasses.replace(event, iteration=n)
+
+
+def gear_iteration(n: int, *, base: list[int], read: list[list[str]], links: list[tuple[list[str], int, float]],
+                   paths: list[list[int]], expanded: list[int], fused: list[int], gist: list[list[str]],
+                   gist_read: list[int] | None = None, answerable: bool = False, verdict: str = "",
+                   rejected: str = "") -> list[Event]:
+    return [
+        IterationStarted(n, QUESTION),
+        BaseRetrieved(n, QUESTION, 10, pvs(base)),
+        ProximalTriples(n, "sync", "read(C′q, q)", base, read),
+        TriplesLinked(n, [TripleLinkView(p, tv(t), sim) for p, t, sim in links]),
+        InitialNodes(n, "sync", [tv(t) for _, t, _ in links]),
+        at(beams(*paths), n),
+        PassagesExpanded(n, pvs(expanded)),
+        PassagesFused(n, pvs(fused)),
+        ProximalTriples(n, "gist", "read(Cq(n)[:10], q, G(n−1))", gist_read if gist_read is not None else fused[:10],
+                        gist),
+        GistUpdated(n, gist, gist),
+        Reasoned(n, answerable and not rejected, verdict, "", rejected=rejected),
+    ]
+
+
+def finish(n: int, *, linked: list[tuple[list[str], list[int]]], final: list[int], answer: str) -> list[Event]:
+    top = final[:5]
+    return [PassagesLinked(n, [PassageLinkView(t, pvs(ids)) for t, ids in linked]),
+            FinalRanking(n, pvs(final)),
+            Answered(n, answer, answer, top),
+            RunFinished(n, n, 10.0, {})]
+
+
+HOP1 = ["Bremen Cathedral", "dedicated to", "St. Peter"]
+HOP2 = ["St. Peter's Basilica", "located in", "Vatican City"]
+HOP3 = ["Vatican City", "became country in", "1929"]
+
+
+def good_gear_run(answer: str = "1929", **changes: object) -> Trace:
+    """GeAR finds every gold passage in two iterations and answers right."""
+    it1 = gear_iteration(1, base=[1, 4, 5, 6], read=[HOP1], links=[(HOP1, 11, 0.95)], paths=[[11, 22]],
+                         expanded=[1, 2], fused=[1, 2, 4, 5, 6], gist=[HOP1, HOP2])
+    it2 = gear_iteration(2, base=[3, 2, 7], read=[HOP3], links=[(HOP3, 31, 0.97)], paths=[[31]],
+                         expanded=[3], fused=[3, 2, 7], gist=[HOP3], answerable=True, verdict="1929")
+    events = [start(), *it1, *it2, *finish(2, linked=[(HOP1, [1]), (HOP2, [2]), (HOP3, [3])],
+                                           final=[1, 3, 2, 4, 5, 6, 7], answer=answer)]
+    return Trace(events)
+
+
+def passage(d: Diagnosis, pid: int):
+    return next(p for p in d.passages if p.id == pid)
+
+
+# -- every stage, a run that finds everything ---------------------------------------------------------------------
+def test_a_run_that_finds_every_gold_passage_and_answers_right_has_no_error() -> None:
+    d = diagnose(good_gear_run())
+    assert d.family == "GeAR" and d.run == "gear (paper)" and d.hop == "3hop1" and d.complete
+    assert d.stages == ["base", "read", "link", "beam", "expanded", "fused", "gist", "linked", "final", "final@k"]
+    assert [p.status for p in d.passages] == ["found"] * 3
+    assert d.category == "none" and d.second is None
+    hop1, hop2 = passage(d, 1), passage(d, 2)
+    assert hop1.best("base").rank == 1 and hop1.reached("read") and hop1.reached("link")
+    assert hop1.best("beam").hop == 1 and hop2.best("beam").hop == 2  # reached at hop 2 of the beam from 11
+    assert hop2.best("base").rank == 2 and hop2.best("base").iteration == 2  # the best iteration
+    assert hop2.best("expanded").rank == 2 and hop2.best("fused").rank == 2
+    assert hop2.reached("gist") and passage(d, 3).best("linked").rank == 1
+    assert passage(d, 3).best("final").rank == 2
+    assert d.answer is not None and d.answer.right and d.answer.in_qa_passages and d.answer.in_gold_passages
+
+
+def test_stage_marks_are_per_iteration() -> None:
+    d = diagnose(good_gear_run())
+    hop2 = passage(d, 2)
+    base = [m for m in hop2.marks if m.stage == "base"]
+    assert [(m.iteration, m.reached, m.rank) for m in base] == [(1, False, None), (2, True, 2)]
+    assert {m.iteration for m in hop2.marks if m.stage == "linked"} == {0}  # once per run
+
+
+# -- losses and categories ------------------------------------------------------------------------------------------
+def naive_run(*, base: list[int], initial: list[int], paths: list[list[int]], expanded: list[int], fused: list[int],
+              gold: list[int] | None = None) -> Trace:
+    return Trace([start("naive", gold=gold, answers=[]), IterationStarted(1, QUESTION),
+                  BaseRetrieved(1, QUESTION, 15, pvs(base)), InitialNodes(1, "naive", [tv(t) for t in initial]),
+                  at(beams(*paths), 1), PassagesExpanded(1, pvs(expanded)), PassagesFused(1, pvs(fused)),
+                  FinalRanking(1, pvs(fused)), RunFinished(1, 1, 5.0, {})])
+
+
+def test_retrieved_by_base_but_lost_in_fusion() -> None:
+    """Base rank 3 (within 5), no kept beam reached it, and passages the beams brought in pushed it to rank 7."""
+    t = naive_run(base=[4, 5, 1, 6, 7, 8], initial=[41, 51, 11, 12, 61, 62, 71, 81], paths=[[41, 61], [51, 71]],
+                  expanded=[4, 6, 5, 7], fused=[4, 6, 5, 7, 8, 2, 1], gold=[1])
+    d = diagnose(t)
+    p = passage(d, 1)
+    assert p.best("base").rank == 3 and p.reached("initial") and not p.reached("beam")
+    assert p.best("fused").rank == 7 and p.status == "lost"
+    assert p.lost_at == "beam" and p.dropped_at == "final@k"
+    assert d.category == "base_retriever"
+    assert "within the top 5 of the base list" in d.evidence[0] and "final rank 7" in d.evidence[0]
+
+
+def test_reached_by_a_beam_but_ranked_past_k() -> None:
+    """Not in the base list; a beam reached it at hop 2, but it ended at rank 8."""
+    t = naive_run(base=[1, 4, 5, 6, 7], initial=[11, 12, 41, 51, 61, 71], paths=[[41], [51], [11, 22]],
+                  expanded=[4, 5, 1, 2], fused=[4, 5, 1, 6, 7, 8, 3, 2], gold=[2])
+    d = diagnose(t)
+    p = passage(d, 2)
+    assert not p.reached("base") and p.best("beam").hop == 2 and p.best("expanded").rank == 4
+    assert p.best("final").rank == 8 and p.status == "lost" and p.lost_at == "base" and p.dropped_at == "final@k"
+    assert d.category == "base_retriever"
+    assert "rank 8" in d.evidence[0]
+
+
+def test_never_retrieved_and_no_graph_step_is_a_base_retriever_limitation() -> None:
+    t = naive_run(base=[4, 5, 6], initial=[41, 51, 61], paths=[[41], [51]], expanded=[4, 5], fused=[4, 5, 6],
+                  gold=[3])
+    d = diagnose(t)
+    assert passage(d, 3).lost_at == "base" and passage(d, 3).dropped_at == "base"
+    assert d.category == "base_retriever" and "no graph step reached it" in d.evidence[0]
+
+
+def test_a_base_passage_without_triples_is_lost_at_initial_as_missing_extraction() -> None:
+    t = naive_run(base=[4, 3, 5], initial=[41, 51], paths=[[41], [51]], expanded=[4, 5], fused=[4, 5, 6, 7, 8, 3],
+                  gold=[3])
+    d = diagnose(t)
+    assert passage(d, 3).lost_at == "initial" and passage(d, 3).reached("base")
+    assert d.category == "extraction" and "no index triples" in d.evidence[0]
+
+
+def test_a_path_in_the_text_the_trace_cannot_confirm_is_a_second_guess_of_graph_quality() -> None:
+    """A beam reached the hop-1 triple ⟨Bremen Cathedral, dedicated to, St. Peter⟩; the hop-2 passage names "St.
+    Peter" too, but nothing reached it and the trace shows none of its triples."""
+    t = naive_run(base=[1, 4, 5], initial=[11, 12, 41, 51], paths=[[11, 12], [41]], expanded=[1, 4], fused=[1, 4, 5],
+                  gold=[1, 2])
+    d = diagnose(t)
+    assert passage(d, 1).status == "found" and passage(d, 2).lost_at == "base"
+    assert d.category == "base_retriever" and d.second is None  # no event shows the hop-2 passage: no text
+    d = diagnose(t, passages={2: PASSAGES[2]})  # the caller knows it (gear eval: the index; gear diagnose --qa)
+    assert d.category == "base_retriever" and d.second == "graph"
+    assert "'St. Peter'" in d.evidence[-1] and "cannot tell which" in d.evidence[-1]
+
+
+def bridge_run(hop2_triples: list[tuple[str, str, str]]) -> Trace:
+    """NaiveGE: both gold passages in the base list (so the initial nodes show all their triples), the beam reaches
+    the hop-1 triple naming St. Peter and never a triple of the basilica, which ranks past k."""
+    triples = {90 + n: (*t, 2) for n, t in enumerate(hop2_triples)}
+    TRIPLES.update(triples)
+    try:
+        return naive_run(base=[1, 4, 5, 6, 7, 2], initial=[11, 12, 41, 51, 61, 71, *triples],
+                         paths=[[11, 12], [41], [51], [61], [71]], expanded=[1, 4, 5, 6, 7],
+                         fused=[1, 4, 5, 6, 7, 2], gold=[1, 2])
+    finally:
+        for tid in triples:
+            del TRIPLES[tid]
+
+
+def test_a_bridge_entity_under_another_name_is_graph_quality() -> None:
+    d = diagnose(bridge_run([("St. Peter's Basilica", "built over tomb of", "St. Peter the Apostle")]))
+    assert passage(d, 2).lost_at == "beam" and d.category == "graph"
+    assert "names it 'St. Peter the Apostle': another entity string" in d.evidence[0]
+
+
+def test_a_bridge_entity_in_the_text_and_in_no_triple_is_missing_extraction() -> None:
+    d = diagnose(bridge_run([("St. Peter's Basilica", "located in", "Vatican City")]))
+    assert d.category == "extraction" and "none of its 1 index triples names it" in d.evidence[0]
+
+
+def test_a_bridge_edge_the_beams_did_not_take_is_the_retrievers() -> None:
+    d = diagnose(bridge_run([("St. Peter's Basilica", "built over tomb of", "St. Peter")]))
+    assert d.category == "base_retriever" and d.second is None  # the edge is there: neither graph nor extraction
+    assert passage(d, 2).lost_at == "beam" and passage(d, 2).dropped_at == "final@k"
+
+
+def test_read_from_a_passage_but_linked_elsewhere_is_missing_extraction() -> None:
+    read = [["Vatican City", "independent country since", "1929"]]
+    it1 = gear_iteration(1, base=[3, 4, 5], read=read, links=[(read[0], 61, 0.41)], paths=[[61]],
+                         expanded=[6], fused=[6, 4, 5, 7, 8, 1, 3], gist=[], gist_read=[6, 4, 5, 7, 8])
+    d = diagnose(Trace([start(gold=[3]), *it1, *finish(1, linked=[], final=[6, 4, 5, 7, 8, 1, 3], answer="1322")]))
+    p = passage(d, 3)
+    assert p.reached("base") and p.reached("read") and not p.reached("link")
+    assert p.lost_at == "link"
+    assert p.dropped_at == "gist"  # fused at rank 7, but the gist read took the top 5 only
+    assert d.category == "extraction" and d.second == "base_retriever"  # specific evidence before the default
+    read_cause = diagnose(Trace([start(gold=[3]), *it1[:5]]))  # cut short after tripleLink: lost at link
+    assert read_cause.category == "extraction" and "no triple of 'Vatican City' holds that fact" in \
+        read_cause.evidence[0]
+
+
+def test_linked_to_a_same_named_entity_of_another_passage_is_graph_quality() -> None:
+    read = [["Vatican City", "became country in", "1929"]]
+    wrong = TripleView(99, "Vatican City", "has population", "800", 8, "Speyer Cathedral", False)
+    it1 = [IterationStarted(1, QUESTION), BaseRetrieved(1, QUESTION, 10, pvs([3, 4])),
+           ProximalTriples(1, "sync", "read", [3, 4], read),
+           TriplesLinked(1, [TripleLinkView(read[0], wrong, 0.88)])]
+    d = diagnose(Trace([start(gold=[3]), *it1]))
+    assert passage(d, 3).lost_at == "link"
+    assert d.category == "graph" and "the same name 'Vatican City'" in d.evidence[0]
+
+
+def test_an_unsupported_sync_triple_when_the_reader_skipped_the_gold_passage_is_a_reader_hallucination() -> None:
+    read = [["Bremen Cathedral", "dedicated to", "Saint Olaf"]]  # Olaf is in no passage read
+    events = [start(gold=[1]), IterationStarted(1, QUESTION), BaseRetrieved(1, QUESTION, 10, pvs([1, 4])),
+              ProximalTriples(1, "sync", "read", [1, 4], read), TriplesLinked(1, [])]
+    d = diagnose(Trace(events))
+    p = passage(d, 1)
+    assert p.lost_at == "read" and not d.complete and p.status == "open"
+    assert d.category == "reader" and "Saint Olaf" in d.evidence[0]
+
+
+def test_a_hallucination_about_other_things_does_not_explain_a_skipped_passage() -> None:
+    read = [["Lund Cathedral", "dedicated to", "Saint Olaf"]]  # unsupported, but nothing in it is from passage 1
+    events = [start(gold=[1]), IterationStarted(1, QUESTION), BaseRetrieved(1, QUESTION, 10, pvs([4, 1])),
+              ProximalTriples(1, "sync", "read", [4, 1], read), TriplesLinked(1, [])]
+    d = diagnose(Trace(events))
+    assert passage(d, 1).lost_at == "read" and d.category == "base_retriever"
+
+
+def test_a_gist_triple_that_no_passage_link_returns_is_missing_extraction() -> None:
+    it1 = gear_iteration(1, base=[3, 4], read=[HOP3], links=[(HOP3, 31, 0.9)], paths=[[31]], expanded=[3],
+                         fused=[4, 5, 6, 7, 8, 3], gist=[HOP3])
+    d = diagnose(Trace([start(gold=[3]), *it1, *finish(1, linked=[(HOP3, [6, 7])], final=[4, 5, 6, 7, 8, 3],
+                                                        answer="1929")]))
+    p = passage(d, 3)
+    assert p.reached("gist") and not p.reached("linked") and p.dropped_at == "linked"
+    assert d.category == "extraction" and "no passageLink list holds it" in d.evidence[0]
+
+
+def test_a_fused_passage_below_the_gist_readers_cut_is_lost_at_gist() -> None:
+    it1 = gear_iteration(1, base=[4, 5, 6, 7, 8, 1], read=[], links=[], paths=[], expanded=[],
+                         fused=[4, 5, 6, 7, 8, 1], gist=[], gist_read=[4, 5, 6])
+    events = [start(gold=[1], answers=["St. Peter"], gist_read_k=3), *it1,
+              *finish(1, linked=[], final=[4, 5, 6, 7, 8, 1], answer="1322")]
+    d = diagnose(Trace(events))
+    assert passage(d, 1).dropped_at == "gist"
+    assert d.category == "base_retriever"
+    assert "fused at rank 6, not among the passages the gist reader reads (the top 3" in d.evidence[0]
+
+
+def test_an_unsupported_gist_triple_that_holds_the_answer_is_a_reader_hallucination() -> None:
+    """The gist reader "completes" the last hop with a date from no passage; the run answers it."""
+    made_up = ["Vatican City", "became country in", "1871"]
+    it1 = gear_iteration(1, base=[1, 2, 4], read=[HOP1], links=[(HOP1, 11, 0.95)], paths=[[11, 22]],
+                         expanded=[1, 2], fused=[1, 2, 4], gist=[HOP1, HOP2, made_up], answerable=True,
+                         verdict="1871")
+    events = [start(), *it1, *finish(1, linked=[(HOP1, [1]), (HOP2, [2])], final=[1, 2, 4, 5], answer="1871")]
+    d = diagnose(Trace(events))
+    assert passage(d, 3).status == "lost"
+    assert d.category == "reader" and d.second == "reasoner"
+    assert "⟨Vatican City, became country in, 1871⟩" in d.evidence[0] and "the run answered '1871'" in d.evidence[0]
+
+
+def test_the_answer_in_the_qa_passages_but_answered_wrong_is_the_reasoner() -> None:
+    d = diagnose(good_gear_run(answer="1322"))
+    assert [p.status for p in d.passages] == ["found"] * 3
+    a = d.answer
+    assert a is not None and a.em == 0.0 and a.f1 == 0.0 and a.in_qa_passages is True
+    assert d.category == "reasoner"
+    assert "'Vatican City'" in d.evidence[-1] or "'Vatican City'" in " ".join(d.evidence)
+
+
+def test_an_answerable_verdict_with_a_wrong_answer() -> None:
+    it1 = gear_iteration(1, base=[1, 4, 5, 6], read=[HOP1], links=[(HOP1, 11, 0.95)], paths=[[11, 22]],
+                         expanded=[1, 2], fused=[1, 2, 4, 5, 6], gist=[HOP1, HOP2])
+    it2 = gear_iteration(2, base=[3, 2, 7], read=[HOP3], links=[(HOP3, 31, 0.97)], paths=[[31]], expanded=[3],
+                         fused=[3, 2, 7], gist=[HOP3], answerable=True, verdict="1322")
+    events = [start(), *it1, *it2, *finish(2, linked=[(HOP3, [3])], final=[1, 3, 2, 4], answer="1322")]
+    d = diagnose(Trace(events))
+    assert d.answer is not None and d.answer.answerable_wrong == [2] and d.answer.stopped_at == 2
+    assert d.category == "reasoner" and "'answerable' at iteration 2" in d.evidence[0]
+
+
+def test_a_verdict_that_says_the_gold_answer_in_a_sentence_is_not_wrong() -> None:
+    it1 = gear_iteration(1, base=[1, 2, 3], read=[HOP1], links=[(HOP1, 11, 0.95)], paths=[[11, 22]], expanded=[1, 2],
+                         fused=[1, 2, 3], gist=[HOP1, HOP2, HOP3], answerable=True,
+                         verdict="Vatican City became a country in 1929.")
+    events = [start(), *it1, *finish(1, linked=[], final=[1, 2, 3], answer="1929")]
+    d = diagnose(Trace(events))
+    assert d.answer is not None and d.answer.answerable_wrong == [] and d.category == "none"
+
+
+def test_the_reader_fed_answer_must_be_a_whole_end_of_the_triple() -> None:
+    """"1871" inside "1871 treaty" is not the run following the triple; the whole end is."""
+    made_up = ["Vatican City", "signed", "1871 treaty"]
+    it1 = gear_iteration(1, base=[1, 2, 4], read=[HOP1], links=[(HOP1, 11, 0.95)], paths=[[11, 22]],
+                         expanded=[1, 2], fused=[1, 2, 4], gist=[HOP1, HOP2, made_up])
+    d = diagnose(Trace([start(), *it1, *finish(1, linked=[], final=[1, 2, 4], answer="1871")]))
+    assert d.category != "reader" and "reader" not in (d.second or "")
+
+
+def test_stopping_early_while_a_gold_passage_is_missing_is_the_reasoner() -> None:
+    it1 = gear_iteration(1, base=[1, 4, 5, 6], read=[HOP1], links=[(HOP1, 11, 0.95)], paths=[[11, 22]],
+                         expanded=[1, 2], fused=[1, 2, 4, 5, 6], gist=[HOP1, HOP2], answerable=True,
+                         verdict="Italy")
+    events = [start(), *it1, *finish(1, linked=[(HOP1, [1])], final=[1, 2, 4, 5, 6], answer="Italy")]
+    d = diagnose(Trace(events))
+    assert d.answer is not None and d.answer.stopped_early and d.answer.stopped_at == 1
+    assert passage(d, 3).lost_at == "base"
+    assert d.category == "reasoner" and d.second == "base_retriever"
+    assert "iteration 1 of 4 while 'passage #3' was still missing" in d.evidence[0]  # no event shows its title
+
+
+def test_a_rejected_verdict_is_recorded() -> None:
+    it1 = gear_iteration(1, base=[1, 3, 2], read=[HOP1], links=[(HOP1, 11, 0.95)], paths=[[11, 22]], expanded=[1, 2],
+                         fused=[1, 2, 3], gist=[HOP1, HOP2], answerable=True, verdict="1871",
+                         rejected="verdict rejected: not grounded in the gist memory")
+    events = [start(), *it1, *finish(1, linked=[], final=[1, 2, 3], answer="1929")]
+    d = diagnose(Trace(events))
+    assert d.answer is not None and d.answer.rejected == [1] and d.answer.answerable_wrong == []
+    assert d.category == "none"
+
+
+def test_a_gold_answer_in_no_gold_passage_is_a_dataset_issue() -> None:
+    d = diagnose(Trace([start(answers=["1930"]), *good_gear_run(answer="1929").events[1:]]))
+    assert d.answer is not None and d.answer.in_gold_passages is False
+    assert d.category == "dataset" and "no gold passage contains a gold answer" in d.evidence[0]
+
+
+def test_an_answer_that_contains_the_gold_answer_is_a_missing_alias() -> None:
+    d = diagnose(good_gear_run(answer="in February 1929"))
+    assert d.answer is not None and d.answer.em == 0.0 and d.answer.f1 > 0
+    assert d.category == "dataset" and "missing alias" in d.evidence[0]
+
+
+# -- a run cut short and traces from earlier formats ----------------------------------------------------------------
+def test_a_cancelled_run_is_diagnosed_as_far_as_it_went() -> None:
+    full = good_gear_run().events
+    cut = full[: full.index(next(e for e in full if isinstance(e, IterationStarted) and e.iteration == 2)) + 2]
+    d = diagnose(Trace(cut))  # iteration 2's base retrieval ran, then the run was cancelled
+    assert not d.complete and d.iterations == [1, 2]
+    assert any("cut short after iteration 2" in n for n in d.notes)
+    assert all(p.status == "open" for p in d.passages)
+    assert passage(d, 1).lost_at is None  # it reached every stage that ran
+    assert passage(d, 3).lost_at == "read"  # so far: iteration 1 did not read it, iteration 2 stopped before reading
+    assert passage(d, 3).best("base").rank == 1 and passage(d, 3).best("final") is None
+    assert d.category == "base_retriever"  # provisional: what the loss so far points to
+    assert all(m.stage not in ("final", "final@k") for p in d.passages for m in p.marks)
+
+
+def test_a_run_cancelled_before_anything_ran_says_so() -> None:
+    d = diagnose(Trace([start()]))
+    assert not d.complete and all(p.marks == [] and p.status == "open" for p in d.passages)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "assets" / "traces").glob("*.json")))
+def test_the_bundled_traces_diagnose(name: str) -> None:
+    d = diagnose(Trace.load(ROOT / "assets" / "traces" / name))
+    assert d.complete and len(d.passages) == 3 and d.category in CATEGORIES
+    assert Diagnosis.from_dict(json.loads(json.dumps(d.to_dict()))) == d
+
+
+def test_a_trace_from_before_llm_sources_and_verdict_checks_diagnoses() -> None:
+    """Saved on 2026-11-21: LLMCalled has no `source`, Reasoned no `cited`/`rejected`."""
+    path = ROOT / "tests" / "fixtures" / "traces" / "walkthrough_before_llm_source.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    assert all("source" not in e for e in raw["events"] if e["kind"] == "llm_called")
+    assert all("rejected" not in e for e in raw["events"] if e["kind"] == "reasoned")
+    d = diagnose(Trace.load(path))
+    assert d.complete and d.family == "GeAR" and d.run == "gear"  # no prompt profile recorded then
+    assert passage(d, 13).status == "found" and d.category in CATEGORIES
+
+
+def test_a_trace_without_gold_passages_has_nothing_to_judge() -> None:
+    d = diagnose(Trace([start(gold=[], answers=[]), *good_gear_run().events[1:]]))
+    assert d.passages == [] and d.category is None and any("no gold passages" in n for n in d.notes)
+
+
+def test_an_unregistered_method_is_recognised_by_its_events() -> None:
+    d = diagnose(Trace([start("gear-v2"), *good_gear_run().events[1:]]))
+    assert d.family == "GeAR" and d.category == "none" and any("not registered" in n for n in d.notes)
+
+
+# -- the peers ------------------------------------------------------------------------------------------------------
+def ppr_run(*, dense: list[int], facts: list[int], entities: list[EntityView], ranked: list[int],
+            edges: list[EdgeView] = ()) -> Trace:
+    return Trace([start("ppr", answers=[]), IterationStarted(1, QUESTION), BaseRetrieved(1, QUESTION, 15, pvs(dense)),
+                  PPRSeeded(1, QUESTION, [FactSeedView(tv(t), 0.9) for t in facts], entities, 0.05),
+                  PPRRanked(1, 0.5, 20, entities, list(edges), pvs(ranked)), FinalRanking(1, pvs(ranked[:15])),
+                  RunFinished(1, 1, 3.0, {})])
+
+
+def test_ppr_stages_base_seed_ranked() -> None:
+    peter = EntityView(7, "st peter", 0.5, 0.1)
+    lund = EntityView(8, "lund", 0.5, 0.1)
+    t = ppr_run(dense=[1, 4, 5], facts=[11, 41], entities=[peter, lund], ranked=[1, 4, 2, 5, 6, 7, 3],
+                edges=[EdgeView("context", 7, 2)])
+    d = diagnose(t)
+    assert d.family == "PPR" and d.stages == ["base", "seed", "ranked", "final", "final@k"] and d.answer is None
+    hop1, hop2, hop3 = passage(d, 1), passage(d, 2), passage(d, 3)
+    assert hop1.status == "found" and "seed fact ⟨Bremen Cathedral, dedicated to, St. Peter⟩" in hop1.best("seed").note
+    assert not hop2.reached("base") and hop2.reached("seed") and "context edge" in hop2.best("seed").note
+    assert hop2.status == "found"  # rank 3 within 5
+    assert hop3.lost_at == "base" and not hop3.reached("seed") and hop3.best("ranked").rank == 7
+    assert hop3.dropped_at == "final@k" and d.category == "base_retriever"
+
+
+def test_ppr_moving_a_dense_top_passage_past_k() -> None:
+    t = ppr_run(dense=[4, 1, 5], facts=[41], entities=[EntityView(8, "lund", 0.5, 0.1)], ranked=[4, 5, 6, 7, 8, 1])
+    d = diagnose(Trace([start("ppr", gold=[1], answers=[]), *t.events[1:]]))
+    p = passage(d, 1)
+    assert p.best("base").rank == 2 and not p.reached("seed") and p.best("ranked").rank == 6
+    assert p.lost_at == "seed" and p.dropped_at == "final@k" and d.category == "base_retriever"
+    assert "after PPR's ranking" in d.evidence[0]
+
+
+def test_ircot_retrievals_and_an_early_final_thought() -> None:
+    events = [start("ircot", ircot_retriever="base"), IterationStarted(1, QUESTION),
+              BaseRetrieved(1, QUESTION, 10, pvs([1, 4, 5])), PassagesAdded(1, QUESTION, pvs([1, 4, 5]), [1, 4, 5]),
+              ThoughtWritten(1, "Bremen Cathedral is dedicated to St. Peter.", ""),
+              IterationStarted(2, "Bremen Cathedral is dedicated to St. Peter."),
+              BaseRetrieved(2, "Bremen Cathedral is dedicated to St. Peter.", 10, pvs([2, 1, 8])),
+              PassagesAdded(2, "Bremen Cathedral is dedicated to St. Peter.", pvs([2, 8]), [1, 4, 5, 2, 8]),
+              ThoughtWritten(2, "So the answer is: 1871.", "", True, "1871"),
+              FinalRanking(2, pvs([1, 4, 5, 2, 8])), Answered(2, "1871", "1871", [1, 4, 5, 2, 8]),
+              RunFinished(2, 2, 9.0, {})]
+    d = diagnose(Trace(events))
+    assert d.family == "IRCoT" and d.run == "ircot (base)" and d.stages == ["retrieval", "final", "final@k"]
+    hop2 = passage(d, 2)
+    assert hop2.best("retrieval").iteration == 2 and hop2.best("retrieval").rank == 1
+    assert "with thought 1" in hop2.best("retrieval").note and "new" in hop2.best("retrieval").note
+    assert hop2.best("final").rank == 4 and hop2.status == "found"
+    assert passage(d, 3).lost_at == "retrieval"
+    assert d.answer is not None and d.answer.stopped_at == 2 and d.answer.answerable_wrong == [2]
+    assert d.category == "reasoner" and "iteration 2 of 4" in d.evidence[0]
+
+
+def test_an_ircot_passage_found_late_ranks_after_the_first_retrievals() -> None:
+    thought = "Bremen Cathedral is dedicated to St. Peter."
+    events = [start("ircot", ircot_retriever="base", ircot_ranking="retrieval"), IterationStarted(1, QUESTION),
+              BaseRetrieved(1, QUESTION, 10, pvs([1, 4, 5, 6, 7, 8])),
+              PassagesAdded(1, QUESTION, pvs([1, 4, 5, 6, 7, 8]), [1, 4, 5, 6, 7, 8]),
+              ThoughtWritten(1, thought, ""), IterationStarted(2, thought),
+              BaseRetrieved(2, thought, 10, pvs([2, 3])),
+              PassagesAdded(2, thought, pvs([2, 3]), [1, 4, 5, 6, 7, 8, 2, 3]),
+              ThoughtWritten(2, "So the answer is: 1929.", "", True, "1929"),
+              FinalRanking(2, pvs([1, 4, 5, 6, 7, 8, 2, 3])), Answered(2, "1929", "1929", [1, 4, 5, 6, 7]),
+              RunFinished(2, 2, 9.0, {})]
+    d = diagnose(Trace(events))
+    assert passage(d, 2).best("retrieval").rank == 1 and passage(d, 2).lost_at == "final@k"
+    assert d.answer is not None and d.answer.right and d.category == "base_retriever"
+    assert "came with retrieval 2 (rank 1 of its hits)" in d.evidence[0] and "final rank 7" in d.evidence[0]
+
+
+def test_base_only_runs_have_base_and_final() -> None:
+    t = Trace([start("none", answers=[]), IterationStarted(1, QUESTION), BaseRetrieved(1, QUESTION, 5, pvs([1, 2, 4])),
+               FinalRanking(1, pvs([1, 2, 4])), RunFinished(1, 1, 1.0, {})])
+    d = diagnose(t)
+    assert d.family == "base" and d.stages == ["base", "final", "final@k"]
+    assert [p.status for p in d.passages] == ["found", "found", "lost"] and d.category == "base_retriever"
+
+
+# -- attribution of a reader's triple ------------------------------------------------------------------------------
+def test_a_triple_is_drawn_from_the_read_passage_that_holds_both_ends() -> None:
+    tokens = PassageTokens({pid: PASSAGES[pid] for pid in PASSAGES})
+    assert tokens.attribute(HOP1, [4, 1, 5]).passages == (1,)
+    assert tokens.attribute(HOP2, [1, 2]).passages == (2,)  # "St. Peter" is in both; "Vatican City" only in 2
+    made_up = tokens.attribute(["Bremen Cathedral", "dedicated to", "Saint Olaf"], [1, 4])
+    assert not made_up.supported and made_up.score < GROUNDED
+    assert not tokens.attribute(HOP3, [1, 2]).supported  # the passage that holds it was not read
+
+
+@pytest.mark.parametrize("text", ["The Cathedral of St. Peter's, Bremen!", "  a  an   the ", "Đakovo (Croatia) — 1929.",
+                                  "An apple a day", "théâtre", ""])
+def test_the_fast_normalisation_is_squads(text: str) -> None:
+    assert normalise(text) == normalize_answer(text)
+
+
+def test_rare_words_weigh_more_than_common_ones() -> None:
+    """'Lund Cathedral' is not in the Erfurt passage although 'Cathedral' is: most passages here say cathedral."""
+    tokens = PassageTokens({pid: PASSAGES[pid] for pid in PASSAGES})
+    assert not tokens.attribute(["Lund Cathedral", "near", "Erfurt"], [5]).supported
+    assert tokens.attribute(["Lund Cathedral", "in", "Sweden"], [4, 5]).passages == (4,)
+
+
+# -- counts over many runs -----------------------------------------------------------------------------------------
+def test_summarise_counts_the_funnel_losses_and_categories() -> None:
+    good = diagnose(good_gear_run())
+    wrong = diagnose(good_gear_run(answer="1322"))
+    naive = diagnose(naive_run(base=[4, 5, 6], initial=[41, 51, 61], paths=[[41]], expanded=[4], fused=[4, 5, 6]))
+    s = summarise([good, wrong, naive])
+    assert set(s.runs) == {"gear (paper)", "naive"}
+    g = s.runs["gear (paper)"]
+    assert g.questions == 2 and g.gold == 6 and g.found == 6 and g.funnel["base"] == 6 and g.funnel["final@k"] == 6
+    assert g.categories == {"reasoner": 1, "none": 1} and g.answers["right"] == 1
+    assert g.answers["in_qa_passages_but_wrong"] == 1
+    n = s.runs["naive"]
+    assert n.lost_at == {"base": 3} and n.found == 0 and n.categories == {"base_retriever": 1}
+    assert n.by_hop["3hop1"].questions == 1 and n.by_hop["3hop1"].lost_at == {"base": 3}
+    assert json.loads(json.dumps(s.to_dict()))["naive"]["funnel"]["base"] == 0
+
+
+# -- gear eval reports carry the diagnosis ------------------------------------------------------------------------
+def test_eval_reports_carry_each_questions_diagnosis_and_the_counts(tiny_index: Path, make_encoder,
+                                                                    tmp_path: Path) -> None:
+    from gear.agent.engine import Engine
+    from gear.config import Settings
+    from gear.data.corpus import Question
+    from gear.eval.report import evaluate
+
+    engine = Engine.open(tiny_index, Settings(retriever="bm25"), encoder=make_encoder())
+    questions = [Question("2hop__1", "Which sea is the island of Mount Etna in?", ("Mediterranean Sea",),
+                          (("Mount Etna", None), ("Sicily", None))),
+                 Question("2hop__2", "Who wrote the first computer program?", ("Ada Lovelace",),
+                          (("Ada Lovelace", None), ("Lonely", None)))]
+    settings = Settings(retriever="bm25", expand="naive")
+    report = evaluate(engine, questions, settings, ks=(1, 2), trace_dir=tmp_path)
+    data = json.loads(json.dumps(report.to_dict()))
+    rows = data["per_question"]
+    assert [r["diagnosis"]["question_id"] for r in rows] == ["2hop__1", "2hop__2"]
+    assert all(r["diagnosis"]["k"] == 1 and r["diagnosis"]["family"] == "NaiveGE" for r in rows)
+    for row in rows:  # the report's diagnosis is the one `gear diagnose` makes of the saved trace (texts aside)
+        saved = diagnose(Trace.load(row["trace_file"]), 1)
+        assert [p.status for p in saved.passages] == [p["status"] for p in row["diagnosis"]["passages"]]
+        assert len(row["diagnosis"]["passages"]) == row["n_gold"]
+    sicily, lonely = rows[0]["diagnosis"]["passages"][1], rows[1]["diagnosis"]["passages"][1]
+    assert (sicily["title"], sicily["lost_at"]) == ("Sicily", "final@k")  # rank 2 of a k=2 run, judged at k=1
+    assert (lonely["title"], lonely["lost_at"], lonely["status"]) == ("Lonely", "base", "lost")
+    summary = data["diagnosis"]["naive"]
+    assert summary["questions"] == 2 and summary["gold"] == 4 and summary["found"] == 2
+    assert summary["lost_at"] == {"base": 1, "final@k": 1} and summary["categories"] == {"base_retriever": 2}
+    assert Diagnosis.from_dict(rows[0]["diagnosis"]).to_dict() == rows[0]["diagnosis"]
