@@ -34,6 +34,7 @@ from gear.trace import (
     PPRRanked,
     PPRSeeded,
     ProximalTriples,
+    QueryRewritten,
     Reasoned,
     RunFinished,
     RunStarted,
@@ -486,6 +487,17 @@ def test_a_thought_that_names_a_gold_passages_entity_is_not_a_hallucination() ->
     thought = "Bremen Cathedral is dedicated to St. Peter, whose basilica is in Vatican City."
     d = diagnose(ircot_run(thought, "Vatican City", "Vatican City", [2, 3]), passages=PASSAGES)
     assert "reader" not in (d.category, d.second)
+
+
+def test_a_rewrite_that_repeats_an_earlier_query_is_noted() -> None:
+    """The hand labels found the paper-prompt rewriter repeating the question in 6 of 10 runs: say so."""
+    events = good_gear_run().events
+    n = next(i for i, e in enumerate(events) if isinstance(e, IterationStarted) and e.iteration == 2)
+    events = [*events[:n], QueryRewritten(1, QUESTION, repeated=True), *events[n:]]
+    d = diagnose(Trace(events))
+    assert "the rewriter repeated an earlier query in iteration 1: the next iteration searched with the same words" \
+        in d.notes
+    assert not any("rewriter" in note for note in diagnose(good_gear_run()).notes)
 
 
 def test_a_rejected_verdict_is_recorded() -> None:
