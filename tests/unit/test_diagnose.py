@@ -474,6 +474,13 @@ def test_a_thought_that_states_a_wrong_answer_from_a_non_gold_passage_is_a_reade
     assert d.category == "reader" and "thought 1" in d.evidence[0] and "'1322'" in d.evidence[0]
 
 
+def test_a_thought_that_states_the_gold_answer_in_a_sentence_is_not_a_hallucination() -> None:
+    """The final thought says the gold answer in a sentence (the QA step then answers wrong): no made-up fact."""
+    thought = "Bremen Cathedral's saint has his basilica in Vatican City. Vatican City became a country in 1929."
+    d = diagnose(ircot_run(thought, "Vatican City became a country in 1929", "1322", [2, 3]), passages=PASSAGES)
+    assert "reader" not in (d.category, d.second)
+
+
 def test_a_thought_that_restates_a_retrieved_passage_is_not_a_hallucination() -> None:
     """Thought 1 repeats what Cologne's passage says (every content word is in it): a distractor followed, not a fact
     made up — the final thought's choice (the hand labels' convention: unsupported thoughts are the reader's)."""

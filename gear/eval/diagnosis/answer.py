@@ -91,12 +91,11 @@ def answer_causes(answer: AnswerCheck, facts: TraceFacts) -> list[Cause]:
 
 def wrong_answers(facts: TraceFacts, answer: AnswerCheck) -> list[tuple[str, str, str]]:
     """(how it was given, the answer, normalised) of every wrong answer the run gave: the final one, and every
-    "answerable" verdict's or IRCoT final thought's."""
+    "answerable" verdict's or IRCoT final thought's (a sentence that says a gold answer is not wrong)."""
     given = [("the run answered", answer.answer or "")] + \
         [(f"the verdict of iteration {n} said", said) for n, said in verdict_answers(facts)]
-    gold = {normalize_answer(g) for g in answer.gold}
     return [(how, said, normalize_answer(said)) for how, said in given
-            if normalize_answer(said) and normalize_answer(said) not in gold]
+            if normalize_answer(said) and not says(said, answer.gold)]
 
 
 def reader_fed(facts: TraceFacts, answer: AnswerCheck, before: int | None = None) -> Cause | None:
