@@ -34,6 +34,7 @@ from gear.trace import (
     PPRRanked,
     PPRSeeded,
     ProximalTriples,
+    QueryRewritten,
     Reasoned,
     RunFinished,
     RunStarted,
@@ -112,10 +113,10 @@ def at(event: Event, n: int) -> Event:
 def gear_iteration(n: int, *, base: list[int], read: list[list[str]], links: list[tuple[list[str], int, float]],
                    paths: list[list[int]], expanded: list[int], fused: list[int], gist: list[list[str]],
                    gist_read: list[int] | None = None, answerable: bool = False, verdict: str = "",
-                   rejected: str = "") -> list[Event]:
+                   rejected: str = "", query: str = QUESTION) -> list[Event]:
     return [
-        IterationStarted(n, QUESTION),
-        BaseRetrieved(n, QUESTION, 10, pvs(base)),
+        IterationStarted(n, query),
+        BaseRetrieved(n, query, 10, pvs(base)),
         ProximalTriples(n, "sync", "read(C′q, q)", base, read),
         TriplesLinked(n, [TripleLinkView(p, tv(t), sim) for p, t, sim in links]),
         InitialNodes(n, "sync", [tv(t) for _, t, _ in links]),
@@ -402,6 +403,108 @@ def test_stopping_early_while_a_gold_passage_is_missing_is_the_reasoner() -> Non
     assert passage(d, 3).lost_at == "base"
     assert d.category == "reasoner" and d.second == "base_retriever"
     assert "iteration 1 of 4 while 'passage #3' was still missing" in d.evidence[0]  # no event shows its title
+
+
+def hallucinating_run(written_in: int, rewrite: str = "When was Bremen Cathedral consecrated?") -> Trace:
+    """Two iterations, neither finds the hop-2 and hop-3 passages; the gist reader writes <Bremen Cathedral,
+    consecrated in, 1322> — a name from Bremen's passage, a date from Cologne's — in iteration `written_in`,
+    iteration 2 searches with `rewrite`, and the run answers 1322. No verdict stops the run."""
+    made_up = ["Bremen Cathedral", "consecrated in", "1322"]
+    its = [gear_iteration(n, base=[1, 6, 4], read=[HOP1], links=[(HOP1, 11, 0.95)], paths=[[11]], expanded=[1],
+                          fused=[1, 6, 4], gist=[HOP1, made_up] if n == written_in else [HOP1],
+                          query=QUESTION if n == 1 else rewrite) for n in (1, 2)]
+    return Trace([start(max_iterations=2), *its[0], *its[1],
+                  *finish(2, linked=[(HOP1, [1])], final=[1, 6, 4], answer="1322")])
+
+
+def test_a_hallucination_the_later_iterations_followed_comes_before_the_retrieval_loss() -> None:
+    """Written in iteration 1, the made-up fact was in the memory the later queries were rewritten from: the reader
+    'completed' the question, so the passages of the missing hops were never sought (the paper's reader
+    hallucination, and the hand labels' call on Novair, 2hop__141468)."""
+    d = diagnose(hallucinating_run(written_in=1), passages=PASSAGES)
+    assert passage(d, 2).lost_at == "base" and passage(d, 3).lost_at == "base"
+    assert d.answer is not None and not d.answer.stopped_early
+    assert d.category == "reader" and d.second == "base_retriever"
+    assert "⟨Bremen Cathedral, consecrated in, 1322⟩ (iteration 1)" in d.evidence[0]
+    assert "queries rewritten from a memory that held it (iteration 2: 'When was Bremen" in d.evidence[0]
+
+
+def test_a_hallucination_in_the_last_iteration_comes_after_the_retrieval_loss() -> None:
+    """Written only in the last iteration, it steered no retrieval: the passages were lost before it."""
+    d = diagnose(hallucinating_run(written_in=2), passages=PASSAGES)
+    assert d.category == "base_retriever"
+
+
+def test_a_hallucination_no_later_query_was_made_from_comes_after_the_retrieval_loss() -> None:
+    """Every later iteration searched with the question itself (the rewriter repeated it): the made-up fact changed
+    no retrieval, so the passages were lost for the retriever's reasons (gear_paper 2hop__65690)."""
+    d = diagnose(hallucinating_run(written_in=1, rewrite=QUESTION), passages=PASSAGES)
+    assert d.category == "base_retriever"
+
+
+def ircot_run(thought: str, final: str, answer: str, second: list[int]) -> Trace:
+    """IRCoT: retrieval 1 finds Bremen's passage (and distractors), thought 1, retrieval 2 with it adds `second`, then
+    a final thought at iteration 2 of 4."""
+    first = [1, 4, 5, 6, 7, 8]
+    return Trace([start("ircot", ircot_retriever="base", ircot_ranking="retrieval"), IterationStarted(1, QUESTION),
+                  BaseRetrieved(1, QUESTION, 10, pvs(first)), PassagesAdded(1, QUESTION, pvs(first), first),
+                  ThoughtWritten(1, thought, ""), IterationStarted(2, thought),
+                  BaseRetrieved(2, thought, 10, pvs(second)), PassagesAdded(2, thought, pvs(second), first + second),
+                  ThoughtWritten(2, f"So the answer is: {final}.", "", True, final),
+                  FinalRanking(2, pvs(first + second)), Answered(2, answer, answer, first[:5]),
+                  RunFinished(2, 2, 9.0, {})])
+
+
+def test_a_final_thought_that_had_the_passage_in_front_of_it_did_not_stop_while_it_was_missing() -> None:
+    """Retrieval 2 brought both later hops (IRCoT then ranks them after retrieval 1's six): the final thought that
+    followed read them, so stopping did not lose them; the loss is the ranking's, the wrong answer the reasoner's."""
+    d = diagnose(ircot_run("Bremen Cathedral is dedicated to St. Peter.", "1871", "1871", [2, 3]), passages=PASSAGES)
+    assert passage(d, 2).lost_at == "final@k" and passage(d, 2).best("retrieval").iteration == 2
+    assert d.answer is not None and d.answer.stopped_early
+    assert d.category == "base_retriever" and d.second == "reasoner"
+    assert not any("still missing" in line for line in d.evidence)
+    assert "a final thought at iteration 2 with a wrong answer ('1871'" in d.evidence[-1]
+
+
+def test_a_thought_that_states_a_wrong_answer_from_a_non_gold_passage_is_a_reader_hallucination() -> None:
+    """Thought 1 'completes' the question with Cologne's date, retrieval 2 searches with it and the final thought
+    repeats it: the paper's reader hallucination, in IRCoT's thought (the hand labels' call on 2hop__32362)."""
+    thought = "Bremen Cathedral is dedicated to St. Peter, whose basilica's city became a country in 1322."
+    d = diagnose(ircot_run(thought, "1322", "1322", [2, 3]), passages=PASSAGES)
+    assert d.category == "reader" and "thought 1" in d.evidence[0] and "'1322'" in d.evidence[0]
+
+
+def test_a_thought_that_states_the_gold_answer_in_a_sentence_is_not_a_hallucination() -> None:
+    """The final thought says the gold answer in a sentence (the QA step then answers wrong): no made-up fact."""
+    thought = "Bremen Cathedral's saint has his basilica in Vatican City. Vatican City became a country in 1929."
+    d = diagnose(ircot_run(thought, "Vatican City became a country in 1929", "1322", [2, 3]), passages=PASSAGES)
+    assert "reader" not in (d.category, d.second)
+
+
+def test_a_thought_that_restates_a_retrieved_passage_is_not_a_hallucination() -> None:
+    """Thought 1 repeats what Cologne's passage says (every content word is in it): a distractor followed, not a fact
+    made up — the final thought's choice (the hand labels' convention: unsupported thoughts are the reader's)."""
+    thought = "Cologne Cathedral is a Catholic cathedral consecrated in 1322."
+    d = diagnose(ircot_run(thought, "1322", "1322", [2, 3]), passages=PASSAGES)
+    assert d.category == "base_retriever" and d.second == "reasoner"
+
+
+def test_a_thought_that_names_a_gold_passages_entity_is_not_a_hallucination() -> None:
+    """Stopping on the bridge entity (in a gold passage, stated by thought 1) is the reasoner's, not the reader's."""
+    thought = "Bremen Cathedral is dedicated to St. Peter, whose basilica is in Vatican City."
+    d = diagnose(ircot_run(thought, "Vatican City", "Vatican City", [2, 3]), passages=PASSAGES)
+    assert "reader" not in (d.category, d.second)
+
+
+def test_a_rewrite_that_repeats_an_earlier_query_is_noted() -> None:
+    """The hand labels found the paper-prompt rewriter repeating the question in 6 of 10 runs: say so."""
+    events = good_gear_run().events
+    n = next(i for i, e in enumerate(events) if isinstance(e, IterationStarted) and e.iteration == 2)
+    events = [*events[:n], QueryRewritten(1, QUESTION, repeated=True), *events[n:]]
+    d = diagnose(Trace(events))
+    assert "the rewriter repeated an earlier query in iteration 1: the next iteration searched with the same words" \
+        in d.notes
+    assert not any("rewriter" in note for note in diagnose(good_gear_run()).notes)
 
 
 def test_a_rejected_verdict_is_recorded() -> None:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from gear.eval.diagnosis.evidence import quoted
 from gear.eval.diagnosis.facts import TraceFacts, spo
+from gear.eval.diagnosis.grounding import cover
 from gear.eval.diagnosis.model import DATASET, READER, REASONER, AnswerCheck, Cause
 from gear.eval.measures import exact_match, f1_score, normalize_answer
-from gear.trace import Answered, ProximalTriples, Reasoned, ThoughtWritten
+from gear.trace import Answered, BaseRetrieved, PassagesAdded, ProximalTriples, Reasoned, ThoughtWritten
 
 
 def in_passages(facts: TraceFacts, pids: list[int], answers: list[str]) -> bool | None:
@@ -64,7 +65,7 @@ def check_answer(facts: TraceFacts, ircot: bool) -> AnswerCheck | None:
 # -- causes on the answer side ------------------------------------------------------------------------------------
 def answer_causes(answer: AnswerCheck, facts: TraceFacts) -> list[Cause]:
     causes = []
-    fed = reader_fed(facts, answer)
+    fed = reader_fed(facts, answer) or thought_fed(facts, answer)
     if fed is not None:
         causes.append(fed)
     given, gold = normalize_answer(answer.answer or ""), [normalize_answer(a) for a in answer.gold]
@@ -75,7 +76,8 @@ def answer_causes(answer: AnswerCheck, facts: TraceFacts) -> list[Cause]:
     if answer.answerable_wrong:
         n = answer.answerable_wrong[0]
         said = verdict_answer(facts, n) or answer.answer
-        causes.append(Cause(REASONER, (f"'answerable' at iteration {n} with a wrong answer ({said!r}; gold "
+        what = "a final thought" if facts.trace.of(ThoughtWritten) else "'answerable'"
+        causes.append(Cause(REASONER, (f"{what} at iteration {n} with a wrong answer ({said!r}; gold "
                                        f"{quoted(answer.gold)})",)))
     if answer.in_qa_passages:
         titles = ", ".join(f"'{facts.title(pid)}'" for pid in answer.qa_passage_ids
@@ -87,17 +89,25 @@ def answer_causes(answer: AnswerCheck, facts: TraceFacts) -> list[Cause]:
     return causes
 
 
-def reader_fed(facts: TraceFacts, answer: AnswerCheck) -> Cause | None:
-    """A triple the reader wrote from none of the passages it read has, as its subject or object, an answer the run
-    gave (the final one, or an "answerable" verdict's): the reader 'completed' a hop and the run followed it."""
+def wrong_answers(facts: TraceFacts, answer: AnswerCheck) -> list[tuple[str, str, str]]:
+    """(how it was given, the answer, normalised) of every wrong answer the run gave: the final one, and every
+    "answerable" verdict's or IRCoT final thought's (a sentence that says a gold answer is not wrong)."""
     given = [("the run answered", answer.answer or "")] + \
         [(f"the verdict of iteration {n} said", said) for n, said in verdict_answers(facts)]
-    gold = {normalize_answer(g) for g in answer.gold}
-    wanted = [(how, said, normalize_answer(said)) for how, said in given
-              if normalize_answer(said) and normalize_answer(said) not in gold]
+    return [(how, said, normalize_answer(said)) for how, said in given
+            if normalize_answer(said) and not says(said, answer.gold)]
+
+
+def reader_fed(facts: TraceFacts, answer: AnswerCheck, before: int | None = None) -> Cause | None:
+    """A triple the reader wrote from none of the passages it read has, as its subject or object, an answer the run
+    gave (the final one, or an "answerable" verdict's): the reader 'completed' a hop and the run followed it.
+    `before`: only triples written before that iteration (those the later iterations' queries were built on)."""
+    wanted = wrong_answers(facts, answer)
     if not wanted:
         return None
     for e in facts.trace.of(ProximalTriples):
+        if before is not None and e.iteration >= before:
+            continue
         for a in facts.attributions(e):
             if a.supported or len(a.triple) < 3:
                 continue
@@ -108,6 +118,39 @@ def reader_fed(facts: TraceFacts, answer: AnswerCheck) -> Cause | None:
                                       f"from none of the {len(e.passage_ids)} passages it read, and {hit[0]} "
                                       f"{hit[1]!r}",))
     return None
+
+
+def thought_fed(facts: TraceFacts, answer: AnswerCheck) -> Cause | None:
+    """IRCoT's reader hallucination: a thought that was not the last (so the next retrieval searched with it) already
+    states a wrong answer the run gave, no gold passage holds that answer, and the thought does not restate a passage
+    it retrieved (not every content word of it is in one of them) — it 'completed' the question with a fact of its
+    own making or joined to the question from another passage. An answer a gold passage holds (the bridge entity,
+    typically) and a thought that restates a retrieved passage are the final thought's choice, left to the reasoner.
+    Silent when the gold passages' texts are unknown."""
+    gold_ids = facts.gold
+    if not gold_ids or not all(facts.text_known(p) for p in gold_ids):
+        return None
+    last = max(facts.iterations, default=0)
+    wanted = [(how, said, norm) for how, said, norm in wrong_answers(facts, answer)
+              if in_passages(facts, gold_ids, [said]) is False]
+    for t in facts.trace.of(ThoughtWritten):
+        if t.final or t.iteration >= last:
+            continue
+        text = f" {normalize_answer(t.thought)} "
+        hit = next(((how, said) for how, said, norm in wanted if f" {norm} " in text), None)
+        if hit is not None and not restates(facts, t):
+            return Cause(READER, (f"thought {t.iteration} ({t.thought!r}) already states {hit[1]!r}, which no gold "
+                                  f"passage holds and no passage it retrieved says in those words; retrieval "
+                                  f"{t.iteration + 1} searched with it and {hit[0]} {hit[1]!r}",))
+    return None
+
+
+def restates(facts: TraceFacts, thought: ThoughtWritten) -> bool:
+    """Every content word of the thought is in one passage retrieved up to its iteration: it says what that passage
+    says (the sentence-level twin of a triple grounded in a passage read)."""
+    retrieved = {p.id for e in facts.trace.of(BaseRetrieved) if e.iteration <= thought.iteration for p in e.passages}
+    retrieved |= {p.id for e in facts.trace.of(PassagesAdded) if e.iteration <= thought.iteration for p in e.passages}
+    return any(cover(thought.thought, facts.tokens.of(pid)) >= 1.0 for pid in retrieved if facts.text_known(pid))
 
 
 def verdict_answers(facts: TraceFacts) -> list[tuple[int, str]]:

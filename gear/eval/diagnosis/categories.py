@@ -2,9 +2,16 @@
 
 Causes are collected in order and the first two distinct categories are proposed (primary, second):
 1. dataset — no gold passage contains a gold answer: no retrieval could succeed.
-2. When a gold passage was lost and a multi-step run stopped early (an "answerable" verdict, or IRCoT's final thought,
-   before its last iteration) without the right answer: reasoner — it stopped while key information was missing;
-   reader before it when a triple the reader wrote from no passage it read holds the answer the run gave.
+2. When a gold passage was lost and the answer is not right:
+   - reader, when the run searched on from a made-up fact that holds a (wrong) answer it gave: a triple the reader
+     wrote from no passage it read, in an iteration before one that searched with a rewritten query (not the
+     question again), or an IRCoT thought, not the last, that states such an answer, which no gold passage holds,
+     in words of no passage it retrieved (answer.thought_fed) — the reader 'completed' a hop and the later
+     retrievals followed it, so the missing passages were never sought;
+   - reasoner, when a multi-step run stopped early (an "answerable" verdict, or IRCoT's final thought, before its
+     last iteration) while a lost gold passage was still unseen (GeAR: no gist triple from it yet; IRCoT: no
+     retrieval had returned it) — reader before it when a made-up triple holds the answer the run gave. A passage
+     the reasoner had seen and that was ranked past k later was not lost by stopping.
 3. Each lost gold passage, the earliest first (by the stage it dropped out of the run at: the stage after the last
    one it reached), judged at the stage it dropped out at and at the first stage it missed ("lost at"); specific
    evidence (extraction, graph, reader) before the default, base_retriever:
@@ -20,9 +27,9 @@ Causes are collected in order and the first two distinct categories are proposed
    gist             reader when the gist read wrote an unsupported triple, else base_retriever
    beam/seed        the same bridge rule, else base_retriever
    later stages     base_retriever (other passages outranked it)
-4. A wrong answer: reader (an unsupported triple holds the answer given), dataset (the answer and a gold answer
-   contain one another: a missing alias), reasoner ("answerable" with a wrong answer, or the gold answer in the QA
-   passages and answered wrong).
+4. A wrong answer: reader (an unsupported triple or IRCoT thought holds the answer given), dataset (the answer and a
+   gold answer contain one another: a missing alias), reasoner ("answerable" or a final thought with a wrong answer,
+   or the gold answer in the QA passages and answered wrong).
 Nothing lost and the answer right (or no answer asked): none.
 """
 
@@ -30,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gear.eval.diagnosis.answer import answer_causes, reader_fed, verdict_answer
+from gear.eval.diagnosis.answer import answer_causes, reader_fed, thought_fed, verdict_answer
 from gear.eval.diagnosis.evidence import describe, quoted
 from gear.eval.diagnosis.facts import TraceFacts, spo
 from gear.eval.diagnosis.grounding import GROUNDED, cover, entity_tokens, names_in
@@ -66,6 +73,7 @@ from gear.eval.diagnosis.model import (
 )
 from gear.store.graph import normalise_entity
 from gear.trace import (
+    BaseRetrieved,
     BeamsSearched,
     InitialNodes,
     PPRSeeded,
@@ -98,17 +106,27 @@ def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, s
                                       "retrieval could succeed",)))
     if not d.passages:
         causes.append(Cause(DATASET, ("no gold passage of the question is in the index",)))
-    if lost and answer is not None and answer.stopped_early and answer.right is not True:
+    if lost and answer is not None and answer.right is not True:
+        rewritten = last_rewritten(facts)
+        steered = reader_fed(facts, answer, before=rewritten)
+        if steered is not None:  # a made-up fact the later iterations searched with explains the loss first
+            query = next(e.query for e in facts.trace.of(BaseRetrieved) if e.iteration == rewritten)
+            steered = Cause(READER, (f"{steered.evidence[0]}; the later iterations searched with queries rewritten "
+                                     f"from a memory that held it (iteration {rewritten}: {query!r})",))
+        steered = steered or thought_fed(facts, answer)
+        if steered is not None:
+            causes.append(steered)
+    missing = missing_when_stopped(lost, d) if answer is not None and answer.stopped_early else []
+    if missing and answer is not None and answer.right is not True:
         fed = reader_fed(facts, answer)
         if fed is not None:
             causes.append(fed)
-        first = lost[0]
         verdict = verdict_answer(facts, answer.stopped_at or 0)
         said = f"; the run answered {answer.answer!r}" if answer.answer is not None else ""
         what = "a final thought" if facts.trace.of(ThoughtWritten) else "'answerable'"
         causes.append(Cause(REASONER, (f"{what}{f' ({verdict!r})' if verdict else ''} at iteration "
-                                       f"{answer.stopped_at} of {answer.max_iterations} while '{first.title}' was "
-                                       f"still missing{said}",)))
+                                       f"{answer.stopped_at} of {answer.max_iterations} while '{missing[0].title}' "
+                                       f"was still missing{said}",)))
     for p in lost:
         found = [c for stage in dict.fromkeys([p.dropped_at, p.lost_at]) if stage
                  for c in passage_causes(p, stage, d, facts, graph)]
@@ -126,6 +144,26 @@ def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, s
     if second is not None:
         evidence.append(f"also ({second.category}): {second.evidence[0]}")
     return distinct[0].category, second.category if second else None, evidence
+
+
+def last_rewritten(facts: TraceFacts) -> int:
+    """The last iteration that searched with a query other than the question (a rewrite, made from the memory): a
+    triple written before it could steer retrieval; after it (or when every query repeated the question), none could
+    (0)."""
+    question = " ".join((facts.start.question if facts.start else "").split())
+    return max((e.iteration for e in facts.trace.of(BaseRetrieved) if " ".join(e.query.split()) != question),
+               default=0)
+
+
+def missing_when_stopped(lost: Sequence[GoldPassage], d: Diagnosis) -> list[GoldPassage]:
+    """The lost gold passages the reasoner had not seen when it stopped: none of their facts in the gist memory
+    (GeAR: no gist triple from them by that iteration), not retrieved (IRCoT: no retrieval up to the final thought
+    returned them). A passage it had seen and that was lost later (ranked past k) was not lost by stopping."""
+    stopped = d.answer.stopped_at if d.answer is not None else None
+    seen = RETRIEVAL if RETRIEVAL in d.stages else GIST if GIST in d.stages else None
+    if seen is None or stopped is None:
+        return list(lost)
+    return [p for p in lost if not any(m.stage == seen and m.reached and m.iteration <= stopped for m in p.marks)]
 
 
 # -- one lost gold passage ---------------------------------------------------------------------------------------

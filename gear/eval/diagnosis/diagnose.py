@@ -30,7 +30,7 @@ from gear.eval.diagnosis.model import (
     hop_type,
 )
 from gear.eval.diagnosis.registry import FAMILIES, family_for, run_name
-from gear.trace import PPRSeeded, Trace
+from gear.trace import PPRSeeded, QueryRewritten, Trace
 
 DEFAULT_K = 5
 
@@ -84,6 +84,10 @@ def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str,
         notes.append("the trace has no RunStarted: no gold passages or answers to follow")
     elif not facts.gold:
         notes.append("no gold passages recorded for this question")
+    repeated = [e.iteration for e in trace.of(QueryRewritten) if e.repeated]
+    if repeated:
+        notes.append(f"the rewriter repeated an earlier query in iteration{'s' if len(repeated) > 1 else ''} "
+                     f"{', '.join(map(str, repeated))}: the next iteration searched with the same words")
     unregistered = facts.method not in FAMILIES
     if unregistered:
         notes.append(f"method {facts.method!r} is not registered: diagnosed with the {family.name} stages its "
