@@ -21,7 +21,7 @@ from gear.llm.queue import listening
 from studio import demo
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import one_line
-from studio.sidebar import METHODS, method_settings
+from studio.sidebar import PRESETS, method_settings
 
 
 def saved_reports() -> dict[str, Path]:
@@ -57,7 +57,7 @@ def run_form(index: Path, base: Settings) -> None:
         return
     n = (st.slider("Questions", 1, len(questions), min(10, len(questions)), key="eval_n") if len(questions) > 1
          else 1)
-    methods = st.multiselect("Methods", list(METHODS), default=["BM25", "Hybrid"], key="eval_methods",
+    methods = st.multiselect("Methods", list(PRESETS), default=["BM25", "Hybrid"], key="eval_methods",
                              help="PPR needs no LLM; NaiveGE/SyncGE/GeAR and IRCoT ask the LLM chosen in the sidebar. "
                                   "Multi-step methods (GeAR, IRCoT) run once per question at agent_k.")
     ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], default=[5, 10, 15], key="eval_ks")

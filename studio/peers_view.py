@@ -11,12 +11,10 @@ from typing import Any, Protocol
 
 import streamlit as st
 
+from gear import methods, viz
 from gear import trace as t
-from gear import viz
 from studio.safe import esc_md
 from studio.widgets import heading, iframe, table
-
-METHOD_NAMES = {"ppr": "PPR (HippoRAG 2 style)", "ircot": "IRCoT"}
 
 
 class View(Protocol):
@@ -30,8 +28,8 @@ class View(Protocol):
 def first_use_note(events: Sequence[t.Event]) -> None:
     """While a live run that uses PPR starts: its first run on an index builds the entity graph."""
     start = next((x for x in events if isinstance(x, t.RunStarted)), None)
-    if start is not None and (start.method == "ppr" or (start.method == "ircot"
-                                                        and start.settings.get("ircot_retriever") == "ppr")):
+    method = methods.find(start.method) if start is not None else None
+    if start is not None and method is not None and method.uses_ppr(start.settings):
         st.caption("PPR's first run on an index builds its entity graph (every entity name encoded once, then cached "
                    "in the index's ppr/ folder): minutes on a large index, instant afterwards.")
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import streamlit as st
 
+from gear import methods, viz
 from gear import trace as t
-from gear import viz
 from studio import peers_view
 from studio.safe import esc_md
 from studio.widgets import GRAPH_HEIGHT, heading, iframe, table, triple_rows
@@ -133,14 +133,10 @@ class TraceView:
 
     # -- one event ---------------------------------------------------------------------------------------------------
     def run_started(self, e: t.RunStarted) -> None:
-        method = {"none": "base retriever only", "naive": "NaiveGE", "sync": "SyncGE", "gear": "GeAR",
-                  **peers_view.METHOD_NAMES}.get(e.method, e.method)
+        known = methods.find(e.method)
+        method = known.label if known else esc_md(e.method)  # a trace from elsewhere may name any method
+        retriever = known.retriever_shown(e.retriever, e.settings) if known else e.retriever
         st.markdown(f"**Question:** {esc_md(e.question)}")
-        retriever = e.retriever
-        if e.method == "ppr":
-            retriever = "dense (PPR's fact matching and passage seeds)"
-        elif e.method == "ircot" and e.settings.get("ircot_retriever") == "ppr":
-            retriever = "PPR at every step"
         facts = [f"method **{method}**", f"retriever **{esc_md(retriever)}**"]
         if e.answers:
             facts.append("gold answer **" + esc_md(" / ".join(e.answers[:3])) + "**")
