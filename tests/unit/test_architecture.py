@@ -1,6 +1,7 @@
 """The house rules of the package layout, checked on the code itself: no import cycles among gear's modules, and the
-engine never imports the app (Streamlit, studio/, pages/, app.py). Lazy imports inside functions count; imports
-under `if TYPE_CHECKING:` do not (they never run)."""
+engine never imports the app (Streamlit, studio/, pages/, app.py). Every import is an arrow: lazy imports inside
+functions, and imports under `if TYPE_CHECKING:` too — they never run, but a module that names a higher one's types
+depends on it all the same (a type-only import was how the runners used to reach the engine)."""
 
 from __future__ import annotations
 
@@ -22,24 +23,18 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _type_checking_only(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def runtime_imports(path: Path) -> list[str]:
-    """Every module name imported by code that can run (relative imports resolved)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def imports(path: Path) -> list[str]:
+    """Every module name a file imports (relative imports resolved), under `if TYPE_CHECKING:` or not."""
     this = module_name(path)
-    package = this if path.name == "__init__.py" else this.rpartition(".")[0]
+    return imports_in(path.read_text(encoding="utf-8"), this, path.name == "__init__.py")
+
+
+def imports_in(source: str, this: str, is_package: bool = False) -> list[str]:
+    tree = ast.parse(source)
+    package = this if is_package else this.rpartition(".")[0]
     found: list[str] = []
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking_only(node):
-            for child in node.orelse:
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             found.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -67,7 +62,7 @@ def import_graph() -> nx.DiGraph:
     graph = nx.DiGraph()
     graph.add_nodes_from(modules)
     for name, path in modules.items():
-        for target in runtime_imports(path):
+        for target in imports(path):
             parts = target.split(".")
             for n in range(2, len(parts) + 1):  # gear.x, gear.x.y, ... each one that is a module of ours
                 prefix = ".".join(parts[:n])
@@ -78,7 +73,7 @@ def import_graph() -> nx.DiGraph:
 
 def test_the_import_graph_sees_the_packages() -> None:
     graph = import_graph()
-    assert graph.has_edge("gear.agent.engine", "gear.agent.loop")  # the check would be empty if parsing failed
+    assert graph.has_edge("gear.agent.engine", "gear.agent.context")  # the check would be empty if parsing failed
     assert graph.number_of_edges() > 100
 
 
@@ -107,8 +102,16 @@ def test_packages_form_layers() -> None:
 
 @pytest.mark.parametrize("path", sorted(GEAR.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_engine_never_imports_the_app(path: Path) -> None:
-    bad = [m for m in runtime_imports(path) if m.split(".")[0] in APP_SIDE]
+    bad = [m for m in imports(path) if m.split(".")[0] in APP_SIDE]
     assert bad == [], f"{path.relative_to(ROOT)} imports the app side: {bad}"
+
+
+def test_type_only_imports_are_arrows() -> None:
+    """The runners once named the engine's type under `if TYPE_CHECKING:` while the engine imported them: a cycle the
+    checks must see."""
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from gear.agent.engine import Engine\n"
+    assert "gear.agent.engine" in imports_in(source, "gear.agent.methods.gear")
+    assert "gear.agent" in imports_in("if TYPE_CHECKING:\n    from .. import engine\n", "gear.agent.methods.gear")
 
 
 def test_a_cycle_is_detected(tmp_path: Path) -> None:
