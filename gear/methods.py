@@ -62,6 +62,7 @@ class Method:
     answers: bool = False  # answers with the paper's QA prompt over the final ranking (when settings.answer)
     peer: bool = False  # one of the peers (docs/peers.md), not a method of the paper
     cli_note: str = ""  # a few words after its name in the CLI's --expand help
+    base_note: str = ""  # what its base list is, under the trace view's base retrieval
     uses_ppr: Callable[[Mapping[str, Any] | object], bool] = _never  # runs PPR (its first run builds the graph)
     retriever_shown: Callable[[str, Mapping[str, Any] | object], str] = _as_set  # the retriever, as a run shows it
 
@@ -87,7 +88,8 @@ METHODS: tuple[Method, ...] = (
     # PPR's dense parts use the dense encoder whatever the retriever: its preset says "dense"
     Method("ppr", "PPR (HippoRAG 2 style)", "PPR, HippoRAG 2 style (no LLM)", " + PPR",
            (("PPR (HippoRAG 2)", "dense"),), "gear.agent.methods.ppr:run", PPR_SETTINGS,
-           llm_setting="ppr_filter", peer=True, cli_note="HippoRAG 2-style PageRank, no LLM", uses_ppr=_always,
+           llm_setting="ppr_filter", peer=True, cli_note="HippoRAG 2-style PageRank, no LLM",
+           base_note="The dense top k: every passage's dense score seeds its node in the PPR graph.", uses_ppr=_always,
            retriever_shown=lambda retriever, settings: "dense (PPR's fact matching and passage seeds)"),
     Method("ircot", "IRCoT", "IRCoT (multi-step)", " IRCoT", (("IRCoT (hybrid)", "hybrid"),),
            "gear.agent.methods.ircot:run",
