@@ -6,6 +6,8 @@ depends on it all the same (a type-only import was how the runners used to reach
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -118,3 +120,60 @@ def test_a_cycle_is_detected(tmp_path: Path) -> None:
     """The detector itself: two modules importing each other form a strongly connected component."""
     graph = nx.DiGraph([("gear.a", "gear.b"), ("gear.b", "gear.a")])
     assert [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] == [["gear.a", "gear.b"]]
+
+
+# -- docs/architecture.md names only what exists -----------------------------------------------------------------
+DOC = ROOT / "docs" / "architecture.md"
+PACKAGES = ("config", "methods", "types", "files", "agent", "store", "retrieve", "index", "trace", "eval", "extract",
+            "llm", "embed", "data", "viz", "cli", "prompts", "parsing")
+
+
+def doc_references() -> tuple[list[str], list[str]]:
+    """(paths, dotted names) in the doc's code spans: `agent/steps.py:answer`, `gear/store/`, `llm.queue.ModelQueue`."""
+    spans = {re.sub(r"\(.*\)$", "", s) for s in re.findall(r"`([^`\s]+)`", DOC.read_text(encoding="utf-8"))}
+    paths = sorted(s for s in spans if re.fullmatch(r"[\w./]+(:[\w.]+)?", s) and ("/" in s or s.endswith(".py")))
+    dotted = sorted(s for s in spans if re.fullmatch(rf"(gear\.|studio\.)?({'|'.join(PACKAGES)}|safe)\.[\w.]+", s)
+                    and not s.endswith(".py"))
+    return paths, dotted
+
+
+def defines(module: Path, name: str) -> bool:
+    """Whether `name` ("f", "Class" or "Class.method") is defined at the top of a module."""
+    scope: list[ast.stmt] = ast.parse(module.read_text(encoding="utf-8")).body
+    for part in name.split("."):
+        found = next((node for node in scope if getattr(node, "name", None) == part or any(
+            isinstance(target, ast.Name) and target.id == part
+            for target in (node.targets if isinstance(node, ast.Assign) else
+                           [node.target] if isinstance(node, ast.AnnAssign) else []))), None)
+        if found is None:
+            return False
+        scope = getattr(found, "body", [])
+    return True
+
+
+def test_every_path_the_architecture_doc_names_exists() -> None:
+    paths, dotted = doc_references()
+    assert "agent/steps.py:answer" in paths and "gear/methods.py" in paths  # the extraction sees the doc's forms
+    missing = []
+    for ref in paths:
+        path, _, name = ref.partition(":")
+        file = next((f for f in (ROOT / path, GEAR / path) if f.exists()), None)  # `gear/x.py`, `app.py`; `x.py`
+        if file is None or (name and not defines(file, name)):
+            missing.append(ref)
+    for ref in dotted:
+        parts = ref.removeprefix("gear.").split(".")
+        top = "studio" if parts[0] in ("studio", "safe") else "gear"
+        parts = parts[1:] if parts[0] == "studio" else parts
+        for n in range(len(parts), 0, -1):  # the longest importable module, then attributes
+            try:
+                obj: object = importlib.import_module(".".join([top, *parts[:n]]))
+            except ImportError:
+                continue
+            for attr in parts[n:]:
+                obj = getattr(obj, attr, None)
+            if obj is None:
+                missing.append(ref)
+            break
+        else:
+            missing.append(ref)
+    assert missing == [], f"docs/architecture.md names what does not exist: {missing}"
