@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from gear.agent import requests  # noqa: E402
-from gear.agent.requests import Request  # noqa: E402
+from gear.agent import asks  # noqa: E402
+from gear.agent.asks import Ask  # noqa: E402
 from gear.extract.runner import ExtractionConfig, extraction_messages  # noqa: E402
 from gear.llm.replay import cache_key  # noqa: E402
 from gear.prompts import format_docs  # noqa: E402
@@ -51,7 +51,7 @@ class Call:
     max_tokens: int
 
 
-def as_call(request: Request) -> Call:
+def as_call(request: Ask) -> Call:
     return Call(request.step, [{"role": "user", "content": request.prompt}], request.schema, request.max_tokens)
 
 
@@ -71,11 +71,11 @@ def recorded_calls(profile: str) -> list[Call]:
     by_id = {p.id: (p.title, p.text) for p in final.passages}
     mem = [tuple(t) for t in memory.memory]
     prof: Any = profile
-    calls = [as_call(requests.read(prof, "sync", format_docs(docs), q, None)),
-             as_call(requests.read(prof, "gist", format_docs(gist_docs), q, None)),
-             as_call(requests.reason(prof, q, mem)),
-             as_call(requests.rewrite(prof, q, mem, verdict.reason)),
-             as_call(requests.answer([by_id[i] for i in answered.passage_ids], q))]
+    calls = [as_call(asks.read(prof, "sync", format_docs(docs), q, None)),
+             as_call(asks.read(prof, "gist", format_docs(gist_docs), q, None)),
+             as_call(asks.reason(prof, q, mem)),
+             as_call(asks.rewrite(prof, q, mem, verdict.reason)),
+             as_call(asks.answer([by_id[i] for i in answered.passage_ids], q))]
     corpus = json.loads(CORPUS.read_text(encoding="utf-8"))
     config = ExtractionConfig()
     calls.append(Call("extraction", extraction_messages(corpus[0]["title"], corpus[0]["text"], config.style),

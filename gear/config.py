@@ -8,9 +8,9 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from gear import methods
+
 Retriever = Literal["bm25", "dense", "hybrid"]
-# ppr: HippoRAG 2-style Personalized PageRank (no LLM); ircot: interleaved retrieval and chain of thought (the peers)
-ExpandMethod = Literal["none", "naive", "sync", "gear", "ppr", "ircot"]
 GistRead = Literal["fused", "expanded"]
 PromptProfile = Literal["paper", "small"]
 LLMKind = Literal["auto", "local", "openai", "replay", "record"]
@@ -39,7 +39,7 @@ class Settings(BaseSettings):
     # so the index does not record it; gear/embed/device.py)
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
     retriever: Retriever = "hybrid"
-    expand: ExpandMethod = "none"
+    expand: str = "none"  # the method: a name registered in gear.methods (base retriever only, NaiveGE, …, IRCoT)
     rrf_k: int = Field(60, ge=1)
     # graph expansion (Alg. 1)
     beam_width: int = Field(10, ge=1)
@@ -107,6 +107,11 @@ class Settings(BaseSettings):
         if value not in EMBEDDERS:
             raise ValueError(f"unknown embedder {value!r}; choose one of {sorted(set(EMBEDDERS.values()))}")
         return EMBEDDERS[value]
+
+    @field_validator("expand")
+    @classmethod
+    def _known_method(cls, value: str) -> str:
+        return methods.get(value).name  # an unknown name is an error that lists the registered ones
 
     @property
     def live_llm(self) -> Literal["local", "openai"] | None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from gear import methods
 from studio.compare import DEFAULT_METHODS, compare_live, settle_stopped, show_comparison
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import guarded, setup
-from studio.sidebar import METHODS, choose_index, sidebar_settings
+from studio.sidebar import PRESETS, choose_index, sidebar_settings
 
 
 @guarded
@@ -25,17 +26,16 @@ def page() -> None:
     if "cmp_question" not in st.session_state and questions:
         st.session_state["cmp_question"] = questions[0].question
     question = st.text_input("Question", key="cmp_question").strip()
-    methods = st.multiselect("Methods", list(METHODS), default=DEFAULT_METHODS, key="cmp_methods")
+    chosen = st.multiselect("Methods", list(PRESETS), default=DEFAULT_METHODS, key="cmp_methods")
     k = st.slider("k (passages shown and used for single-step methods)", 5, 20, 10, key="cmp_k")
-    expansions = {METHODS[m][1] for m in methods}
-    if "ppr" in expansions or ("ircot" in expansions and base.ircot_retriever == "ppr"):
+    if any(methods.get(PRESETS[label][1]).uses_ppr(base) for label in chosen):
         st.caption("PPR's first run on an index builds its entity graph (every entity name encoded once, then cached "
                    "in the index's ppr/ folder).")
-    if st.button("Compare", type="primary", key="cmp_run", disabled=not question or not methods):
+    if st.button("Compare", type="primary", key="cmp_run", disabled=not question or not chosen):
         ready = ensure_index(index)
         if ready is None:
             return
-        compare_live(engine_for(ready), question, by_text.get(question), methods, base, k)
+        compare_live(engine_for(ready), question, by_text.get(question), chosen, base, k)
     stopped = settle_stopped()
     saved = st.session_state.get("cmp_results")
     if not saved:

@@ -21,7 +21,7 @@ from gear.llm.queue import listening
 from studio import demo
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import one_line
-from studio.sidebar import METHODS, method_settings
+from studio.sidebar import PRESETS, method_settings
 
 
 def saved_reports() -> dict[str, Path]:
@@ -57,7 +57,7 @@ def run_form(index: Path, base: Settings) -> None:
         return
     n = (st.slider("Questions", 1, len(questions), min(10, len(questions)), key="eval_n") if len(questions) > 1
          else 1)
-    methods = st.multiselect("Methods", list(METHODS), default=["BM25", "Hybrid"], key="eval_methods",
+    methods = st.multiselect("Methods", list(PRESETS), default=["BM25", "Hybrid"], key="eval_methods",
                              help="PPR needs no LLM; NaiveGE/SyncGE/GeAR and IRCoT ask the LLM chosen in the sidebar. "
                                   "Multi-step methods (GeAR, IRCoT) run once per question at agent_k.")
     ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], default=[5, 10, 15], key="eval_ks")
@@ -70,7 +70,13 @@ def run_form(index: Path, base: Settings) -> None:
     ready = ensure_index(index)
     if ready is None:
         return
-    engine = engine_for(ready)
+    run_evaluations(engine_for(ready), index, base, questions[:n], methods, ks, save_traces)
+
+
+def run_evaluations(engine: Any, index: Path, base: Settings, questions: list, labels: list[str], ks: list[int],
+                    save_traces: bool) -> None:
+    """Each chosen method over the questions, one status box each, with a Cancel button; the reports are saved under
+    data/evals/ and selected for the Results tab."""
     # time and a random suffix: two sessions evaluating the same index and method in the same second get their own
     # report and traces folder (data/evals/ is shared)
     stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
@@ -78,45 +84,51 @@ def run_form(index: Path, base: Settings) -> None:
     cancel = st.empty()
     cancel.button("Cancel", key="eval_cancel", on_click=_cancelled, help="Stop the evaluation (and leave the model's "
                   "queue); the methods already finished stay saved.")
-    for label in methods:
-        settings = method_settings(base, label)
-        with st.status(f"Evaluating {label} on {n} questions…", expanded=True) as box:
-            bar = st.progress(0, text="starting")
-
-            waiting = st.empty()
-
-            def progress(i: int, total: int, qid: str, bar=bar) -> None:
-                bar.progress(min(100, int(100 * i / max(total, 1))), text=f"{i} / {total}  ({qid})")
-
-            def on_wait(ahead: int, waiting=waiting) -> None:
-                # drawn on every poll of the model's queue: that is where Streamlit can stop a cancelled run
-                if ahead:
-                    waiting.caption(f"⏳ waiting for the model: {ahead} ahead")
-                else:
-                    waiting.empty()
-
-            name = f"{stamp}_{index.name}_{re.sub(r'[^A-Za-z0-9]+', '-', label).strip('-').lower()}"
-            trace_dir = demo.evals_dir() / name / "traces" if save_traces else None
-            try:
-                from gear.eval.report import evaluate
-
-                with listening(on_wait):
-                    report = evaluate(engine, questions[:n], settings, ks, progress=progress, trace_dir=trace_dir)
-                viz_report = report.to_dict()
-                viz_report["label"] = label
-                viz_report["index"] = index.name
-                path = demo.evals_dir() / f"{name}.json"
-                atomic_write_json(path, viz_report)
-                done.append(name)
-                box.update(label=f"{label}: R@{ks[-1]} = {viz_report['recall'][str(sorted(ks)[-1])]:.1f}%  "
-                                 f"(saved {path.name})", state="complete", expanded=False)
-            except Exception as exc:
-                box.update(label=f"{label} failed", state="error")
-                st.error(f"{type(exc).__name__}: {one_line(exc)}")
+    for label in labels:
+        name = f"{stamp}_{index.name}_{re.sub(r'[^A-Za-z0-9]+', '-', label).strip('-').lower()}"
+        if evaluate_method(engine, index, method_settings(base, label), label, questions, ks, name, save_traces):
+            done.append(name)
     cancel.empty()
     if done:
         st.session_state["eval_selected"] = done
         st.success(f"Saved {len(done)} report(s) to data/evals/ — see the Results tab.")
+
+
+def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, questions: list, ks: list[int],
+                    name: str, save_traces: bool) -> bool:
+    """One method's evaluation in a status box, its report saved as data/evals/<name>.json; False when it failed."""
+    with st.status(f"Evaluating {label} on {len(questions)} questions…", expanded=True) as box:
+        bar = st.progress(0, text="starting")
+        waiting = st.empty()
+
+        def progress(i: int, total: int, qid: str) -> None:
+            bar.progress(min(100, int(100 * i / max(total, 1))), text=f"{i} / {total}  ({qid})")
+
+        def on_wait(ahead: int) -> None:
+            # drawn on every poll of the model's queue: that is where Streamlit can stop a cancelled run
+            if ahead:
+                waiting.caption(f"⏳ waiting for the model: {ahead} ahead")
+            else:
+                waiting.empty()
+
+        trace_dir = demo.evals_dir() / name / "traces" if save_traces else None
+        try:
+            from gear.eval.report import evaluate
+
+            with listening(on_wait):
+                report = evaluate(engine, questions, settings, ks, progress=progress, trace_dir=trace_dir)
+            viz_report = report.to_dict()
+            viz_report["label"] = label
+            viz_report["index"] = index.name
+            path = demo.evals_dir() / f"{name}.json"
+            atomic_write_json(path, viz_report)
+            box.update(label=f"{label}: R@{ks[-1]} = {viz_report['recall'][str(sorted(ks)[-1])]:.1f}%  "
+                             f"(saved {path.name})", state="complete", expanded=False)
+            return True
+        except Exception as exc:
+            box.update(label=f"{label} failed", state="error")
+            st.error(f"{type(exc).__name__}: {one_line(exc)}")
+            return False
 
 
 def show_results() -> None:

@@ -1,43 +1,34 @@
 """The peers' steps in a run, drawn beside GeAR's: PPR (HippoRAG 2 style) — its seeds, the walk's top entities as a
 graph, the passages it ranked — and IRCoT — each thought and the passages each retrieval added. TraceView hands
-these events here (`draw`); each function takes the event and the view it draws into (for the events seen so far,
-the graph height and whether gold passages are known). Untrusted text goes through st.dataframe, st.code or
-escaped markdown only; the graph comes from gear.viz, which escapes every label and tooltip."""
+these events here (DRAW, beside studio.gear_view's); each function takes the event and the view it draws into (for
+the events seen so far, the graph height and whether gold passages are known). Step titles and notation come from
+studio.notation. Untrusted text goes through st.dataframe, st.code or escaped markdown only; the graph comes from
+gear.viz, which escapes every label and tooltip."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import streamlit as st
 
+from gear import methods, viz
 from gear import trace as t
-from gear import viz
 from studio.safe import esc_md
-from studio.widgets import heading, iframe, table
-
-METHOD_NAMES = {"ppr": "PPR (HippoRAG 2 style)", "ircot": "IRCoT"}
-
-
-class View(Protocol):
-    """What a peer step needs of the view drawing it (TraceView has all of it)."""
-
-    events: list[t.Event]
-    graph_height: int
-    gold_known: bool
+from studio.widgets import View, iframe, step_heading, table
 
 
 def first_use_note(events: Sequence[t.Event]) -> None:
     """While a live run that uses PPR starts: its first run on an index builds the entity graph."""
     start = next((x for x in events if isinstance(x, t.RunStarted)), None)
-    if start is not None and (start.method == "ppr" or (start.method == "ircot"
-                                                        and start.settings.get("ircot_retriever") == "ppr")):
+    method = methods.find(start.method) if start is not None else None
+    if start is not None and method is not None and method.uses_ppr(start.settings):
         st.caption("PPR's first run on an index builds its entity graph (every entity name encoded once, then cached "
                    "in the index's ppr/ folder): minutes on a large index, instant afterwards.")
 
 
 def ppr_seeded(e: t.PPRSeeded, view: View) -> None:
-    heading("2", "PPR seeds", "s = facts(q) → entity seeds + passage seeds")
+    step_heading(e)
     st.caption(f"Query: {esc_md(e.query)}")
     if e.fallback:
         st.warning("No matched fact was left (the recognition filter kept none), so PPR does not run: the dense "
@@ -60,7 +51,7 @@ def ppr_seeded(e: t.PPRSeeded, view: View) -> None:
 
 
 def ppr_ranked(e: t.PPRRanked, view: View) -> None:
-    heading("3", "Personalized PageRank", f"x = (1−d)·s + d·Pᵀx, d = {e.damping:g}")
+    step_heading(e, f", d = {e.damping:g}")
     size = e.graph
     if size:
         st.caption(f"{e.iterations} power iterations over {size.get('entities', 0):,} entities and "
@@ -83,12 +74,12 @@ def ppr_ranked(e: t.PPRRanked, view: View) -> None:
 
 
 def passages_added(e: t.PassagesAdded, view: View) -> None:
-    heading("2", "IRCoT retrieval → collection", f"{len(e.passages)} new passage(s); {len(e.collected)} collected")
+    step_heading(e, f"{len(e.passages)} new passage(s); {len(e.collected)} collected")
     table(viz.passage_rows(e.passages), height=min(420, 38 + 35 * max(1, len(e.passages))))
 
 
 def thought_written(e: t.ThoughtWritten, view: View) -> None:
-    heading("3", "IRCoT reasoning step", "the next sentence of the chain of thought")
+    step_heading(e)
     if e.final:
         st.success(f"Final thought: {esc_md(e.thought)}")
     elif e.thought:
@@ -114,11 +105,3 @@ DRAW: dict[type[t.Event], Callable[[Any, View], None]] = {
     t.ThoughtWritten: thought_written,
 }
 
-
-def draw(e: t.Event, view: View) -> bool:
-    """Draw a peer's event; False when the event is not one of theirs."""
-    fn = DRAW.get(type(e))
-    if fn is None:
-        return False
-    fn(e, view)
-    return True

@@ -9,22 +9,14 @@ from typing import Any
 
 import streamlit as st
 
+from gear import methods
 from gear.config import Settings
 from studio import demo
 from studio.trace_view import answer_origins
 
-METHODS: dict[str, tuple[str, str]] = {  # label -> (retriever, expansion)
-    "BM25": ("bm25", "none"),
-    "Dense": ("dense", "none"),
-    "Hybrid": ("hybrid", "none"),
-    "Hybrid + NaiveGE": ("hybrid", "naive"),
-    "Hybrid + SyncGE": ("hybrid", "sync"),
-    "GeAR (hybrid)": ("hybrid", "gear"),
-    "PPR (HippoRAG 2)": ("dense", "ppr"),  # PPR's dense parts use the dense encoder whatever the retriever
-    "IRCoT (hybrid)": ("hybrid", "ircot"),
-}
-EXPANSIONS = {"none": "none (base retriever only)", "naive": "NaiveGE", "sync": "SyncGE", "gear": "GeAR (multi-step)",
-              "ppr": "PPR, HippoRAG 2 style (no LLM)", "ircot": "IRCoT (multi-step)"}
+PRESETS: dict[str, tuple[str, str]] = methods.presets()  # label -> (retriever, method): Compare and Evaluate
+EXPANSIONS = {m.name: m.choice for m in methods.METHODS}  # the Ask page's method list
+DEFAULT_EXPANSION = "gear"
 LLM_KINDS = {"auto": "recorded answers, else the live model", "replay": "recorded answers only",
              "local": "embedded model (always live)", "openai": "OpenAI-compatible endpoint"}
 PROMPTS = {"": "default (paper)", "paper": "paper: the appendix prompts verbatim",
@@ -167,7 +159,7 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
         sb.subheader("Method")
         start("retriever", "hybrid")
         changes["retriever"] = sb.selectbox("Base retriever", ["bm25", "dense", "hybrid"], key="retriever")
-        start("expand", list(EXPANSIONS)[3])
+        start("expand", DEFAULT_EXPANSION)
         changes["expand"] = sb.selectbox("Expansion", list(EXPANSIONS), key="expand", format_func=EXPANSIONS.get)
     sb.subheader("LLM")
     start("llm_kind", base.llm if base.llm in LLM_KINDS else "auto")
@@ -204,11 +196,9 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
                "exp(−min(n, γ)/γ)")
     changes["max_neighbours"] = sb.slider("neighbours per beam", 5, 200, key="neighbours")
     changes["max_iterations"] = sb.slider("max iterations", 1, 6, key="max_iterations")
-    changes.update(peer_knobs(base, open_=changes.get("expand", st.session_state.get("expand")) in PEERS))
+    chosen = methods.find(changes.get("expand", st.session_state.get("expand")) or "")
+    changes.update(peer_knobs(base, open_=chosen is not None and chosen.peer))
     return _finish_settings(base, changes, kind)
-
-
-PEERS = ("ppr", "ircot")
 
 
 def peer_knobs(base: Settings, open_: bool = False) -> dict[str, Any]:
@@ -242,6 +232,6 @@ def _finish_settings(base: Settings, changes: dict[str, Any], kind: str) -> Sett
 
 
 def method_settings(base: Settings, label: str) -> Settings:
-    """The sidebar's settings with one of METHODS' (retriever, expansion) pairs (Compare and Evaluate)."""
-    retriever, expansion = METHODS[label]
+    """The sidebar's settings with one of PRESETS' (retriever, method) pairs (Compare and Evaluate)."""
+    retriever, expansion = PRESETS[label]
     return base.with_(retriever=retriever, expand=expansion)

@@ -5,12 +5,25 @@ constants and notation)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 import streamlit as st
 
+from gear import trace as t
+from studio import notation
+
 GRAPH_HEIGHT = 560
+
+
+class View(Protocol):
+    """What drawing a step needs of the view it draws into (studio.trace_view.TraceView has all of it)."""
+
+    events: list[t.Event]  # the run's events so far, this one included
+    graph_height: int
+    gold_known: bool
+    live: bool
+    key: str  # makes the view's chart keys unique on a page
 
 
 def iframe(page: str, height: int) -> None:
@@ -64,6 +77,14 @@ def triple_rows(triples: Sequence[Sequence[str]], new: set[tuple[str, ...]] | No
     return rows
 
 
-def heading(number: str, name: str, notation: str) -> None:
-    st.markdown(f"**{number} · {name}** &nbsp; <span style='color:#1971c2'>{notation}</span>",
+def heading(number: str, name: str, formula: str) -> None:
+    st.markdown(f"**{number} · {name}** &nbsp; <span style='color:#1971c2'>{formula}</span>",
                 unsafe_allow_html=True)
+
+
+def step_heading(e: t.Event, detail: str = "") -> None:
+    """The step's number, title and formula (studio.notation) at its iteration, with the run's `detail` after it."""
+    text = notation.step_text(e)
+    if text is None:
+        raise KeyError(f"{type(e).__name__} is not a step with a heading (studio.notation.STEPS)")
+    heading(text.number, text.title, notation.view_formula(text, e.iteration, detail))

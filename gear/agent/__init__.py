@@ -1,5 +1,7 @@
-"""The methods that use an LLM and the facade that runs any method: SyncGE and the GeAR loop (loop), the
-run record and stage timer they share (run), and the Engine (engine) that scripts, the CLI and the app call."""
+"""Running the methods: the Engine facade that scripts, the CLI and the app call (engine), which owns a run's life;
+the narrow context a runner works on (context); the paper's modules as steps over it (steps) and what they ask the LLM
+(asks, with the small profile's guards in checks); one runner module per method (methods/, registered in
+gear.methods); and the run record with its stage timer (run)."""
 
 from gear.agent.engine import Engine
 from gear.agent.run import Run, Timer

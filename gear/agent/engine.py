@@ -1,5 +1,9 @@
 """The facade scripts, the CLI and the app use: an opened index with its encoder and settings, able to run any
-method of the paper on a question and record a Trace of it."""
+method of the paper (or a peer) on a question and record a Trace of it.
+
+`Engine.retrieve` owns a run's life: it picks the method's runner from the registry (gear.methods), records the start,
+hands the runner a narrow RunContext, then writes what every run ends with — the final ranking, the answer when the
+method answers, the finish with its recall and time, and the Run record."""
 
 from __future__ import annotations
 
@@ -8,36 +12,26 @@ import time
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gear.agent.ircot import run_ircot
-from gear.agent.loop import run_agent, run_sync
-from gear.agent.ppr import run_ppr
-from gear.agent.run import Run, Timer
+from gear import methods
+from gear.agent import steps
+from gear.agent.context import RunContext, beam_params, search_base
+from gear.agent.methods import runner
+from gear.agent.run import Run
 from gear.config import Settings, public_settings
 from gear.embed import Encoder
 from gear.eval.measures import recall_at_cutoffs
 from gear.index import Manifest, open_memory_backend
+from gear.llm import LLM, llm_from_settings, llm_key
 from gear.retrieve.beam import BeamParams
-from gear.retrieve.expand import expand, naive_initial_nodes
 from gear.retrieve.ppr import PPRIndex
 from gear.retrieve.scoring import ExactScorer, FastScorer, SequenceScorer
 from gear.store.base import SearchBackend
-from gear.trace import (
-    BaseRetrieved,
-    FinalRanking,
-    IterationStarted,
-    RunFinished,
-    RunStarted,
-    Trace,
-)
-from gear.trace.views import expansion_events, passage_views
+from gear.trace import FinalRanking, RunFinished, RunStarted, Trace
+from gear.trace.views import passage_views
 from gear.types import Scored
-
-if TYPE_CHECKING:
-    from gear.llm import LLM
 
 MAX_LLMS = 8  # LLM configurations an engine keeps (least recently used dropped first)
 
@@ -55,7 +49,7 @@ class Engine:
     ) -> None:
         self.backend, self.encoder, self.settings = backend, encoder, settings
         self.manifest, self.directory = manifest, directory
-        self._llms: OrderedDict[tuple[object, ...], object] = OrderedDict()  # most recently used last
+        self._llms: OrderedDict[tuple[object, ...], LLM] = OrderedDict()  # most recently used last
         self._llm_lock = threading.Lock()
         self._ppr: dict[float, PPRIndex] = {}
         self._ppr_lock = threading.Lock()
@@ -77,8 +71,6 @@ class Engine:
 
     def llm(self, settings: Settings | None = None) -> LLM:
         """The configured LLM, created once per configuration (the local model takes seconds to load)."""
-        from gear.llm import llm_from_settings, llm_key
-
         s = settings or self.settings
         key = llm_key(s)
         with self._llm_lock:
@@ -86,12 +78,10 @@ class Engine:
                 self._llms[key] = llm_from_settings(s)
             self._llms.move_to_end(key)
             self._trim_llms()
-            return self._llms[key]  # type: ignore[return-value]
+            return self._llms[key]
 
     def set_llm(self, settings: Settings, llm: LLM) -> None:
         """Use exactly this LLM for this configuration (tests script one; wrap it in gear.llm.MemoLLM to memoise)."""
-        from gear.llm import llm_key
-
         key = llm_key(settings)
         with self._llm_lock:
             self._llms[key] = llm
@@ -113,25 +103,12 @@ class Engine:
 
     @staticmethod
     def beam_params(settings: Settings) -> BeamParams:
-        return BeamParams(
-            settings.beam_width,
-            settings.beam_length,
-            settings.max_neighbours,
-            settings.effective_gamma,
-            settings.diversity,
-        )
+        return beam_params(settings)
 
     def base_retrieve(
         self, query: str, k: int, settings: Settings, query_vector: np.ndarray | None = None
     ) -> list[Scored]:
-        qv = (
-            None
-            if settings.retriever == "bm25"
-            else (query_vector if query_vector is not None else self.encode_query(query)[None, :])
-        )
-        if qv is not None and qv.ndim == 1:
-            qv = qv[None, :]
-        return self.backend.search_passages([query], k, settings.retriever, qv)[0]
+        return search_base(self.backend, self.encoder.encode_cached, query, k, settings.retriever, query_vector)
 
     def ppr_index(self, settings: Settings) -> PPRIndex:
         """The index's PPR graph for this synonym threshold, built on first use (entity vectors and synonym edges
@@ -150,7 +127,13 @@ class Engine:
         ids = [self.backend.find_passage(title, text) for title, text in gold]
         return list(dict.fromkeys(i for i in ids if i is not None))
 
-    # -- methods ------------------------------------------------------------------------------------------------------
+    # -- runs -------------------------------------------------------------------------------------------------------
+    def context(self, settings: Settings, trace: Trace, gold: Collection[int], llm: LLM | None = None) -> RunContext:
+        """What one run may use of this engine (a runner sees nothing else of it)."""
+        return RunContext(settings, trace, frozenset(gold), self.backend, self.encoder.encode_cached,
+                          lambda: self.scorer(settings), lambda: self.ppr_index(settings),
+                          lambda: self.has_ppr_index(settings), llm)
+
     def retrieve(
         self,
         question: str,
@@ -162,40 +145,25 @@ class Engine:
         answers: Sequence[str] = (),
         trace: Trace | None = None,
     ) -> Run:
-        """Single-step retrieval (base, NaiveGE, SyncGE, PPR) or a multi-step method (GeAR, IRCoT), per `settings`."""
+        """Run the method `settings.expand` names (gear.methods) on one question: single-step methods take `k`
+        passages from the base retriever, multi-step ones agent_k per retrieval."""
         s = settings or self.settings
-        method = s.expand
+        method = methods.get(s.expand)
         trace = trace or Trace()
         trace.emit(
-            RunStarted(0, question, method, s.retriever, public_settings(s), question_id, list(gold), list(answers))
+            RunStarted(0, question, method.name, s.retriever, public_settings(s), question_id, list(gold),
+                       list(answers))
         )
-        if method in ("sync", "gear"):
-            runner = run_sync if method == "sync" else run_agent
-            return runner(self, question, k=k, settings=s, gold=gold, trace=trace, answers=answers)
-        if method == "ircot":
-            return run_ircot(self, question, k=k, settings=s, gold=gold, trace=trace, answers=answers)
-        if method == "ppr":
-            return run_ppr(self, question, k=k, settings=s, gold=gold, trace=trace)
-        return self._single_step(question, k, s, method, gold, trace)
-
-    def _single_step(self, question: str, k: int, s: Settings, method: str, gold: Collection[int], trace: Trace) -> Run:
-        timer = Timer(trace)
-        t0 = start = time.perf_counter()
-        trace.emit(IterationStarted(1, question))
-        qv = self.encode_query(question)
-        base = self.base_retrieve(question, k, s, qv)
-        trace.emit(BaseRetrieved(1, question, k, passage_views(self.backend, base, gold)))
-        start = timer.stage("base retrieval", 1, start)
-        ranked = base
-        if method == "naive":
-            initial = naive_initial_nodes(self.backend, [p.id for p in base])
-            params = self.beam_params(s)
-            result = expand(qv, [p.id for p in base], initial, self.backend, self.scorer(s), params, s.rrf_k)
-            for event in expansion_events(1, "naive", result, self.backend, params, s.score_mode, gold):
-                trace.emit(event)
-            start = timer.stage("graph expansion", 1, start)
-            ranked = result.fused
-        trace.emit(FinalRanking(1, passage_views(self.backend, ranked, gold)))
-        total = (time.perf_counter() - t0) * 1000
-        trace.emit(RunFinished(1, 1, total, recall_at_cutoffs([r.id for r in ranked], gold)))
-        return Run(ranked, trace, {**timer.totals, "total": total})
+        started = time.perf_counter()
+        ctx = self.context(s, trace, gold, self.llm(s) if method.uses_llm(s) else None)
+        outcome = runner(method)(ctx, question, k)
+        ranked, n = outcome.ranked, outcome.iterations
+        trace.emit(FinalRanking(n, passage_views(self.backend, ranked, ctx.gold)))
+        answer = None
+        if method.answers and s.answer:
+            start = time.perf_counter()
+            answer = steps.answer(ctx, question, ranked, answers, n)
+            ctx.timer.stage("qa", n, start)
+        total = (time.perf_counter() - started) * 1000
+        trace.emit(RunFinished(n, n, total, recall_at_cutoffs([r.id for r in ranked], ctx.gold)))
+        return Run(ranked, trace, {**ctx.timer.totals, "total": total}, answer)

@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from gear import methods
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="GeAR: graph-enhanced retrieval agent.")
 console = Console(stderr=True)
 out = Console()
@@ -83,8 +85,7 @@ def parse_ks(text: str) -> list[int]:
 
 
 RetrieverOpt = Annotated[str, typer.Option("--retriever", "-r", help="bm25, dense or hybrid")]
-ExpandOpt = Annotated[str, typer.Option("--expand", "-e", help="none, naive, sync, gear, ppr (HippoRAG 2-style "
-                                                                "PageRank, no LLM) or ircot (IRCoT, LLM)")]
+ExpandOpt = Annotated[str, typer.Option("--expand", "-e", help=methods.cli_help())]
 LLMOpt = Annotated[str | None, typer.Option("--llm", help="auto (recorded answers, else the live model; default), "
                                                           "local, openai, replay or record")]
 PromptsOpt = Annotated[str | None, typer.Option("--prompts", help="paper (the appendix prompts verbatim; default) or "

@@ -9,13 +9,14 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from gear import methods
 from gear.config import Settings, public_settings
 from gear.data.corpus import Question
 from gear.eval.diagnosis import Diagnosis, diagnose, summarise
@@ -23,8 +24,21 @@ from gear.eval.measures import recall_at
 from gear.files import atomic_write_json
 from gear.trace import Answered, LLMCalled, PassagesAdded, PassagesFused, QueryRewritten, Reasoned, Trace
 
-if TYPE_CHECKING:  # evaluate() drives an engine it is given; at run time eval sits below the agent
-    from gear.agent.engine import Engine, Run
+
+# -- what evaluate() needs of the engine it drives (gear.agent's Engine and Run; eval sits below the agent) -----------
+class EvaluatedRun(Protocol):
+    trace: Trace
+    timings_ms: dict[str, float]
+
+    @property
+    def ids(self) -> list[int]: ...
+
+
+class EvaluatedEngine(Protocol):
+    def gold_ids(self, gold: Sequence[tuple[str, str | None]]) -> list[int]: ...
+
+    def retrieve(self, question: str, *, k: int = ..., settings: Settings | None = ..., gold: Collection[int] = ...,
+                 question_id: str = ..., answers: Sequence[str] = ...) -> EvaluatedRun: ...
 
 
 # -- reports ----------------------------------------------------------------------------------------------------------
@@ -145,13 +159,14 @@ def _per_iteration_recall(trace: Trace, gold: Sequence[int], ks: Sequence[int]) 
 QuestionProgress = Callable[[int, int, str], None]  # (done, total, question id)
 
 
-def evaluate(engine: Engine, questions: Sequence[Question], settings: Settings, ks: Sequence[int] = (5, 10, 15),
-             progress: QuestionProgress | None = None, trace_dir: Path | None = None) -> EvalReport:
+def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: Settings,
+             ks: Sequence[int] = (5, 10, 15), progress: QuestionProgress | None = None,
+             trace_dir: Path | None = None) -> EvalReport:
     """Run every question; single-step methods run once per cut-off with base k = the cut-off."""
     ks = sorted(set(ks))
     report = EvalReport(settings.expand, settings.retriever, list(ks),
                         public_settings(settings), [], defaultdict(list))
-    multi_step = settings.expand in ("gear", "ircot")
+    multi_step = methods.get(settings.expand).multi_step
     total = len(questions)
     for n, q in enumerate(questions):
         gold = engine.gold_ids(q.gold)
@@ -159,7 +174,7 @@ def evaluate(engine: Engine, questions: Sequence[Question], settings: Settings, 
             report.skipped.append(q.id)
             continue
         recall: dict[str, float] = {}
-        runs: list[Run] = []
+        runs: list[EvaluatedRun] = []
         question_started = time.perf_counter()
         for k in ([max(ks)] if multi_step else ks):
             started = time.perf_counter()

@@ -144,10 +144,29 @@ class FactSeedView:
 
 
 # -- events ----------------------------------------------------------------------------------------------------------
+#: kind → event class, for every event a trace stores: each class registers itself as it is defined, so the decoder
+#: (Trace.from_dict) knows every event there is and an old trace file loads as long as its kinds still exist
+EVENT_TYPES: dict[str, type[Event]] = {}
+
+
 @dataclass(frozen=True)
 class Event:
+    """One thing that happened in a run. A subclass names its `kind` (its name in a trace file); a `transient` one
+    goes to the listeners only (Trace.emit_transient) and is never stored, so it is not registered for decoding."""
+
     kind: ClassVar[str] = "event"
+    transient: ClassVar[bool] = False
     iteration: int
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" not in cls.__dict__:
+            raise TypeError(f"event {cls.__name__} needs its own `kind` (its name in a trace file)")
+        known = EVENT_TYPES.get(cls.kind)
+        if known is not None:
+            raise TypeError(f"event kind {cls.kind!r} of {cls.__name__} is taken by {known.__name__}")
+        if not cls.transient:
+            EVENT_TYPES[cls.kind] = cls
 
 
 @dataclass(frozen=True)
@@ -352,6 +371,7 @@ class LLMText(Event):
     """The text of an LLM step so far, while the model writes it. Listeners see it; a trace never stores it."""
 
     kind: ClassVar[str] = "llm_text"
+    transient: ClassVar[bool] = True
     step: str
     text: str
 
@@ -364,6 +384,7 @@ class LLMWaiting(Event):
     stores it."""
 
     kind: ClassVar[str] = "llm_waiting"
+    transient: ClassVar[bool] = True
     step: str
     ahead: int
 
@@ -388,13 +409,6 @@ class RunFinished(Event):
     total_ms: float
     recall: dict[str, float] = field(default_factory=dict)
 
-
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls for cls in (RunStarted, IterationStarted, BaseRetrieved, ProximalTriples, TriplesLinked,
-                              InitialNodes, BeamsSearched, PassagesExpanded, PassagesFused, GistUpdated, Reasoned,
-                              QueryRewritten, PassagesLinked, PPRSeeded, PPRRanked, PassagesAdded, ThoughtWritten,
-                              FinalRanking, Answered, LLMCalled, StageTimed, Warned, RunFinished)
-}
 
 E = TypeVar("E", bound=Event)
 Listener = Callable[[Event], None]

@@ -10,6 +10,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from gear import methods
 from gear.eval import measures
 from gear.trace import LLMCalled, PassageView, StageTimed, Trace
 from gear.viz.graph import FONT, esc_html, short
@@ -105,9 +106,9 @@ def time_figure(trace: Trace) -> go.Figure:
 
 # -- plotly figures of evaluation reports (EvalReport.to_dict() form) --------------------------------------------------
 def report_label(report: Mapping[str, Any]) -> str:
-    names = {"none": "", "naive": " + NaiveGE", "sync": " + SyncGE", "gear": " GeAR", "ppr": " + PPR",
-             "ircot": " IRCoT"}
-    method = names.get(report.get("method", ""), report.get("method", ""))
+    """"Hybrid GeAR", "Dense + PPR": the retriever and the method's report name (gear.methods)."""
+    known = methods.find(report.get("method", ""))
+    method = known.report_name if known else report.get("method", "")
     retriever = str(report.get("retriever", "")).upper() if report.get("retriever") == "bm25" else \
         str(report.get("retriever", "")).capitalize()
     return (retriever + method).strip()

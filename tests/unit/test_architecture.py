@@ -1,10 +1,13 @@
 """The house rules of the package layout, checked on the code itself: no import cycles among gear's modules, and the
-engine never imports the app (Streamlit, studio/, pages/, app.py). Lazy imports inside functions count; imports
-under `if TYPE_CHECKING:` do not (they never run)."""
+engine never imports the app (Streamlit, studio/, pages/, app.py). Every import is an arrow: lazy imports inside
+functions, and imports under `if TYPE_CHECKING:` too — they never run, but a module that names a higher one's types
+depends on it all the same (a type-only import was how the runners used to reach the engine)."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -22,24 +25,18 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _type_checking_only(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def runtime_imports(path: Path) -> list[str]:
-    """Every module name imported by code that can run (relative imports resolved)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def imports(path: Path) -> list[str]:
+    """Every module name a file imports (relative imports resolved), under `if TYPE_CHECKING:` or not."""
     this = module_name(path)
-    package = this if path.name == "__init__.py" else this.rpartition(".")[0]
+    return imports_in(path.read_text(encoding="utf-8"), this, path.name == "__init__.py")
+
+
+def imports_in(source: str, this: str, is_package: bool = False) -> list[str]:
+    tree = ast.parse(source)
+    package = this if is_package else this.rpartition(".")[0]
     found: list[str] = []
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking_only(node):
-            for child in node.orelse:
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             found.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -67,7 +64,7 @@ def import_graph() -> nx.DiGraph:
     graph = nx.DiGraph()
     graph.add_nodes_from(modules)
     for name, path in modules.items():
-        for target in runtime_imports(path):
+        for target in imports(path):
             parts = target.split(".")
             for n in range(2, len(parts) + 1):  # gear.x, gear.x.y, ... each one that is a module of ours
                 prefix = ".".join(parts[:n])
@@ -78,7 +75,7 @@ def import_graph() -> nx.DiGraph:
 
 def test_the_import_graph_sees_the_packages() -> None:
     graph = import_graph()
-    assert graph.has_edge("gear.agent.engine", "gear.agent.loop")  # the check would be empty if parsing failed
+    assert graph.has_edge("gear.agent.engine", "gear.agent.context")  # the check would be empty if parsing failed
     assert graph.number_of_edges() > 100
 
 
@@ -107,11 +104,76 @@ def test_packages_form_layers() -> None:
 
 @pytest.mark.parametrize("path", sorted(GEAR.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_engine_never_imports_the_app(path: Path) -> None:
-    bad = [m for m in runtime_imports(path) if m.split(".")[0] in APP_SIDE]
+    bad = [m for m in imports(path) if m.split(".")[0] in APP_SIDE]
     assert bad == [], f"{path.relative_to(ROOT)} imports the app side: {bad}"
+
+
+def test_type_only_imports_are_arrows() -> None:
+    """The runners once named the engine's type under `if TYPE_CHECKING:` while the engine imported them: a cycle the
+    checks must see."""
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from gear.agent.engine import Engine\n"
+    assert "gear.agent.engine" in imports_in(source, "gear.agent.methods.gear")
+    assert "gear.agent" in imports_in("if TYPE_CHECKING:\n    from .. import engine\n", "gear.agent.methods.gear")
 
 
 def test_a_cycle_is_detected(tmp_path: Path) -> None:
     """The detector itself: two modules importing each other form a strongly connected component."""
     graph = nx.DiGraph([("gear.a", "gear.b"), ("gear.b", "gear.a")])
     assert [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] == [["gear.a", "gear.b"]]
+
+
+# -- docs/architecture.md names only what exists -----------------------------------------------------------------
+DOC = ROOT / "docs" / "architecture.md"
+PACKAGES = ("config", "methods", "types", "files", "agent", "store", "retrieve", "index", "trace", "eval", "extract",
+            "llm", "embed", "data", "viz", "cli", "prompts", "parsing")
+
+
+def doc_references() -> tuple[list[str], list[str]]:
+    """(paths, dotted names) in the doc's code spans: `agent/steps.py:answer`, `gear/store/`, `llm.queue.ModelQueue`."""
+    spans = {re.sub(r"\(.*\)$", "", s) for s in re.findall(r"`([^`\s]+)`", DOC.read_text(encoding="utf-8"))}
+    paths = sorted(s for s in spans if re.fullmatch(r"[\w./]+(:[\w.]+)?", s) and ("/" in s or s.endswith(".py")))
+    dotted = sorted(s for s in spans if re.fullmatch(rf"(gear\.|studio\.)?({'|'.join(PACKAGES)}|safe)\.[\w.]+", s)
+                    and not s.endswith(".py"))
+    return paths, dotted
+
+
+def defines(module: Path, name: str) -> bool:
+    """Whether `name` ("f", "Class" or "Class.method") is defined at the top of a module."""
+    scope: list[ast.stmt] = ast.parse(module.read_text(encoding="utf-8")).body
+    for part in name.split("."):
+        found = next((node for node in scope if getattr(node, "name", None) == part or any(
+            isinstance(target, ast.Name) and target.id == part
+            for target in (node.targets if isinstance(node, ast.Assign) else
+                           [node.target] if isinstance(node, ast.AnnAssign) else []))), None)
+        if found is None:
+            return False
+        scope = getattr(found, "body", [])
+    return True
+
+
+def test_every_path_the_architecture_doc_names_exists() -> None:
+    paths, dotted = doc_references()
+    assert "agent/steps.py:answer" in paths and "gear/methods.py" in paths  # the extraction sees the doc's forms
+    missing = []
+    for ref in paths:
+        path, _, name = ref.partition(":")
+        file = next((f for f in (ROOT / path, GEAR / path) if f.exists()), None)  # `gear/x.py`, `app.py`; `x.py`
+        if file is None or (name and not defines(file, name)):
+            missing.append(ref)
+    for ref in dotted:
+        parts = ref.removeprefix("gear.").split(".")
+        top = "studio" if parts[0] in ("studio", "safe") else "gear"
+        parts = parts[1:] if parts[0] == "studio" else parts
+        for n in range(len(parts), 0, -1):  # the longest importable module, then attributes
+            try:
+                obj: object = importlib.import_module(".".join([top, *parts[:n]]))
+            except ImportError:
+                continue
+            for attr in parts[n:]:
+                obj = getattr(obj, attr, None)
+            if obj is None:
+                missing.append(ref)
+            break
+        else:
+            missing.append(ref)
+    assert missing == [], f"docs/architecture.md names what does not exist: {missing}"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gear.agent.engine import Engine
-from gear.agent.ircot import final_ranking, reading_order
+from gear.agent.methods.ircot import final_ranking, reading_order
 from gear.config import Settings
 from gear.data.corpus import Question
 from gear.eval.report import evaluate

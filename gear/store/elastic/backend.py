@@ -6,7 +6,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -23,7 +23,18 @@ if TYPE_CHECKING:
 
     from gear.config import Settings
     from gear.embed import Encoder
-    from gear.index import Manifest
+
+
+class IndexFacts(Protocol):
+    """What opening reads of an index's manifest (gear.index.Manifest has it; the index package sits above the store,
+    so the store names only what it needs)."""
+
+    embedder: str
+    dims: int
+    n_passages: int
+    n_triples: int
+    elasticsearch: dict[str, Any] | None
+
 
 # -- the backend ------------------------------------------------------------------------------------------------------
 class _LRU:
@@ -365,7 +376,7 @@ class ElasticBackend:
 
 
 # -- opening ----------------------------------------------------------------------------------------------------------
-def _names_for(directory: Path, manifest: Manifest, settings: Settings) -> EsNames:
+def _names_for(directory: Path, manifest: IndexFacts, settings: Settings) -> EsNames:
     recorded = manifest.elasticsearch or {}
     if recorded.get("prefix") and recorded.get("name"):
         return EsNames(recorded["prefix"], recorded["name"])
@@ -373,7 +384,8 @@ def _names_for(directory: Path, manifest: Manifest, settings: Settings) -> EsNam
 
 
 
-def open_elastic_backend(directory: Path, manifest: Manifest, settings: Settings, encoder: Encoder) -> ElasticBackend:
+def open_elastic_backend(directory: Path, manifest: IndexFacts, settings: Settings,
+                         encoder: Encoder) -> ElasticBackend:
     """Open the cluster copy of the index in `directory` (written by `gear migrate`), checking that it matches."""
     url = settings.es_url or (manifest.elasticsearch or {}).get("url")
     if not url:

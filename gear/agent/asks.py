@@ -1,5 +1,6 @@
 """What the agent asks the LLM at each step, per prompt profile: the prompt, the JSON schema (small profile) and the
-token budget. The loop never builds a prompt itself, so the two profiles differ only here and in gear.prompts.
+token budget, as an `Ask` (RunContext.ask makes the call). The steps never build a prompt themselves, so the two
+profiles differ only here and in gear.prompts.
 
 Budgets are set from recorded runs (assets/llm_cache): reads generate ≈20-150 tokens, verdicts ≈25-65, rewrites
 ≈20-30, answers ≈5; each cap leaves room above the longest seen, and the small profile's schemas cap the facts.
@@ -15,7 +16,7 @@ from gear.prompts import paper, small
 
 
 @dataclass(frozen=True, slots=True)
-class Request:
+class Ask:
     """One LLM call of the method: which step, the prompt, an optional JSON schema and the most tokens to write."""
 
     step: str
@@ -25,25 +26,25 @@ class Request:
 
 
 def read(profile: PromptProfile, role: str, docs: str, question: str, memory: Sequence[Sequence[str]] | None
-         ) -> Request:
+         ) -> Ask:
     if profile == "small":
-        return Request(f"read ({role})", small.reader_prompt(docs, question, memory), small.READER_SCHEMA, 320)
-    return Request(f"read ({role})", paper.reader_prompt(docs, question, memory), None, 384)
+        return Ask(f"read ({role})", small.reader_prompt(docs, question, memory), small.READER_SCHEMA, 320)
+    return Ask(f"read ({role})", paper.reader_prompt(docs, question, memory), None, 384)
 
 
-def reason(profile: PromptProfile, question: str, memory: Sequence[Sequence[str]]) -> Request:
+def reason(profile: PromptProfile, question: str, memory: Sequence[Sequence[str]]) -> Ask:
     if profile == "small":
-        return Request("reason", small.reasoning_prompt(question, memory), small.REASONER_SCHEMA, 160)
-    return Request("reason", paper.reasoning_prompt(question, memory), None, 160)
+        return Ask("reason", small.reasoning_prompt(question, memory), small.REASONER_SCHEMA, 160)
+    return Ask("reason", paper.reasoning_prompt(question, memory), None, 160)
 
 
 def rewrite(profile: PromptProfile, question: str, memory: Sequence[Sequence[str]], why: str,
-            earlier: Sequence[str] = ()) -> Request:
+            earlier: Sequence[str] = ()) -> Ask:
     if profile == "small":
-        return Request("rewrite", small.rewriting_prompt(question, memory, why, earlier), small.REWRITER_SCHEMA, 96)
-    return Request("rewrite", paper.rewriting_prompt(question, memory, why), None, 96)
+        return Ask("rewrite", small.rewriting_prompt(question, memory, why, earlier), small.REWRITER_SCHEMA, 96)
+    return Ask("rewrite", paper.rewriting_prompt(question, memory, why), None, 96)
 
 
-def answer(passages: Iterable[tuple[str, str]], question: str) -> Request:
+def answer(passages: Iterable[tuple[str, str]], question: str) -> Ask:
     """The paper's QA prompt in both profiles: answers stay comparable with the paper's EM/F1."""
-    return Request("qa", paper.qa_prompt(passages, question), None, 48)
+    return Ask("qa", paper.qa_prompt(passages, question), None, 48)

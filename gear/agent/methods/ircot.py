@@ -11,39 +11,24 @@ Choices, recorded in each run's settings:
   retrievals stay in view;
 - the final ranking is the collection in retrieval order (IRCoT's), or, with ircot_ranking="score", each passage at
   its best score over the retrievals (HippoRAG's IRCoT);
-- every LLM call goes through Step.ask, so tokens, steps and streaming are counted exactly as GeAR's.
+- every LLM call goes through RunContext.ask, so tokens, steps and streaming are counted exactly as GeAR's.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from itertools import zip_longest
-from typing import TYPE_CHECKING
 
-from gear.agent.ppr import ppr_search
-from gear.agent.requests import Request
-from gear.agent.run import Run
-from gear.agent.steps import Step
-from gear.config import Settings
-from gear.eval.measures import recall_at_cutoffs
+from gear.agent import steps
+from gear.agent.asks import Ask
+from gear.agent.context import Outcome, RunContext
+from gear.agent.methods.ppr import ppr_search
 from gear.parsing import Thought, parse_thought
 from gear.prompts import peers
-from gear.trace import (
-    BaseRetrieved,
-    FinalRanking,
-    IterationStarted,
-    PassagesAdded,
-    RunFinished,
-    ThoughtWritten,
-    Trace,
-    Warned,
-)
+from gear.trace import BaseRetrieved, IterationStarted, PassagesAdded, ThoughtWritten, Warned
 from gear.trace.views import passage_views
 from gear.types import Scored
-
-if TYPE_CHECKING:
-    from gear.agent.engine import Engine
 
 THOUGHT_TOKENS = 96  # one sentence (≈20-40 tokens), with room for a model that starts restating the chain
 
@@ -67,33 +52,28 @@ def final_ranking(order: Sequence[int], best: dict[int, float], by: str) -> list
     return scored
 
 
-def retrieve(step: Step, query: str, k: int, iteration: int) -> list[Scored]:
+def retrieve(ctx: RunContext, query: str, k: int, iteration: int) -> list[Scored]:
     """One retrieval of the loop with the configured retriever; emits its BaseRetrieved (and PPR's events)."""
-    s = step.s
-    if s.ircot_retriever == "ppr":
-        hits = ppr_search(step.engine, query, k, s, step.trace, step.gold, iteration, step).ranking[:k]
-        step.trace.emit(BaseRetrieved(iteration, query, k, passage_views(step.backend, hits, step.gold)))
+    if ctx.settings.ircot_retriever == "ppr":
+        hits = ppr_search(ctx, query, k, iteration).ranking[:k]
+        ctx.trace.emit(BaseRetrieved(iteration, query, k, passage_views(ctx.backend, hits, ctx.gold)))
         return hits
-    return step.base(query, k, iteration)
+    return steps.base(ctx, query, k, iteration)
 
 
-def think(step: Step, question: str, read: Sequence[int], thoughts: list[str], iteration: int) -> Thought:
+def think(ctx: RunContext, question: str, read: Sequence[int], thoughts: list[str], iteration: int) -> Thought:
     """The next sentence of the chain of thought (empty text when the model wrote nothing new)."""
-    passages = [(p.title, p.text) for p in step.backend.passages(list(read))]
-    raw = step.ask(Request("think", peers.ircot_prompt(question, passages, thoughts), None, THOUGHT_TOKENS),
-                   iteration)
+    passages = [(p.title, p.text) for p in ctx.backend.passages(list(read))]
+    raw = ctx.ask(Ask("think", peers.ircot_prompt(question, passages, thoughts), None, THOUGHT_TOKENS), iteration)
     thought = parse_thought(raw, tuple(thoughts))
-    step.warn(iteration, thought.warnings, "reasoner")
-    step.trace.emit(ThoughtWritten(iteration, thought.text, raw, thought.final, thought.answer))
+    ctx.warn(iteration, thought.warnings, "reasoner")
+    ctx.trace.emit(ThoughtWritten(iteration, thought.text, raw, thought.final, thought.answer))
     return thought
 
 
-def run_ircot(engine: Engine, question: str, *, k: int, settings: Settings, gold: Collection[int], trace: Trace,
-              answers: Sequence[str] = ()) -> Run:
+def run(ctx: RunContext, question: str, k: int) -> Outcome:
     """IRCoT for at most `ircot_max_steps` retrievals; `k` is ignored in favour of agent_k, as in the GeAR loop."""
-    started = time.perf_counter()
-    s = settings
-    step = Step(engine, s, trace, gold)
+    s, trace = ctx.settings, ctx.trace
     best: dict[int, float] = {}
     order: list[int] = []
     retrievals: list[list[int]] = []
@@ -103,19 +83,19 @@ def run_ircot(engine: Engine, question: str, *, k: int, settings: Settings, gold
     for n in range(1, s.ircot_max_steps + 1):
         trace.emit(IterationStarted(n, query))
         start = time.perf_counter()
-        hits = retrieve(step, query, s.agent_k, n)
+        hits = retrieve(ctx, query, s.agent_k, n)
         new = [h for h in hits if h.id not in best]
         for h in hits:
             best[h.id] = max(best.get(h.id, h.score), h.score)
         order.extend(h.id for h in new)
         retrievals.append([h.id for h in new])
         collected = [r.id for r in final_ranking(order, best, s.ircot_ranking)]
-        trace.emit(PassagesAdded(n, query, passage_views(step.backend, new, step.gold), collected))
-        start = step.timer.stage("retrieval", n, start)
+        trace.emit(PassagesAdded(n, query, passage_views(ctx.backend, new, ctx.gold), collected))
+        start = ctx.timer.stage("retrieval", n, start)
         if n == s.ircot_max_steps:
             break
-        thought = think(step, question, reading_order(retrievals, s.ircot_max_passages), thoughts, n)
-        step.timer.stage("reason", n, start)
+        thought = think(ctx, question, reading_order(retrievals, s.ircot_max_passages), thoughts, n)
+        ctx.timer.stage("reason", n, start)
         if thought.final:
             break
         if not thought.text:
@@ -123,14 +103,4 @@ def run_ircot(engine: Engine, question: str, *, k: int, settings: Settings, gold
             break
         thoughts.append(thought.text)
         query = thought.text
-
-    ranked = final_ranking(order, best, s.ircot_ranking)
-    trace.emit(FinalRanking(n, passage_views(step.backend, ranked, step.gold)))
-    answer = None
-    if s.answer:
-        start = time.perf_counter()
-        answer = step.answer(question, ranked, answers, n)
-        step.timer.stage("qa", n, start)
-    total = (time.perf_counter() - started) * 1000
-    trace.emit(RunFinished(n, n, total, recall_at_cutoffs([r.id for r in ranked], step.gold)))
-    return Run(ranked, trace, {**step.timer.totals, "total": total}, answer)
+    return Outcome(final_ranking(order, best, s.ircot_ranking), n)

@@ -1,0 +1,131 @@
+"""The methods an engine can run, each described once: its name, how the app, the reports and the CLI call it,
+whether it asks an LLM or iterates, the settings it reads, and where its runner lives.
+
+Everything that lists methods reads this registry — the settings (which names are valid), the engine (which runner
+to call), the evaluation report (multi-step or not), the charts and the trace view (labels), the sidebar (choices and
+presets) and the CLI's help — so adding a method is one runner module under gear/agent/methods/ and one `Method(…)`
+line in METHODS below. The record sits at the bottom of the package tree (it imports nothing of gear) so that
+configuration, evaluation and pictures can read it without importing the engine; the runner is named by its import
+path and loaded by the engine (gear.agent.methods.runner), the one place that runs methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: the knobs of Diverse Triple Beam Search and the fusion after it (NaiveGE, SyncGE, GeAR)
+BEAM_SETTINGS = ("beam_width", "beam_length", "max_neighbours", "gamma", "diversity", "score_mode", "rrf_k")
+#: the knobs of the paper's QA step over the final ranking (methods that answer)
+QA_SETTINGS = ("answer", "qa_top_k")
+#: the knobs of PPR, HippoRAG 2 style (docs/peers.md)
+PPR_SETTINGS = ("ppr_damping", "ppr_synonym_threshold", "ppr_passage_weight", "ppr_seed_triples", "ppr_seed_entities",
+                "ppr_filter")
+
+
+def setting(settings: Mapping[str, Any] | object, key: str) -> Any:
+    """One knob of a run's settings, given as Settings or as the dict a trace records (RunStarted.settings)."""
+    return settings.get(key) if isinstance(settings, Mapping) else getattr(settings, key, None)
+
+
+def _never(settings: Mapping[str, Any] | object) -> bool:
+    return False
+
+
+def _always(settings: Mapping[str, Any] | object) -> bool:
+    return True
+
+
+def _ircot_on_ppr(settings: Mapping[str, Any] | object) -> bool:
+    return setting(settings, "ircot_retriever") == "ppr"
+
+
+def _as_set(retriever: str, settings: Mapping[str, Any] | object) -> str:
+    return retriever
+
+
+@dataclass(frozen=True)
+class Method:
+    """One retrieval method, as everything outside its runner needs to know it."""
+
+    name: str  # the value of Settings.expand (`--expand`), recorded as RunStarted.method
+    label: str  # what a run is called in the trace view ("method **GeAR**")
+    choice: str  # the sidebar's expansion list
+    report_name: str  # after the retriever in an evaluation's name: "Hybrid" + " GeAR", "Hybrid" + " + NaiveGE"
+    presets: tuple[tuple[str, str], ...]  # (label, retriever) pairs the Compare and Evaluate pages offer
+    runner: str  # "module:function" of its runner; every runner has the signature of gear.agent.context.Runner
+    settings: tuple[str, ...]  # the Settings fields its run reads (the LLM's own configuration aside)
+    needs_llm: bool = False  # every run asks an LLM
+    llm_setting: str = ""  # ... or only when this boolean setting is on (PPR's recognition filter)
+    multi_step: bool = False  # iterates with agent_k passages per retrieval: one run serves every recall cut-off
+    answers: bool = False  # answers with the paper's QA prompt over the final ranking (when settings.answer)
+    peer: bool = False  # one of the peers (docs/peers.md), not a method of the paper
+    cli_note: str = ""  # a few words after its name in the CLI's --expand help
+    base_note: str = ""  # what its base list is, under the trace view's base retrieval
+    uses_ppr: Callable[[Mapping[str, Any] | object], bool] = _never  # runs PPR (its first run builds the graph)
+    retriever_shown: Callable[[str, Mapping[str, Any] | object], str] = _as_set  # the retriever, as a run shows it
+
+    def uses_llm(self, settings: Mapping[str, Any] | object) -> bool:
+        """Whether a run with these settings asks an LLM (the engine creates it only then)."""
+        return self.needs_llm or bool(self.llm_setting and setting(settings, self.llm_setting))
+
+
+METHODS: tuple[Method, ...] = (
+    Method("none", "base retriever only", "none (base retriever only)", "",
+           (("BM25", "bm25"), ("Dense", "dense"), ("Hybrid", "hybrid")),
+           "gear.agent.methods.base:run", ("retriever",)),
+    Method("naive", "NaiveGE", "NaiveGE", " + NaiveGE", (("Hybrid + NaiveGE", "hybrid"),),
+           "gear.agent.methods.naive:run", ("retriever", *BEAM_SETTINGS)),
+    Method("sync", "SyncGE", "SyncGE", " + SyncGE", (("Hybrid + SyncGE", "hybrid"),),
+           "gear.agent.methods.sync:run", ("retriever", "prompts", *BEAM_SETTINGS, *QA_SETTINGS),
+           needs_llm=True, answers=True),
+    Method("gear", "GeAR", "GeAR (multi-step)", " GeAR", (("GeAR (hybrid)", "hybrid"),),
+           "gear.agent.methods.gear:run",
+           ("retriever", "prompts", *BEAM_SETTINGS, "max_iterations", "agent_k", "passage_link_k", "gist_read",
+            "gist_read_k", *QA_SETTINGS),
+           needs_llm=True, multi_step=True, answers=True),
+    # PPR's dense parts use the dense encoder whatever the retriever: its preset says "dense"
+    Method("ppr", "PPR (HippoRAG 2 style)", "PPR, HippoRAG 2 style (no LLM)", " + PPR",
+           (("PPR (HippoRAG 2)", "dense"),), "gear.agent.methods.ppr:run", PPR_SETTINGS,
+           llm_setting="ppr_filter", peer=True, cli_note="HippoRAG 2-style PageRank, no LLM",
+           base_note="The dense top k: every passage's dense score seeds its node in the PPR graph.", uses_ppr=_always,
+           retriever_shown=lambda retriever, settings: "dense (PPR's fact matching and passage seeds)"),
+    Method("ircot", "IRCoT", "IRCoT (multi-step)", " IRCoT", (("IRCoT (hybrid)", "hybrid"),),
+           "gear.agent.methods.ircot:run",
+           ("retriever", "agent_k", "ircot_max_steps", "ircot_retriever", "ircot_max_passages", "ircot_ranking",
+            *PPR_SETTINGS, *QA_SETTINGS),
+           needs_llm=True, multi_step=True, answers=True, peer=True, cli_note="IRCoT, LLM", uses_ppr=_ircot_on_ppr,
+           retriever_shown=lambda retriever, settings: "PPR at every step" if _ircot_on_ppr(settings) else retriever),
+)
+
+BY_NAME: dict[str, Method] = {m.name: m for m in METHODS}
+NAMES: tuple[str, ...] = tuple(BY_NAME)
+
+
+class UnknownMethod(ValueError):
+    """A method name that is not registered; the message lists the ones that are."""
+
+
+def get(name: str) -> Method:
+    """The registered method called `name`."""
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise UnknownMethod(f"unknown method {name!r}; choose one of {', '.join(NAMES)}") from None
+
+
+def find(name: str) -> Method | None:
+    """The registered method called `name`, or None (a report or trace from elsewhere may name another)."""
+    return BY_NAME.get(name)
+
+
+def presets() -> dict[str, tuple[str, str]]:
+    """label → (retriever, method name): the methods as the Compare and Evaluate pages offer them."""
+    return {label: (retriever, m.name) for m in METHODS for label, retriever in m.presets}
+
+
+def cli_help() -> str:
+    """The --expand option's help: every name, with its note."""
+    names = [f"{m.name} ({m.cli_note})" if m.cli_note else m.name for m in METHODS]
+    return ", ".join(names[:-1]) + " or " + names[-1]

@@ -1,0 +1,194 @@
+"""GeAR's steps in a run, drawn: the query of each iteration, base retrieval, the readers, tripleLink, the beams as a
+graph, fusion, the gist memory, the reasoner and the rewriter, passageLink, the final ranking, the answer and the
+run's cost. One function per event type (DRAW); TraceView (studio.trace_view) decides where each goes and hands it
+here, and the peers' steps are studio.peers_view's. Step titles and notation come from studio.notation. Untrusted
+text goes through st.dataframe or escaped markdown only; the graph comes from gear.viz, which escapes every label."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from gear import methods, viz
+from gear import trace as t
+from studio import peers_view
+from studio.safe import esc_md
+from studio.widgets import View, iframe, step_heading, table, triple_rows
+
+
+def run_method(view: View) -> methods.Method | None:
+    start = next((x for x in view.events if isinstance(x, t.RunStarted)), None)
+    return methods.find(start.method) if start else None
+
+
+def answer_origins(trace: t.Trace | None) -> str:
+    """Who answered a run's LLM calls: "9 recorded, 4 from the model, 2 from the memo" ("" without calls)."""
+    if trace is None:
+        return ""
+    names = {"record": "recorded", "model": "from the model", "memo": "from the memo (identical call)"}
+    counts = trace.llm_sources()
+    return ", ".join(f"{counts[key]} {name}" for key, name in names.items() if counts.get(key))
+
+
+# -- one function per event --------------------------------------------------------------------------------------------
+def iteration_started(e: t.IterationStarted, view: View) -> None:
+    st.markdown(f"<div style='font-size:1.05rem'>q<sup>({e.iteration})</sup> = <i>{esc_md(e.query)}</i></div>",
+                unsafe_allow_html=True)
+    if view.live and e.iteration == 1:
+        peers_view.first_use_note(view.events)
+
+
+def base_retrieved(e: t.BaseRetrieved, view: View) -> None:
+    step_heading(e, f", k = {e.k}")
+    method = run_method(view)
+    if method is not None and method.base_note:
+        st.caption(method.base_note)
+    table(viz.passage_rows(e.passages), height=min(420, 38 + 35 * len(e.passages)))
+
+
+def proximal_triples(e: t.ProximalTriples, view: View) -> None:
+    step_heading(e)
+    st.caption(esc_md(e.source))
+    table(triple_rows(e.triples))
+
+
+def triples_linked(e: t.TriplesLinked, view: View) -> None:
+    step_heading(e)
+    rows = [{"proximal triple": viz.spo_text(link.proximal),
+             "linked index triple": viz.spo_text(link.linked.spo) if link.linked else "—",
+             "similarity": round(link.similarity, 3),
+             "source passage": link.linked.passage_title if link.linked else "",
+             "gold": "★" if link.linked and link.linked.gold else ""} for link in e.links]
+    table(rows)
+
+
+def initial_nodes(e: t.InitialNodes, view: View) -> None:
+    if e.source == "naive":  # SyncGE's initial nodes were shown by tripleLink
+        step_heading(e)
+    st.caption(f"{len(e.triples)} initial triple(s) start the beam search")
+
+
+def beams_searched(e: t.BeamsSearched, view: View) -> None:
+    n = e.iteration
+    step_heading(e, f"b = {e.width}, l = {e.length}, γ = {e.gamma:g}, neighbours ≤ {e.max_neighbours}")
+    st.caption(f"Beams keep the top b sequences; the n-th candidate of a beam is weighted by exp(−min(n, γ)/γ) "
+               f"(diversity {'on' if e.diversity else 'off'}); {e.candidates_scored:,} candidate sequences scored.")
+    initial = next((x for x in reversed(view.events) if isinstance(x, t.InitialNodes) and x.iteration == n), None)
+    if not e.steps or not e.steps[-1]:
+        st.caption("No beams (no initial nodes).")
+        return
+    page = viz.beams_html(e, initial, viz.passage_lookup(view.events), height=view.graph_height,
+                          gold_known=view.gold_known)
+    iframe(page, view.graph_height + 60)
+    by_id = {x.id: x for x in e.triples}
+    rows = [{"beam": i, "score": round(b.score, 3),
+             "triples": " → ".join(viz.spo_text(by_id[x].spo) for x in b.triple_ids if x in by_id),
+             "penalties": ", ".join(f"×{p:.3f}" for p in b.penalties),
+             "gold": "★" if any(by_id[x].gold for x in b.triple_ids if x in by_id) else ""}
+            for i, b in enumerate(e.steps[-1], 1)]
+    with st.expander(f"Beams ({len(rows)})"):
+        table(rows)
+
+
+def passages_expanded(e: t.PassagesExpanded, view: View) -> None:
+    with st.expander(f"Expanded passages C̃q ({len(e.passages)}) — source passages of the flattened beams"):
+        table(viz.passage_rows(e.passages))
+
+
+def passages_fused(e: t.PassagesFused, view: View) -> None:
+    n = e.iteration
+    step_heading(e, " — rank movement vs the base list")
+    base = next((x for x in reversed(view.events) if isinstance(x, t.BaseRetrieved) and x.iteration == n), None)
+    table(viz.rank_movement(base.passages if base else [], e.passages), height=min(460, 38 + 35 * len(e.passages)))
+
+
+def gist_updated(e: t.GistUpdated, view: View) -> None:
+    step_heading(e, f" — {len(e.memory)} triple(s)")
+    table(triple_rows(e.memory, {tuple(x) for x in e.added}))
+
+
+def reasoned(e: t.Reasoned, view: View) -> None:
+    step_heading(e)
+    cites = f" (cites memory facts {', '.join(map(str, e.cited))})" if e.cited else ""
+    if e.rejected:
+        st.error(f"Reasoner hallucination caught — the model said answerable: {esc_md(e.answer)}{cites}, "
+                 f"but {esc_md(e.rejected)}. The loop goes on.")
+    elif e.answerable:
+        st.success(f"Answerable — answer: {esc_md(e.answer)}{cites}")
+    else:
+        st.warning(f"Not answerable yet — {esc_md(e.reason)}")
+
+
+def query_rewritten(e: t.QueryRewritten, view: View) -> None:
+    step_heading(e)
+    st.info(f"Next query: {esc_md(e.query)}")
+    if e.retried:
+        st.caption("The first rewrite repeated an earlier query; the rewriter was asked again with the earlier queries "
+                   "shown." + (" It still repeats one." if e.repeated else ""))
+    elif e.repeated:
+        st.caption("⚠️ This query repeats an earlier one.")
+
+
+def llm_called(e: t.LLMCalled, view: View) -> None:
+    origin = {"memo": "memo — identical call earlier, no model work", "record": "recorded answer"}.get(
+        e.source or ("record" if e.cached else "model"), "answered by the model")
+    st.caption(f"LLM · {esc_md(e.step)}: {e.prompt_tokens:,} + {e.completion_tokens:,} tokens, {e.seconds:.1f} s — "
+               f"{origin}")
+
+
+def warned(e: t.Warned, view: View) -> None:
+    st.caption("⚠️ " + esc_md(e.message))
+
+
+def passages_linked(e: t.PassagesLinked, view: View) -> None:
+    st.markdown("**passageLink** — passages for each gist triple, fused with every iteration's list")
+    rows = [{"gist triple": viz.spo_text(link.triple),
+             "linked passages": "; ".join(("★ " if p.gold else "") + p.title for p in link.passages)}
+            for link in e.links]
+    table(rows)
+
+
+def final_ranking(e: t.FinalRanking, view: View) -> None:
+    peers_view.chain(view.events)
+    st.markdown("**Final ranking**")
+    table(viz.passage_rows(e.passages, 15), height=min(560, 38 + 35 * min(15, len(e.passages))))
+
+
+def answered(e: t.Answered, view: View) -> None:
+    score = f" — EM {e.em:.0f}, F1 {e.f1:.2f}" if e.em is not None and e.f1 is not None else ""
+    st.markdown(f"**Answer:** {esc_md(e.answer)}{score}")
+
+
+def run_finished(e: t.RunFinished, view: View) -> None:
+    cols = st.columns(4)
+    cols[0].metric("Iterations", e.iterations)
+    cols[1].metric("Time", f"{e.total_ms / 1000:.1f} s")
+    for col, k in zip(cols[2:], ("5", "10"), strict=False):
+        if k in e.recall:
+            col.metric(f"R@{k}", f"{100 * e.recall[k]:.0f}%")
+    if e.recall:
+        st.caption("Recall: " + " · ".join(f"R@{k} {100 * v:.0f}%" for k, v in e.recall.items()))
+    trace = t.Trace(view.events)
+    origins = answer_origins(trace)
+    if origins:
+        prompt, completion = trace.tokens()
+        profile = next((x.settings.get("prompts") for x in view.events if isinstance(x, t.RunStarted)), None)
+        st.caption(f"LLM answers: {origins}; {prompt:,} + {completion:,} tokens paid"
+                   + (f"; prompt profile {esc_md(profile)}" if profile else ""))
+    left, right = st.columns(2)
+    if trace.of(t.LLMCalled):
+        left.plotly_chart(viz.tokens_figure(trace), width="stretch", key=f"{view.key}-tokens")
+    if trace.of(t.StageTimed):
+        right.plotly_chart(viz.time_figure(trace), width="stretch", key=f"{view.key}-time")
+
+
+DRAW: dict[type[t.Event], Callable[[Any, View], None]] = {
+    t.IterationStarted: iteration_started, t.BaseRetrieved: base_retrieved, t.ProximalTriples: proximal_triples,
+    t.TriplesLinked: triples_linked, t.InitialNodes: initial_nodes, t.BeamsSearched: beams_searched,
+    t.PassagesExpanded: passages_expanded, t.PassagesFused: passages_fused, t.GistUpdated: gist_updated,
+    t.Reasoned: reasoned, t.QueryRewritten: query_rewritten, t.LLMCalled: llm_called, t.Warned: warned,
+    t.PassagesLinked: passages_linked, t.FinalRanking: final_ranking, t.Answered: answered,
+    t.RunFinished: run_finished,
+}
