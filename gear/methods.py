@@ -1,12 +1,13 @@
 """The methods an engine can run, each described once: its name, how the app, the reports and the CLI call it,
-whether it asks an LLM or iterates, the settings it reads, and where its runner lives.
+whether it asks an LLM or iterates, the settings it reads, where its runner lives and which diagnosis follows its runs.
 
 Everything that lists methods reads this registry — the settings (which names are valid), the engine (which runner
-to call), the evaluation report (multi-step or not), the charts and the trace view (labels), the sidebar (choices and
-presets) and the CLI's help — so adding a method is one runner module under gear/agent/methods/ and one `Method(…)`
-line in METHODS below. The record sits at the bottom of the package tree (it imports nothing of gear) so that
-configuration, evaluation and pictures can read it without importing the engine; the runner is named by its import
-path and loaded by the engine (gear.agent.methods.runner), the one place that runs methods.
+to call), the evaluation report (multi-step or not), the diagnosis (which stages a run has), the charts and the trace
+view (labels), the sidebar (choices and presets) and the CLI's help — so adding a method is one runner module under
+gear/agent/methods/ and one `Method(…)` line in METHODS below. The record sits at the bottom of the package tree (it
+imports nothing of gear) so that configuration, evaluation and pictures can read it without importing the engine; the
+runner and the diagnosis family are named by their import paths and loaded where they are used
+(gear.agent.methods.runner, gear.eval.diagnosis.registry).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class Method:
     base_note: str = ""  # what its base list is, under the trace view's base retrieval
     uses_ppr: Callable[[Mapping[str, Any] | object], bool] = _never  # runs PPR (its first run builds the graph)
     retriever_shown: Callable[[str, Mapping[str, Any] | object], str] = _as_set  # the retriever, as a run shows it
+    diagnosis: str = ""  # "module:name" of the gear.eval.diagnosis Family that follows gold passages through its runs
 
     def uses_llm(self, settings: Mapping[str, Any] | object) -> bool:
         """Whether a run with these settings asks an LLM (the engine creates it only then)."""
@@ -74,29 +76,32 @@ class Method:
 METHODS: tuple[Method, ...] = (
     Method("none", "base retriever only", "none (base retriever only)", "",
            (("BM25", "bm25"), ("Dense", "dense"), ("Hybrid", "hybrid")),
-           "gear.agent.methods.base:run", ("retriever",)),
+           "gear.agent.methods.base:run", ("retriever",), diagnosis="gear.eval.diagnosis.expansion:BASE_ONLY"),
     Method("naive", "NaiveGE", "NaiveGE", " + NaiveGE", (("Hybrid + NaiveGE", "hybrid"),),
-           "gear.agent.methods.naive:run", ("retriever", *BEAM_SETTINGS)),
+           "gear.agent.methods.naive:run", ("retriever", *BEAM_SETTINGS),
+           diagnosis="gear.eval.diagnosis.expansion:NAIVE"),
     Method("sync", "SyncGE", "SyncGE", " + SyncGE", (("Hybrid + SyncGE", "hybrid"),),
            "gear.agent.methods.sync:run", ("retriever", "prompts", *BEAM_SETTINGS, *QA_SETTINGS),
-           needs_llm=True, answers=True),
+           needs_llm=True, answers=True, diagnosis="gear.eval.diagnosis.expansion:SYNC"),
     Method("gear", "GeAR", "GeAR (multi-step)", " GeAR", (("GeAR (hybrid)", "hybrid"),),
            "gear.agent.methods.gear:run",
            ("retriever", "prompts", *BEAM_SETTINGS, "max_iterations", "agent_k", "passage_link_k", "gist_read",
             "gist_read_k", *QA_SETTINGS),
-           needs_llm=True, multi_step=True, answers=True),
+           needs_llm=True, multi_step=True, answers=True, diagnosis="gear.eval.diagnosis.expansion:GEAR"),
     # PPR's dense parts use the dense encoder whatever the retriever: its preset says "dense"
     Method("ppr", "PPR (HippoRAG 2 style)", "PPR, HippoRAG 2 style (no LLM)", " + PPR",
            (("PPR (HippoRAG 2)", "dense"),), "gear.agent.methods.ppr:run", PPR_SETTINGS,
            llm_setting="ppr_filter", peer=True, cli_note="HippoRAG 2-style PageRank, no LLM",
            base_note="The dense top k: every passage's dense score seeds its node in the PPR graph.", uses_ppr=_always,
-           retriever_shown=lambda retriever, settings: "dense (PPR's fact matching and passage seeds)"),
+           retriever_shown=lambda retriever, settings: "dense (PPR's fact matching and passage seeds)",
+           diagnosis="gear.eval.diagnosis.ppr:PPR"),
     Method("ircot", "IRCoT", "IRCoT (multi-step)", " IRCoT", (("IRCoT (hybrid)", "hybrid"),),
            "gear.agent.methods.ircot:run",
            ("retriever", "agent_k", "ircot_max_steps", "ircot_retriever", "ircot_max_passages", "ircot_ranking",
             *PPR_SETTINGS, *QA_SETTINGS),
            needs_llm=True, multi_step=True, answers=True, peer=True, cli_note="IRCoT, LLM", uses_ppr=_ircot_on_ppr,
-           retriever_shown=lambda retriever, settings: "PPR at every step" if _ircot_on_ppr(settings) else retriever),
+           retriever_shown=lambda retriever, settings: "PPR at every step" if _ircot_on_ppr(settings) else retriever,
+           diagnosis="gear.eval.diagnosis.ircot:IRCOT"),
 )
 
 BY_NAME: dict[str, Method] = {m.name: m for m in METHODS}

@@ -59,7 +59,7 @@ class Engine:
         directory = Path(directory)
         manifest = Manifest.read(directory)
         base = settings or Settings()
-        encoder = encoder or Encoder(manifest.embedder, bf16=base.embed_bf16)
+        encoder = encoder or Encoder(manifest.embedder, bf16=base.embed_bf16, device=base.device)
         backend: SearchBackend
         if base.backend == "elasticsearch":
             from gear.store.elastic import open_elastic_backend

@@ -21,12 +21,13 @@ from gear.eval.diagnosis.model import (
     STAGES,
     AnswerCheck,
     Diagnosis,
+    Family,
     GoldPassage,
     StageMark,
     hop_type,
     stage_label,
 )
-from gear.eval.diagnosis.registry import FAMILIES, Family
+from gear.eval.diagnosis.registry import FAMILIES
 from gear.eval.diagnosis.summary import RunSummary, Summary, summarise
 
 __all__ = [

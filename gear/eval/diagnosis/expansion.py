@@ -16,6 +16,7 @@ from gear.eval.diagnosis.model import (
     LINKED,
     READ,
     RUN_LEVEL,
+    Family,
     StageMark,
 )
 from gear.trace import (
@@ -143,3 +144,9 @@ GEAR_STAGES = (BASE, READ, LINK, BEAM, EXPANDED, FUSED, GIST, LINKED)
 SYNC_STAGES = (BASE, READ, LINK, BEAM, EXPANDED, FUSED)
 NAIVE_STAGES = (BASE, INITIAL, BEAM, EXPANDED, FUSED)
 BASE_STAGES = (BASE,)
+
+
+GEAR = Family("GeAR", GEAR_STAGES, gear_marks, True, ("prompts",))
+SYNC = Family("SyncGE", SYNC_STAGES, sync_marks, True, ("prompts",))
+NAIVE = Family("NaiveGE", NAIVE_STAGES, naive_marks, True)
+BASE_ONLY = Family("base", BASE_STAGES, base_marks, False)

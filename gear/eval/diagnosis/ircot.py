@@ -4,7 +4,7 @@ rank in that retrieval's hits, and whether it was new to the collection then."""
 from __future__ import annotations
 
 from gear.eval.diagnosis.facts import TraceFacts, rank_of
-from gear.eval.diagnosis.model import RETRIEVAL, StageMark
+from gear.eval.diagnosis.model import RETRIEVAL, Family, StageMark
 from gear.trace import BaseRetrieved, PassagesAdded
 
 
@@ -31,3 +31,6 @@ def retrieval_marks(facts: TraceFacts, pid: int) -> list[StageMark]:
 
 
 IRCOT_STAGES = (RETRIEVAL,)
+
+
+IRCOT = Family("IRCoT", IRCOT_STAGES, retrieval_marks, False, ("ircot_retriever",))

@@ -6,6 +6,7 @@ word for word: change them only together with that vocabulary.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -182,3 +183,15 @@ class Diagnosis:
             answer = AnswerCheck(**{k: v for k, v in raw.items() if k not in ("right", "stopped_early")})
         fields = {k: v for k, v in data.items() if k not in ("passages", "answer")}
         return cls(**fields, passages=passages, answer=answer)
+
+
+@dataclass(frozen=True)
+class Family:
+    """How a method's runs are diagnosed: its stages before the final ranking (pipeline order) and the function that
+    marks a gold passage at each. A method's record (gear.methods.Method.diagnosis) names its family by import path."""
+
+    name: str
+    stages: tuple[str, ...]  # before the final ranking, in pipeline order
+    marks: Callable[[Any, int], list[StageMark]]  # (TraceFacts, passage id) -> its marks
+    graph: bool              # a graph step can reach passages the base list missed
+    variant: tuple[str, ...] = ()  # settings that tell runs of the method apart in a summary

@@ -10,7 +10,7 @@ from __future__ import annotations
 from gear.eval.diagnosis.expansion import base_marks, more
 from gear.eval.diagnosis.facts import TraceFacts, rank_of, spo
 from gear.eval.diagnosis.grounding import names_in
-from gear.eval.diagnosis.model import BASE, RANKED, SEED, StageMark
+from gear.eval.diagnosis.model import BASE, RANKED, SEED, Family, StageMark
 from gear.trace import PPRRanked, PPRSeeded
 
 
@@ -46,3 +46,6 @@ def ppr_marks(facts: TraceFacts, pid: int) -> list[StageMark]:
 
 
 PPR_STAGES = (BASE, SEED, RANKED)
+
+
+PPR = Family("PPR", PPR_STAGES, ppr_marks, True)

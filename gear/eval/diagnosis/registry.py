@@ -1,71 +1,60 @@
-"""The one place method families are registered: which stages each method has, in pipeline order, and the function
-that marks a gold passage at each. A new method = a module with its marks function + one line here; a method not
-registered is recognised by the events its trace holds."""
+"""Which family diagnoses which method: read from the method registry (gear.methods), where each Method names its
+family by import path, so adding a method stays one runner module, one family (or an existing one) and one
+registration line. A method not registered is recognised by the events its trace holds."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from importlib import import_module
 
-from gear.eval.diagnosis.expansion import (
-    BASE_STAGES,
-    GEAR_STAGES,
-    NAIVE_STAGES,
-    SYNC_STAGES,
-    base_marks,
-    gear_marks,
-    naive_marks,
-    sync_marks,
-)
+from gear import methods
+from gear.eval.diagnosis.expansion import BASE_ONLY, GEAR, NAIVE, SYNC
 from gear.eval.diagnosis.facts import TraceFacts
-from gear.eval.diagnosis.ircot import IRCOT_STAGES, retrieval_marks
-from gear.eval.diagnosis.model import StageMark
-from gear.eval.diagnosis.ppr import PPR_STAGES, ppr_marks
+from gear.eval.diagnosis.ircot import IRCOT
+from gear.eval.diagnosis.model import Family
+from gear.eval.diagnosis.ppr import PPR
 from gear.trace import InitialNodes, PassagesAdded, PassagesLinked, PPRRanked, ProximalTriples
 
 
-@dataclass(frozen=True)
-class Family:
-    name: str
-    stages: tuple[str, ...]  # before the final ranking, in pipeline order
-    marks: Callable[[TraceFacts, int], list[StageMark]]
-    graph: bool              # a graph step can reach passages the base list missed
-    variant: tuple[str, ...] = ()  # settings that tell runs of the method apart in a summary
+def _family(method: methods.Method) -> Family:
+    module, _, name = method.diagnosis.partition(":")
+    family = getattr(import_module(module), name, None)
+    if not isinstance(family, Family):
+        raise ImportError(f"method {method.name!r}: its diagnosis {method.diagnosis!r} is not a Family")
+    return family
 
 
-FAMILIES: dict[str, Family] = {
-    "gear": Family("GeAR", GEAR_STAGES, gear_marks, True, ("prompts",)),
-    "sync": Family("SyncGE", SYNC_STAGES, sync_marks, True, ("prompts",)),
-    "naive": Family("NaiveGE", NAIVE_STAGES, naive_marks, True),
-    "ppr": Family("PPR", PPR_STAGES, ppr_marks, True),
-    "ircot": Family("IRCoT", IRCOT_STAGES, retrieval_marks, False, ("ircot_retriever",)),
-    "none": Family("base", BASE_STAGES, base_marks, False),
-}
+#: method name -> its family, as the method registry says
+FAMILIES: dict[str, Family] = {m.name: _family(m) for m in methods.METHODS if m.diagnosis}
+
+
+def _guess(facts: TraceFacts) -> Family:
+    """The family whose events a trace of an unregistered method shows."""
+    trace = facts.trace
+    if trace.of(PassagesAdded):
+        return IRCOT
+    if trace.of(PPRRanked):
+        return PPR
+    if trace.of(PassagesLinked) or any(e.role == "gist" for e in trace.of(ProximalTriples)):
+        return GEAR
+    if trace.of(ProximalTriples):
+        return SYNC
+    if any(e.source == "naive" for e in trace.of(InitialNodes)):
+        return NAIVE
+    return BASE_ONLY
 
 
 def family_for(facts: TraceFacts) -> tuple[str, Family]:
-    """The method's family, by name, or by the events of its trace for a method this module does not know."""
+    """The method's family, by name, or by the events of its trace for a method the registry does not know."""
     if facts.method in FAMILIES:
         return facts.method, FAMILIES[facts.method]
-    trace = facts.trace
-    if trace.of(PassagesAdded):
-        guess = "ircot"
-    elif trace.of(PPRRanked):
-        guess = "ppr"
-    elif trace.of(PassagesLinked) or any(e.role == "gist" for e in trace.of(ProximalTriples)):
-        guess = "gear"
-    elif trace.of(ProximalTriples):
-        guess = "sync"
-    elif any(e.source == "naive" for e in trace.of(InitialNodes)):
-        guess = "naive"
-    else:
-        guess = "none"
-    return facts.method or guess, FAMILIES[guess]
+    family = _guess(facts)
+    named = next((name for name, f in FAMILIES.items() if f is family), family.name)
+    return facts.method or named, family
 
 
 def run_name(method: str, family: Family, facts: TraceFacts) -> str:
     """The method plus the settings that tell its runs apart, e.g. "gear (paper)", "ircot (ppr)"."""
     parts = [str(facts.settings[name]) for name in family.variant if facts.settings.get(name) is not None]
-    if method == "ppr" and facts.settings.get("ppr_filter"):
+    if family is PPR and facts.settings.get("ppr_filter"):
         parts.append("filter")
     return f"{method} ({', '.join(parts)})" if parts else method
