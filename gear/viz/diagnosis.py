@@ -5,6 +5,7 @@ Imports no Streamlit. Each figure takes a Summary or its to_dict() form (what an
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
@@ -12,13 +13,16 @@ import plotly.graph_objects as go
 from gear.eval.diagnosis import (
     CATEGORIES,
     CATEGORY_LABELS,
+    FOUND,
     RUN_LEVEL,
     Diagnosis,
+    GoldPassage,
     StageMark,
     Summary,
     cell,
     stage_label,
 )
+from gear.eval.diagnosis.model import FOUND_STATUS, OPEN_STATUS
 from gear.eval.diagnosis.summary import UNDETERMINED
 from gear.viz.graph import FONT, esc_html
 
@@ -103,3 +107,112 @@ def _mark(mark: StageMark) -> str:
     if mark.hop is not None:
         return f"✓ hop {mark.hop}"
     return f"✓ {mark.rank}" if mark.rank is not None and mark.stage not in ("read", "gist") else "✓"
+
+
+# -- the gold passage × stage table of one run, iteration by iteration (the app's "Gold passages" panel) -----------
+LOST_CELL, DROPPED_CELL, FOUND_CELL, OPEN_CELL = "lost", "dropped", "found", "open"  # how a cell is highlighted
+PASSAGE_COLUMN, LOST_COLUMN, DROPPED_COLUMN = "gold passage", "lost at", "dropped at"
+
+
+@dataclass(frozen=True)
+class StageTable:
+    """A row per gold passage, a column per stage of the run's method; `marks[n]` names the cells of row n to
+    highlight (column → LOST_CELL, DROPPED_CELL, FOUND_CELL or OPEN_CELL). Titles are passage text: escape them where
+    they become markup."""
+
+    columns: list[str]
+    rows: list[dict[str, str]]
+    marks: list[dict[str, str]]
+    per_iteration: list[str]  # the stage columns whose cells list every iteration in turn
+
+
+def short_mark(mark: StageMark | None) -> str:
+    """One iteration's result in a few characters: ✓3 (rank 3), ✓h2 (a beam reached it at hop 2), ✓, ✗, or · when
+    the stage did not run in that iteration."""
+    if mark is None:
+        return "·"
+    if not mark.reached:
+        return "✗"
+    if mark.hop is not None:
+        return f"✓h{mark.hop}"
+    return f"✓{mark.rank}" if mark.rank is not None and mark.stage not in ("read", "gist") else "✓"
+
+
+def stage_table(d: Diagnosis) -> StageTable:
+    """The Ask panel's table: each per-iteration stage's cell lists its result in every iteration, in turn (GeAR
+    with three iterations: "✗ ✗ ✓3" — missed by the base lists of iterations 1 and 2, rank 3 in iteration 3); a
+    once-per-run stage (passageLink, final ranking) has one result. The stage a passage was lost at is marked, the
+    one it left the run at too when that is later, and the final@k cell of a passage found."""
+    per_iteration = [s for s in d.stages
+                     if any(m.iteration != RUN_LEVEL for p in d.passages for m in p.marks if m.stage == s)]
+    columns = [PASSAGE_COLUMN, *(stage_label(s, d.k) for s in d.stages), LOST_COLUMN, DROPPED_COLUMN]
+    rows, marks = [], []
+    for p in d.passages:
+        row = {PASSAGE_COLUMN: p.title}
+        for stage in d.stages:
+            label = stage_label(stage, d.k)
+            if stage in per_iteration:
+                by_iteration = {m.iteration: m for m in p.marks if m.stage == stage}
+                row[label] = " ".join(short_mark(by_iteration.get(it)) for it in d.iterations) or "·"
+            else:
+                row[label] = short_mark(next((m for m in p.marks if m.stage == stage), None))
+        marked: dict[str, str] = {}
+        if p.status == FOUND_STATUS:
+            marked[stage_label(FOUND, d.k)] = FOUND_CELL
+        elif p.lost_at:
+            marked[stage_label(p.lost_at, d.k)] = OPEN_CELL if p.status == OPEN_STATUS else LOST_CELL
+            if p.dropped_at and p.dropped_at != p.lost_at:
+                marked.setdefault(stage_label(p.dropped_at, d.k), DROPPED_CELL)
+        row[LOST_COLUMN] = _where(p, d.k)
+        row[DROPPED_COLUMN] = stage_label(p.dropped_at, d.k) if p.dropped_at and p.status != FOUND_STATUS else ""
+        rows.append(row)
+        marks.append(marked)
+    return StageTable(columns, rows, marks, [stage_label(s, d.k) for s in per_iteration])
+
+
+def _where(p: GoldPassage, k: int) -> str:
+    if p.status == FOUND_STATUS:
+        return "found"
+    if p.lost_at is None:
+        return "open" if p.status == OPEN_STATUS else "—"
+    label = stage_label(p.lost_at, k)
+    return f"open ({label})" if p.status == OPEN_STATUS else label
+
+
+def outcome(d: Diagnosis, pid: int) -> str:
+    """What became of one gold passage in one run, in a few words: "found (rank 2)", "lost at base → dropped at
+    final@5", "open (read)" for a run cut short; "" when the run did not have it as gold."""
+    p = next((p for p in d.passages if p.id == pid), None)
+    if p is None:
+        return ""
+    if p.status == FOUND_STATUS:
+        best = p.best(FOUND)
+        return f"✓ found (rank {best.rank})" if best is not None and best.rank is not None else "✓ found"
+    where = _where(p, d.k)
+    if p.status == OPEN_STATUS:
+        return f"… {where} (run cut short)"
+    dropped = stage_label(p.dropped_at, d.k) if p.dropped_at and p.dropped_at != p.lost_at else ""
+    return f"✗ lost at {where}" + (f" → dropped at {dropped}" if dropped else "")
+
+
+def side_by_side_rows(diagnoses: Mapping[str, Diagnosis]) -> list[dict[str, str]]:
+    """One row per gold passage of any of the runs (one question, several methods), one column per run: what became
+    of the passage in that run (`outcome`); then a row with each run's proposed category."""
+    titles: dict[int, str] = {}
+    for d in diagnoses.values():
+        for p in d.passages:
+            if p.id not in titles or titles[p.id].startswith("passage #"):
+                titles[p.id] = p.title
+    rows = [{PASSAGE_COLUMN: title, **{name: outcome(d, pid) for name, d in diagnoses.items()}}
+            for pid, title in titles.items()]
+    rows.append({PASSAGE_COLUMN: "proposed category",
+                 **{name: category_words(d) for name, d in diagnoses.items()}})
+    return rows
+
+
+def category_words(d: Diagnosis) -> str:
+    """The proposed category (and the second, when there is one) in the paper's words."""
+    if d.category is None:
+        return "—"
+    first = CATEGORY_LABELS.get(d.category, d.category)
+    return f"{first} (then {CATEGORY_LABELS.get(d.second, d.second)})" if d.second else first
