@@ -22,7 +22,7 @@ from gear.eval.diagnosis import (
     cell,
     stage_label,
 )
-from gear.eval.diagnosis.model import FOUND_STATUS, OPEN_STATUS
+from gear.eval.diagnosis.model import FOUND_STATUS, LOST_STATUS, OPEN_STATUS
 from gear.eval.diagnosis.summary import UNDETERMINED
 from gear.viz.graph import FONT, esc_html
 
@@ -161,10 +161,11 @@ def stage_table(d: Diagnosis) -> StageTable:
             marked[stage_label(FOUND, d.k)] = FOUND_CELL
         elif p.lost_at:
             marked[stage_label(p.lost_at, d.k)] = OPEN_CELL if p.status == OPEN_STATUS else LOST_CELL
-            if p.dropped_at and p.dropped_at != p.lost_at:
+            if p.status == LOST_STATUS and p.dropped_at and p.dropped_at != p.lost_at:
                 marked.setdefault(stage_label(p.dropped_at, d.k), DROPPED_CELL)
         row[LOST_COLUMN] = _where(p, d.k)
-        row[DROPPED_COLUMN] = stage_label(p.dropped_at, d.k) if p.dropped_at and p.status != FOUND_STATUS else ""
+        # a run cut short has not let its open passages go yet: nothing "left the run for good"
+        row[DROPPED_COLUMN] = stage_label(p.dropped_at, d.k) if p.dropped_at and p.status == LOST_STATUS else ""
         rows.append(row)
         marks.append(marked)
     return StageTable(columns, rows, marks, [stage_label(s, d.k) for s in per_iteration])

@@ -7,7 +7,20 @@ from pathlib import Path
 
 from gear.eval.diagnosis import diagnose, summarise
 from gear.trace import Trace
-from gear.viz.diagnosis import diagnosis_category_figure, funnel_figure, lost_at_figure, stage_rows
+from gear.viz.diagnosis import (
+    DROPPED_CELL,
+    FOUND_CELL,
+    LOST_CELL,
+    OPEN_CELL,
+    category_words,
+    diagnosis_category_figure,
+    funnel_figure,
+    lost_at_figure,
+    outcome,
+    side_by_side_rows,
+    stage_rows,
+    stage_table,
+)
 
 TRACES = Path(__file__).resolve().parents[2] / "assets" / "traces"
 
@@ -61,3 +74,50 @@ def test_stage_rows_per_stage_and_per_iteration() -> None:
     wide = next(r for r in stage_rows(d, per_iteration=True) if r["gold passage"] == "St. Peter's Basilica")
     assert wide["base it1"] == "✓ 5" and wide["base it2"] == "✓ 4" and wide["linked"] == "✗"  # best: it2
     assert {k for k in wide if k.startswith("gist")} == {"gist it1", "gist it2", "gist it3", "gist it4"}
+
+
+def test_stage_table_lists_every_iteration_in_turn_and_marks_the_losses() -> None:
+    d = diagnose(Trace.load(TRACES / "walkthrough_3hop_gear.json"))
+    table = stage_table(d)
+    assert table.columns == ["gold passage", "base", "read", "link", "beam", "expanded", "fused", "gist", "linked",
+                             "final", "final@5", "lost at", "dropped at"]
+    assert table.per_iteration == ["base", "read", "link", "beam", "expanded", "fused", "gist"]
+    rows = {r["gold passage"]: (r, m) for r, m in zip(table.rows, table.marks, strict=True)}
+    basilica, marks = rows["St. Peter's Basilica"]
+    # iterations 1–4 in turn: rank 5, then 4, 4, 4 in the base lists; reached by a beam at hop 2 in iteration 1 only
+    assert basilica["base"] == "✓5 ✓4 ✓4 ✓4" and basilica["beam"] == "✓h2 ✗ ✗ ✗" and basilica["read"] == "✗ ✗ ✗ ✗"
+    assert basilica["final"] == "✓10" and basilica["final@5"] == "✗"
+    assert (basilica["lost at"], basilica["dropped at"]) == ("read", "gist")
+    assert marks == {"read": LOST_CELL, "gist": DROPPED_CELL}
+    cathedral, marks = rows["Bremen Cathedral"]
+    assert cathedral["lost at"] == "found" and cathedral["dropped at"] == "" and marks == {"final@5": FOUND_CELL}
+
+
+def test_stage_table_of_a_run_cut_short() -> None:
+    trace = Trace.load(TRACES / "walkthrough_3hop_gear.json")
+    second = next(n for n, e in enumerate(trace.events) if e.kind == "iteration_started" and e.iteration == 2)
+    cut = Trace(trace.events[:second + 2])  # iteration 2 had started its base retrieval: then Cancel
+    d = diagnose(cut)
+    table = stage_table(d)
+    basilica = next(r for r in table.rows if r["gold passage"] == "St. Peter's Basilica")
+    assert basilica["base"] == "✓5 ✓4" and basilica["read"] == "✗ ·"  # iteration 2 never read
+    assert basilica["final"] == "·" and basilica["final@5"] == "·"  # no final ranking: the stage did not run
+    assert basilica["lost at"] == "open (read)" and basilica["dropped at"] == ""  # not left for good: cut short
+    assert table.marks[[r["gold passage"] for r in table.rows].index("St. Peter's Basilica")] == {"read": OPEN_CELL}
+    assert outcome(d, next(p.id for p in d.passages if p.title == "St. Peter's Basilica")).startswith("…")
+
+
+def test_side_by_side_rows_say_which_run_lost_which_passage_where() -> None:
+    gear = diagnose(Trace.load(TRACES / "walkthrough_3hop_gear.json"))
+    sync = diagnose(Trace.load(TRACES / "walkthrough_3hop_sync.json"))
+    rows = side_by_side_rows({"GeAR": gear, "SyncGE": sync})
+    assert [r["gold passage"] for r in rows][-1] == "proposed category"
+    by_title = {r["gold passage"]: r for r in rows}
+    assert by_title["St. Peter's Basilica"]["GeAR"] == "✗ lost at read → dropped at gist"
+    assert by_title["Bremen Cathedral"]["GeAR"] == "✓ found (rank 1)"
+    for title, row in by_title.items():
+        if title != "proposed category":
+            p = next(p for p in sync.passages if p.title == title)
+            assert row["SyncGE"].startswith("✓" if p.status == "found" else "✗")
+    assert by_title["proposed category"]["GeAR"] == category_words(gear)
+    assert category_words(gear) == "base retriever limitation (then reader hallucination)"
