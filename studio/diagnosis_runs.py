@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,13 +18,12 @@ import streamlit as st
 
 from gear import viz
 from gear.eval.diagnosis import CATEGORY_LABELS, DEFAULT_K, Diagnosis, diagnose, stage_label, summarise
-from gear.eval.diagnosis.gold_texts import gold_texts
 from gear.eval.diagnosis.model import FOUND_STATUS, LOST_STATUS, NONE, OPEN_STATUS
-from gear.trace import RunStarted, Trace, TraceError
+from gear.trace import Trace, TraceError
 from gear.viz.diagnosis import category_words, diagnosis_category_figure, funnel_figure, lost_at_figure
 from studio import demo
 from studio.diagnosis_review import review_of, save_review
-from studio.diagnosis_view import nothing_to_diagnose, show_diagnosis
+from studio.diagnosis_view import QATexts, nothing_to_diagnose, show_diagnosis
 from studio.evaluate import saved_reports
 from studio.safe import esc_md, one_line
 from studio.traces import open_in_ask
@@ -115,48 +114,6 @@ def evaluation_diagnosis() -> None:
 
 
 # -- where diagnoses come from: a folder of traces ---------------------------------------------------------------------
-class QATexts:
-    """Gold passage texts for traces, from the QA sets the app knows (each index's and each demo's), found by the
-    run's question id and text: a trace names its gold passages by id only when no stage reached them."""
-
-    def __init__(self, questions: Iterable[Any]) -> None:
-        self.by_key = {(q.id, q.question): q for q in questions}
-
-    @classmethod
-    def for_index(cls, index: Path) -> QATexts:
-        from studio.resources import qa_for_index
-
-        try:
-            return cls(qa_for_index(index))
-        except Exception:  # an unreadable QA set: traces still show most of their gold passages
-            return cls([])
-
-    @classmethod
-    def known(cls) -> QATexts:
-        from studio.resources import qa_for_index
-
-        folders = {demo.index_dir(name) for name in demo.DEMOS}
-        if demo.indexes_dir().is_dir():
-            folders |= {p for p in demo.indexes_dir().iterdir() if p.is_dir()}
-        questions: list[Any] = []
-        for folder in sorted(folders):
-            try:
-                questions += qa_for_index(folder)
-            except Exception:
-                continue
-        return cls(questions)
-
-    def for_trace(self, trace: Trace) -> dict[int, tuple[str, str]]:
-        start = trace.first(RunStarted)
-        question = self.by_key.get((start.question_id, start.question)) if start else None
-        if start is None or question is None:
-            return {}
-        return gold_texts(question, list(dict.fromkeys(start.gold_passage_ids)))
-
-    def fingerprint(self) -> str:
-        return hashlib.sha1(repr(sorted(self.by_key)).encode()).hexdigest()[:12]
-
-
 @st.cache_data(show_spinner=False, max_entries=5000)
 def _diagnosed(path: str, mtime: float, k: int, texts_key: str, _texts: QATexts) -> dict[str, Any] | None:
     trace = Trace.load(path)
@@ -213,16 +170,14 @@ def figures_input(runs: Sequence[DiagnosedRun]) -> dict[str, dict[str, Any]]:
 
 
 def hop_rows(summaries: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per run and hop type: questions, gold passages, found, lost, and the questions per proposed category."""
-    names = [c for c in (*CATEGORY_LABELS, "undetermined")
-             if any(h["categories"].get(c) for s in summaries.values() for h in s["by_hop"].values())]
+    """Per run and hop type: questions, gold passages found of all, and the questions per proposed category (in one
+    column: seven category columns do not fit a laptop's screen)."""
     rows = []
     for run, s in summaries.items():
         for hop, h in s["by_hop"].items():
-            row = {"run": run, "hop": hop, "questions": h["questions"], "gold passages": h["gold"],
-                   "found": h["found"], "lost": sum(h["lost_at"].values())}
-            row.update({CATEGORY_LABELS.get(c, c): h["categories"].get(c, 0) for c in names})
-            rows.append(row)
+            counts = " · ".join(f"{CATEGORY_LABELS.get(c, c)} {n}" for c, n in h["categories"].items() if n)
+            rows.append({"run": run, "hop": hop, "questions": h["questions"],
+                         "gold found": f"{h['found']} / {h['gold']}", "proposed categories": counts})
     return rows
 
 
@@ -271,7 +226,8 @@ def runs_view(runs: Sequence[DiagnosedRun], key: str) -> None:
     with categories:
         st.plotly_chart(diagnosis_category_figure(summaries), width="stretch", key=f"{key}_categories")
     with hops:
-        st.dataframe(pd.DataFrame(hop_rows(summaries)), hide_index=True, width="stretch")
+        st.dataframe(pd.DataFrame(hop_rows(summaries)), hide_index=True, width="stretch",
+                     column_config={"proposed categories": st.column_config.TextColumn(width="large")})
     questions_table(runs, key)
 
 

@@ -5,7 +5,9 @@ proposed category with its evidence. Everything a passage or the LLM wrote is es
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +27,16 @@ from gear.viz.diagnosis import (
     side_by_side_rows,
     stage_table,
 )
+from studio import demo
 from studio.safe import esc_md, one_line
 
 CELL_STYLES = {LOST_CELL: "background-color: #ffc9c9; font-weight: 600",
                DROPPED_CELL: "background-color: #ffe8cc",
                OPEN_CELL: "background-color: #fff3bf",
                FOUND_CELL: "background-color: #d3f9d8; font-weight: 600"}
-LEGEND = ("✓3 rank 3 · ✓h2 a beam reached one of its triples at hop 2 · ✓ reached · ✗ missed · · the stage did not "
-          "run. A stage that runs every iteration lists each iteration in turn. Highlighted: red where the passage "
-          "was lost (the first stage it never reached), orange where it left the run for good, yellow where a run "
-          "cut short had not reached it yet, green found.")
+LEGEND = ("✓3 rank 3 · ✓h2 a beam reached one of its triples at hop 2 · ✓ reached · ✗ missed · · did not run. "
+          "Red: lost at (the first stage it never reached); orange: where it left the run for good; yellow: not "
+          "reached yet when the run was cut short; green: found.")
 
 
 # -- which gold passages, with which texts -----------------------------------------------------------------------------
@@ -49,40 +51,73 @@ def nothing_to_diagnose(trace: Trace) -> str:
     return ""
 
 
-def _qa_record(trace: Trace, index: Path | None) -> Any | None:
-    """The QA record of the index's QA set this run asked (same id and question), if any."""
-    start = trace.first(RunStarted)
-    if index is None or start is None:
-        return None
-    from studio.resources import qa_for_index
+class QATexts:
+    """The QA records of the QA sets the app knows (each index's, each demo's), found by a run's question id and
+    text: they hold the gold passages' titles and texts, which a trace names by id only when no stage reached them."""
 
-    try:
-        questions = qa_for_index(index)
-    except Exception:  # an unreadable QA set: the trace's own views still serve
-        return None
-    return next((q for q in questions if q.question == start.question
-                 and (not start.question_id or q.id == start.question_id)), None)
+    def __init__(self, questions: Iterable[Any]) -> None:
+        self.by_key = {(q.id, q.question): q for q in questions}
+        asked = Counter(question for _, question in self.by_key)
+        # a run asked without its record's id (typed, or from an older trace): its question text, when only one
+        # record asks it
+        self.by_text = {key[1]: q for key, q in self.by_key.items() if asked[key[1]] == 1}
+
+    @classmethod
+    def for_index(cls, index: Path | None) -> QATexts:
+        from studio.resources import qa_for_index
+
+        if index is None:
+            return cls([])
+        try:
+            return cls(qa_for_index(index))
+        except Exception:  # an unreadable QA set: the traces still show most of their gold passages
+            return cls([])
+
+    @classmethod
+    def known(cls) -> QATexts:
+        folders = {demo.index_dir(name) for name in demo.DEMOS}
+        if demo.indexes_dir().is_dir():
+            folders |= {p for p in demo.indexes_dir().iterdir() if p.is_dir()}
+        return cls(q for folder in sorted(folders) for q in cls.for_index(folder).by_key.values())
+
+    def record(self, trace: Trace) -> Any | None:
+        start = trace.first(RunStarted)
+        if start is None:
+            return None
+        if start.question_id:
+            return self.by_key.get((start.question_id, start.question))
+        return self.by_text.get(start.question)
+
+    def for_trace(self, trace: Trace) -> dict[int, tuple[str, str]]:
+        start, question = trace.first(RunStarted), self.record(trace)
+        if start is None or question is None:
+            return {}
+        return gold_texts(question, list(dict.fromkeys(start.gold_passage_ids)))
+
+    def fingerprint(self) -> str:
+        return hashlib.sha1(repr(sorted(self.by_key)).encode()).hexdigest()[:12]
 
 
 def gold_texts_for(trace: Trace, index: Path | None) -> dict[int, tuple[str, str]]:
     """(title, text) of the run's gold passages for the diagnosis, beyond what the trace's own events show (a gold
     passage no stage reached has only its id there): from the index's backend when the index is open and the run was
-    made on it (its QA record's gold passages are the run's gold ids), else from that QA record itself."""
+    made on it (its QA record's gold passages map to the run's gold ids), else from the QA record of the run's
+    question in any QA set the app knows."""
     start = trace.first(RunStarted)
-    record = _qa_record(trace, index)
-    if start is None or record is None:
+    if start is None:
         return {}
     gold = list(dict.fromkeys(start.gold_passage_ids))
-    if index is not None and (index / "manifest.json").is_file():
+    record = QATexts.for_index(index).record(trace)
+    if record is not None and index is not None and (index / "manifest.json").is_file():
         try:
             from studio.resources import engine_for
 
             engine = engine_for(index)
             if list(dict.fromkeys(engine.gold_ids(record.gold))) == gold:
                 return {p.id: (p.title, p.text) for p in engine.backend.passages(gold)}
-        except Exception:  # an index that cannot be opened now: the QA record below
+        except Exception:  # an index that cannot be opened now: the QA records below
             pass
-    return gold_texts(record, gold)
+    return QATexts.for_index(index).for_trace(trace) or QATexts.known().for_trace(trace)
 
 
 def diagnosis_of(trace: Trace, index: Path | None, k: int = DEFAULT_K) -> Diagnosis:
@@ -99,19 +134,27 @@ def _styles(table: StageTable) -> pd.DataFrame:
     return frame
 
 
+BEST = "best of all"
+
+
 def show_stage_table(d: Diagnosis, key: str) -> None:
-    """The gold passage × stage table, the lost stage of each passage highlighted."""
-    table = stage_table(d)
+    """The gold passage × stage table, the lost stage of each passage highlighted; for a run of several iterations,
+    a choice between the best any iteration achieved and one iteration at a time."""
+    iteration = None
+    if len(d.iterations) > 1:
+        options = [BEST, *(str(i) for i in d.iterations)]
+        chosen = st.radio("Iteration", options, horizontal=True, key=f"{key}_iteration",
+                          help="The stages GeAR runs once per iteration: the best any iteration achieved (the rank "
+                               "of the best list), or one iteration's own result. passageLink and the final ranking "
+                               "run once.")
+        iteration = None if chosen == BEST else int(chosen)
+    table = stage_table(d, iteration)
     frame = pd.DataFrame(table.rows, columns=table.columns)
     styled = frame.style.apply(lambda _: _styles(table), axis=None)
-    config: dict[str, Any] = {PASSAGE_COLUMN: st.column_config.TextColumn(PASSAGE_COLUMN, width="medium", pinned=True)}
+    config: dict[str, Any] = {PASSAGE_COLUMN: st.column_config.TextColumn(PASSAGE_COLUMN, pinned=True)}
     st.dataframe(styled, hide_index=True, width="stretch", key=key, column_config=config,
                  height=38 + 35 * max(1, len(frame)))
-    if len(d.iterations) > 1 and table.per_iteration:
-        st.caption(f"Iterations {d.iterations[0]}–{d.iterations[-1]} in turn in: {', '.join(table.per_iteration)}. "
-                   + LEGEND)
-    else:
-        st.caption(LEGEND)
+    st.caption(LEGEND)
 
 
 def category_line(d: Diagnosis) -> str:

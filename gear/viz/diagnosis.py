@@ -4,11 +4,13 @@ Imports no Streamlit. Each figure takes a Summary or its to_dict() form (what an
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from gear.eval.diagnosis import (
     CATEGORIES,
@@ -37,14 +39,24 @@ def _runs(summary: SummaryLike) -> dict[str, Mapping[str, Any]]:
 
 
 def funnel_figure(summary: SummaryLike) -> go.Figure:
-    """Gold passages reaching each stage of each run (a funnel per run; the stages are the run's own)."""
-    fig = go.Figure()
-    for n, (name, run) in enumerate(_runs(summary).items()):
+    """Gold passages reaching each stage of each run: a funnel per run, side by side (two to a row), each with its
+    method's own stages — one shared stage axis would interleave the families' stages into nonsense."""
+    runs = _runs(summary)
+    cols = 1 if len(runs) <= 1 else 2
+    rows = max(1, math.ceil(len(runs) / cols))
+    tallest = max((len(run["stages"]) for run in runs.values()), default=1)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[esc_html(name) for name in runs],
+                        horizontal_spacing=0.22, vertical_spacing=min(0.3, 0.5 / rows))
+    for n, (name, run) in enumerate(runs.items()):
         stages = list(run["stages"])
         fig.add_trace(go.Funnel(name=esc_html(name), y=[stage_label(s, run["k"]) for s in stages],
                                 x=[run["funnel"].get(s, 0) for s in stages], textinfo="value+percent initial",
-                                marker_color=RUN_COLOURS[n % len(RUN_COLOURS)]))
-    fig.update_layout(title="Gold passages reaching each stage", funnelmode="group", **_LAYOUT)
+                                marker_color=RUN_COLOURS[n % len(RUN_COLOURS)], connector={"fillcolor": "#f1f3f5"}),
+                      row=n // cols + 1, col=n % cols + 1)
+    fig.update_layout(**{**_LAYOUT, "margin": {"l": 80, "r": 20, "t": 80, "b": 30}},
+                      title="Gold passages reaching each stage", showlegend=False,
+                      height=110 + rows * (40 + 26 * tallest))
+    fig.update_annotations(font_size=14)
     return fig
 
 
@@ -109,9 +121,9 @@ def _mark(mark: StageMark) -> str:
     return f"✓ {mark.rank}" if mark.rank is not None and mark.stage not in ("read", "gist") else "✓"
 
 
-# -- the gold passage × stage table of one run, iteration by iteration (the app's "Gold passages" panel) -----------
+# -- the gold passage × stage table of one run (the app's "Gold passages" panel) -----------------------------------
 LOST_CELL, DROPPED_CELL, FOUND_CELL, OPEN_CELL = "lost", "dropped", "found", "open"  # how a cell is highlighted
-PASSAGE_COLUMN, LOST_COLUMN, DROPPED_COLUMN = "gold passage", "lost at", "dropped at"
+PASSAGE_COLUMN, LOST_COLUMN = "gold passage", "lost at"
 
 
 @dataclass(frozen=True)
@@ -123,12 +135,13 @@ class StageTable:
     columns: list[str]
     rows: list[dict[str, str]]
     marks: list[dict[str, str]]
-    per_iteration: list[str]  # the stage columns whose cells list every iteration in turn
+    per_iteration: list[str]  # the stage columns a run of several iterations has once per iteration
+    iteration: int | None     # the iteration shown in those columns; None: the best any iteration achieved
 
 
 def short_mark(mark: StageMark | None) -> str:
-    """One iteration's result in a few characters: ✓3 (rank 3), ✓h2 (a beam reached it at hop 2), ✓, ✗, or · when
-    the stage did not run in that iteration."""
+    """One result in a few characters: ✓3 (rank 3), ✓h2 (a beam reached it at hop 2), ✓, ✗, or · when the stage
+    did not run."""
     if mark is None:
         return "·"
     if not mark.reached:
@@ -138,37 +151,43 @@ def short_mark(mark: StageMark | None) -> str:
     return f"✓{mark.rank}" if mark.rank is not None and mark.stage not in ("read", "gist") else "✓"
 
 
-def stage_table(d: Diagnosis) -> StageTable:
-    """The Ask panel's table: each per-iteration stage's cell lists its result in every iteration, in turn (GeAR
-    with three iterations: "✗ ✗ ✓3" — missed by the base lists of iterations 1 and 2, rank 3 in iteration 3); a
-    once-per-run stage (passageLink, final ranking) has one result. The stage a passage was lost at is marked, the
-    one it left the run at too when that is later, and the final@k cell of a passage found."""
+def stage_table(d: Diagnosis, iteration: int | None = None) -> StageTable:
+    """The Ask panel's table, narrow enough for a laptop screen: in the stages a run has once per iteration, the
+    cells show one iteration (`iteration`) or, by default, the best any iteration achieved (GeAR's base list: ✓3 when
+    some iteration's list held the passage at rank 3); a once-per-run stage (passageLink, final ranking) has its one
+    result. The stage a passage was lost at is marked, the one it left the run at too when that is later, and the
+    final@k cell of a passage found; the last column says both ("base → final@5")."""
     per_iteration = [s for s in d.stages
                      if any(m.iteration != RUN_LEVEL for p in d.passages for m in p.marks if m.stage == s)]
-    columns = [PASSAGE_COLUMN, *(stage_label(s, d.k) for s in d.stages), LOST_COLUMN, DROPPED_COLUMN]
+    columns = [PASSAGE_COLUMN, *(stage_label(s, d.k) for s in d.stages), LOST_COLUMN]
     rows, marks = [], []
     for p in d.passages:
         row = {PASSAGE_COLUMN: p.title}
         for stage in d.stages:
             label = stage_label(stage, d.k)
-            if stage in per_iteration:
-                by_iteration = {m.iteration: m for m in p.marks if m.stage == stage}
-                row[label] = " ".join(short_mark(by_iteration.get(it)) for it in d.iterations) or "·"
+            if stage in per_iteration and iteration is not None:
+                row[label] = short_mark(next((m for m in p.marks if m.stage == stage and m.iteration == iteration),
+                                             None))
             else:
-                row[label] = short_mark(next((m for m in p.marks if m.stage == stage), None))
+                row[label] = short_mark(p.best(stage))
         marked: dict[str, str] = {}
         if p.status == FOUND_STATUS:
             marked[stage_label(FOUND, d.k)] = FOUND_CELL
         elif p.lost_at:
             marked[stage_label(p.lost_at, d.k)] = OPEN_CELL if p.status == OPEN_STATUS else LOST_CELL
-            if p.status == LOST_STATUS and p.dropped_at and p.dropped_at != p.lost_at:
+            if _dropped_later(p):
                 marked.setdefault(stage_label(p.dropped_at, d.k), DROPPED_CELL)
-        row[LOST_COLUMN] = _where(p, d.k)
-        # a run cut short has not let its open passages go yet: nothing "left the run for good"
-        row[DROPPED_COLUMN] = stage_label(p.dropped_at, d.k) if p.dropped_at and p.status == LOST_STATUS else ""
+        where = _where(p, d.k)
+        row[LOST_COLUMN] = f"{where} → {stage_label(p.dropped_at, d.k)}" if _dropped_later(p) else where
         rows.append(row)
         marks.append(marked)
-    return StageTable(columns, rows, marks, [stage_label(s, d.k) for s in per_iteration])
+    return StageTable(columns, rows, marks, [stage_label(s, d.k) for s in per_iteration], iteration)
+
+
+def _dropped_later(p: GoldPassage) -> bool:
+    """A lost passage that reached stages after the one it was lost at and left the run later (a run cut short has
+    not let its open passages go yet)."""
+    return p.status == LOST_STATUS and p.dropped_at is not None and p.dropped_at != p.lost_at
 
 
 def _where(p: GoldPassage, k: int) -> str:
@@ -192,8 +211,7 @@ def outcome(d: Diagnosis, pid: int) -> str:
     where = _where(p, d.k)
     if p.status == OPEN_STATUS:
         return f"… {where} (run cut short)"
-    dropped = stage_label(p.dropped_at, d.k) if p.dropped_at and p.dropped_at != p.lost_at else ""
-    return f"✗ lost at {where}" + (f" → dropped at {dropped}" if dropped else "")
+    return f"✗ lost at {where}" + (f" → dropped at {stage_label(p.dropped_at, d.k)}" if _dropped_later(p) else "")
 
 
 def side_by_side_rows(diagnoses: Mapping[str, Diagnosis]) -> list[dict[str, str]]:
