@@ -20,7 +20,7 @@ from gear import viz
 from gear.eval.diagnosis import CATEGORY_LABELS, DEFAULT_K, Diagnosis, diagnose, stage_label, summarise
 from gear.eval.diagnosis.model import FOUND_STATUS, LOST_STATUS, NONE, OPEN_STATUS
 from gear.trace import Trace, TraceError
-from gear.viz.diagnosis import category_words, diagnosis_category_figure, funnel_figure, lost_at_figure
+from gear.viz.diagnosis import diagnosis_category_figure, funnel_figure, lost_at_figure
 from studio import demo
 from studio.diagnosis_review import review_of, save_review
 from studio.diagnosis_view import QATexts, nothing_to_diagnose, show_diagnosis
@@ -29,6 +29,8 @@ from studio.safe import esc_md, one_line
 from studio.traces import open_in_ask
 
 EVERY_FOLDER = "every trace listed above"
+SHORT_LABELS = {"base_retriever": "base retriever", "extraction": "extraction", "graph": "graph", "reader": "reader",
+                "reasoner": "reasoner", "dataset": "dataset", "none": "no error"}  # where seven long names crowd
 
 
 @dataclass(frozen=True)
@@ -171,11 +173,11 @@ def figures_input(runs: Sequence[DiagnosedRun]) -> dict[str, dict[str, Any]]:
 
 def hop_rows(summaries: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Per run and hop type: questions, gold passages found of all, and the questions per proposed category (in one
-    column: seven category columns do not fit a laptop's screen)."""
+    column, in short words: seven category columns do not fit a laptop's screen)."""
     rows = []
     for run, s in summaries.items():
         for hop, h in s["by_hop"].items():
-            counts = " · ".join(f"{CATEGORY_LABELS.get(c, c)} {n}" for c, n in h["categories"].items() if n)
+            counts = " · ".join(f"{SHORT_LABELS.get(c, c)} {n}" for c, n in h["categories"].items() if n)
             rows.append({"run": run, "hop": hop, "questions": h["questions"],
                          "gold found": f"{h['found']} / {h['gold']}", "proposed categories": counts})
     return rows
@@ -197,12 +199,15 @@ def question_rows(runs: Sequence[DiagnosedRun]) -> pd.DataFrame:
     for r in runs:
         d = r.diagnosis
         review = review_of(r.trace, d)
-        rows.append({"run": r.group, "question": d.question, "hop": d.hop,
+        # the columns a person sorts by first (they fit 1280 px); the run and the hop type after them
+        rows.append({"question": d.question,
                      "found": f"{sum(p.status == FOUND_STATUS for p in d.passages)}/{len(d.passages)}",
                      "lost at": ", ".join(_lost_words(d, "lost_at")) or "—",
                      "dropped at": ", ".join(_lost_words(d, "dropped_at")) or "—",
-                     "proposed": category_words(d), "yours": review.words,
+                     "proposed": CATEGORY_LABELS.get(d.category, d.category) if d.category else "—",
+                     "yours": review.words,
                      "EM": None if d.answer is None or d.answer.em is None else int(d.answer.em),
+                     "run": r.group, "hop": d.hop,
                      "_category": d.category or "undetermined",
                      "_lost": _lost_words(d, "lost_at"), "_dropped": _lost_words(d, "dropped_at")})
     return pd.DataFrame(rows)
@@ -259,7 +264,7 @@ def questions_table(runs: Sequence[DiagnosedRun], key: str) -> None:
     filters = hashlib.sha1(repr((lost_at, dropped_at, chosen)).encode()).hexdigest()[:8]
     event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                          key=f"{key}_questions_{filters}", height=min(460, 38 + 35 * max(1, len(shown))),
-                         column_config={"question": st.column_config.TextColumn("question", width="large"),
+                         column_config={"question": st.column_config.TextColumn("question", width=240, pinned=True),
                                         "EM": st.column_config.NumberColumn("EM", width="small")})
     selected = list(getattr(getattr(event, "selection", None), "rows", []) or [])
     if selected and selected[0] < len(view):
@@ -277,15 +282,15 @@ def run_detail(run: DiagnosedRun, key: str) -> None:
     ident = hashlib.sha1(str(run.trace).encode()).hexdigest()[:10]
     review = review_of(run.trace, d)
     proposed = d.category or NONE
-    st.markdown("**Your verdict** — " + (f"so far: {esc_md(CATEGORY_LABELS.get(review.chosen, review.chosen))}"
-                                         + (" (the proposal)" if review.accepted else "")
-                                         if review.chosen else "not reviewed yet"))
+    verdict = (f"{esc_md(CATEGORY_LABELS.get(review.chosen, review.chosen))}"
+               + (" (the proposal)" if review.accepted else "") if review.chosen else "not given yet")
+    st.markdown(f"**Your verdict:** {verdict} · proposed: {esc_md(CATEGORY_LABELS.get(proposed, proposed))}")
     names = list(CATEGORY_LABELS)
     open_col, accept_col, pick_col, save_col = st.columns([2, 2, 3, 1], vertical_alignment="bottom")
-    if open_col.button("Open its trace on the Ask page", key=f"{key}_open_{ident}"):
+    if open_col.button("Open on the Ask page", key=f"{key}_open_{ident}", help="its whole trace, step by step"):
         open_in_ask(Trace.load(run.trace), run.trace)
-    accept = accept_col.button(f"Accept: {CATEGORY_LABELS.get(proposed, proposed)}", key=f"{key}_accept_{ident}",
-                               type="primary")
+    accept = accept_col.button("Accept the proposal", key=f"{key}_accept_{ident}", type="primary",
+                               help="keep the proposed category as this run's tag (Traces page)")
     choice = pick_col.selectbox("Or change it to", names, index=names.index(review.chosen or proposed),
                                 format_func=lambda c: CATEGORY_LABELS.get(c, c), key=f"{key}_choice_{ident}")
     change = save_col.button("Save", key=f"{key}_save_{ident}")

@@ -137,9 +137,11 @@ def _styles(table: StageTable) -> pd.DataFrame:
 BEST = "best of all"
 
 
+@st.fragment
 def show_stage_table(d: Diagnosis, key: str) -> None:
     """The gold passage × stage table, the lost stage of each passage highlighted; for a run of several iterations,
-    a choice between the best any iteration achieved and one iteration at a time."""
+    a choice between the best any iteration achieved and one iteration at a time (a fragment: choosing redraws the
+    table, not the whole run above it)."""
     iteration = None
     if len(d.iterations) > 1:
         options = [BEST, *(str(i) for i in d.iterations)]

@@ -30,6 +30,7 @@ from gear.viz.graph import FONT, esc_html
 
 _LAYOUT = {"template": "plotly_white", "font": {"size": 15, "family": FONT},
            "margin": {"l": 50, "r": 20, "t": 50, "b": 50}, "legend": {"orientation": "h", "y": -0.2}}
+GOLD_ROW = "gold passages"  # the funnel's top: every gold passage of the run's questions
 RUN_COLOURS = ["#1c7ed6", "#f76707", "#2f9e44", "#ae3ec9", "#e03131", "#0c8599", "#5c940d", "#868e96"]
 SummaryLike = Summary | Mapping[str, Mapping[str, Any]]
 
@@ -49,13 +50,17 @@ def funnel_figure(summary: SummaryLike) -> go.Figure:
                         horizontal_spacing=0.22, vertical_spacing=min(0.3, 0.5 / rows))
     for n, (name, run) in enumerate(runs.items()):
         stages = list(run["stages"])
-        fig.add_trace(go.Funnel(name=esc_html(name), y=[stage_label(s, run["k"]) for s in stages],
-                                x=[run["funnel"].get(s, 0) for s in stages], textinfo="value+percent initial",
+        # the run's gold passages on top: each stage's share is of them all (not of the base list, which the graph
+        # stages can exceed)
+        fig.add_trace(go.Funnel(name=esc_html(name), y=[GOLD_ROW, *(stage_label(s, run["k"]) for s in stages)],
+                                x=[run["gold"], *(run["funnel"].get(s, 0) for s in stages)],
+                                texttemplate="%{value} · %{percentInitial:.0%}", textposition="inside",
+                                insidetextanchor="middle", textfont={"size": 13},
                                 marker_color=RUN_COLOURS[n % len(RUN_COLOURS)], connector={"fillcolor": "#f1f3f5"}),
                       row=n // cols + 1, col=n % cols + 1)
     fig.update_layout(**{**_LAYOUT, "margin": {"l": 80, "r": 20, "t": 80, "b": 30}},
-                      title="Gold passages reaching each stage", showlegend=False,
-                      height=110 + rows * (40 + 26 * tallest))
+                      title="Gold passages reaching each stage (share of all gold passages)", showlegend=False,
+                      height=110 + rows * (40 + 28 * (tallest + 1)))
     fig.update_annotations(font_size=14)
     return fig
 

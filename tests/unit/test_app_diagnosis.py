@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from gear.eval.diagnosis import CATEGORY_LABELS, diagnose
 from gear.trace import FinalRanking, RunStarted, Trace
 from gear.viz.diagnosis import category_words, stage_table
+from studio.diagnosis_runs import SHORT_LABELS
 from studio.traces import CATEGORIES as TAG_NAMES
 from tests.scripted_llm import XSS
 from tests.unit.test_app import QUESTION, start, studio  # noqa: F401  (studio: the fixture)
@@ -169,8 +170,8 @@ def test_evaluate_shows_the_funnel_categories_and_questions(studio: dict) -> Non
     funnels = [s for s in specs if any(t.get("type") == "funnel" for t in s["data"])]
     assert len(funnels) == 1
     (funnel,) = funnels[0]["data"]
-    assert funnel["y"][:2] == ["base", "read"] and funnel["y"][-1] == "final@5"
-    assert funnel["x"] == [summary["funnel"][s] for s in summary["stages"]]  # the report's own counts
+    assert funnel["y"][:3] == ["gold passages", "base", "read"] and funnel["y"][-1] == "final@5"
+    assert funnel["x"] == [2, *(summary["funnel"][s] for s in summary["stages"])]  # the report's own counts
     assert any("Proposed error category" in json.dumps(s["layout"]) for s in specs)
     questions = next(f for f in frames(at) if "proposed" in f.columns)
     assert list(questions["question"]) == [QUESTION]
@@ -178,7 +179,7 @@ def test_evaluate_shows_the_funnel_categories_and_questions(studio: dict) -> Non
     assert questions["proposed"][0].startswith(CATEGORY_LABELS[proposed])
     hops = next(f for f in frames(at) if "hop" in f.columns and "gold found" in f.columns)
     assert list(hops["questions"]) == [1] and list(hops["gold found"]) == [f"{summary['found']} / 2"]
-    assert CATEGORY_LABELS[proposed] in hops["proposed categories"][0]
+    assert SHORT_LABELS[proposed] in hops["proposed categories"][0]
 
 
 def test_evaluate_filters_questions_by_lost_stage_and_category(studio: dict) -> None:  # noqa: F811
@@ -217,9 +218,8 @@ def test_a_question_row_takes_the_verdict_and_opens_its_trace(studio: dict) -> N
     trace_file = Path(entry["trace_file"])
     assert trace_file.is_file()
     proposed = entry["diagnosis"]["category"]
-    accept = next(b for b in at.button if b.label.startswith("Accept:"))
-    assert CATEGORY_LABELS[proposed] in accept.label
-    accept.click().run()
+    assert f"proposed: {CATEGORY_LABELS[proposed]}" in markdown(at)
+    next(b for b in at.button if b.label == "Accept the proposal").click().run()
     assert not at.exception
     tags = json.loads(trace_file.with_name(trace_file.stem + ".tags.json").read_text())
     assert tags["diagnosis"]["chosen"] == proposed and tags["diagnosis"]["proposed"] == proposed
@@ -238,7 +238,7 @@ def test_a_question_row_takes_the_verdict_and_opens_its_trace(studio: dict) -> N
     assert questions["yours"][0] == "graph quality"
     # the row opens its trace on the Ask page
     at = select_question(at, 0)
-    next(b for b in at.button if b.label == "Open its trace on the Ask page").click().run()
+    next(b for b in at.button if b.label == "Open on the Ask page").click().run()
     assert not at.exception
     assert at.session_state["trace"].question == QUESTION
     assert stage_frame(at) is not None  # the Ask page, with its gold panel

@@ -35,9 +35,9 @@ def test_the_funnel_has_a_trace_per_run_with_its_own_stages() -> None:
     names = [t.name for t in fig.data]
     assert names == list(s.runs)
     naive = next(t for t in fig.data if t.name == "naive")
-    assert list(naive.y) == ["base", "initial", "beam", "expanded", "fused", "final", "final@5"]
-    assert list(naive.x) == [s.runs["naive"].funnel[st] for st in s.runs["naive"].stages]
-    assert naive.x[0] == 1
+    assert list(naive.y) == ["gold passages", "base", "initial", "beam", "expanded", "fused", "final", "final@5"]
+    assert list(naive.x) == [s.runs["naive"].gold, *(s.runs["naive"].funnel[st] for st in s.runs["naive"].stages)]
+    assert naive.x[1] == 1
     # a funnel per run, each on its own stage axis (one shared axis would interleave the families' stages)
     assert len({t.yaxis for t in fig.data}) == len(fig.data)
     assert [a.text for a in fig.layout.annotations] == list(s.runs)
