@@ -300,5 +300,5 @@ def run_detail(run: DiagnosedRun, key: str) -> None:
         except (OSError, ValueError) as exc:
             st.error(f"cannot save the verdict: {one_line(exc)}")
             return
-        st.toast(f"saved {path.name}")
+        st.toast(f"saved {esc_md(path.name)}")
         st.rerun()

@@ -107,7 +107,8 @@ def gold_texts_for(trace: Trace, index: Path | None) -> dict[int, tuple[str, str
     if start is None:
         return {}
     gold = list(dict.fromkeys(start.gold_passage_ids))
-    record = QATexts.for_index(index).record(trace)
+    selected = QATexts.for_index(index)
+    record = selected.record(trace)
     if record is not None and index is not None and (index / "manifest.json").is_file():
         try:
             from studio.resources import engine_for
@@ -117,7 +118,7 @@ def gold_texts_for(trace: Trace, index: Path | None) -> dict[int, tuple[str, str
                 return {p.id: (p.title, p.text) for p in engine.backend.passages(gold)}
         except Exception:  # an index that cannot be opened now: the QA records below
             pass
-    return QATexts.for_index(index).for_trace(trace) or QATexts.known().for_trace(trace)
+    return selected.for_trace(trace) or QATexts.known().for_trace(trace)
 
 
 def diagnosis_of(trace: Trace, index: Path | None, k: int = DEFAULT_K) -> Diagnosis:

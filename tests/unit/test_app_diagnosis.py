@@ -118,6 +118,25 @@ def test_a_cancelled_run_is_diagnosed_as_far_as_it_went(studio: dict) -> None:  
     assert "provisional" in markdown(at) or "none yet" in markdown(at)
 
 
+def test_a_live_run_cancelled_mid_way_gets_its_panel_on_the_next_run(studio: dict) -> None:  # noqa: F811
+    """What the Ask page does after a Cancel: the rerun keeps the steps so far as the session's trace (studio.ask's
+    settle_stopped_run) and the panel diagnoses them."""
+    from studio.ask import CANCELLED, LIVE_EVENTS
+
+    trace: Trace = studio["trace"]
+    cut = next(n for n, e in enumerate(trace.events) if e.kind == "beams_searched")
+    at = start(studio)
+    at.session_state[LIVE_EVENTS] = list(trace.events[:cut + 1])
+    at.session_state[CANCELLED] = True
+    at.run()
+    assert not at.exception
+    assert any("Cancelled" in w.value for w in at.warning)
+    table = stage_frame(at)
+    assert sorted(table["gold passage"]) == GOLD_TITLES
+    assert set(table["final"]) == {"·"} and all(v == "found" or v.startswith("open") for v in table["lost at"])
+    assert "cut short" in captions(at) + markdown(at)
+
+
 def test_gold_passages_no_stage_reached_are_named_from_the_index(studio: dict) -> None:  # noqa: F811
     trace: Trace = studio["trace"]
     # a run stopped right after it started: the trace names its gold passages by id only
