@@ -22,6 +22,7 @@ from gear.viz.diagnosis import (
     FOUND_CELL,
     LOST_CELL,
     OPEN_CELL,
+    OUTCOME_LEGEND,
     PASSAGE_COLUMN,
     StageTable,
     side_by_side_rows,
@@ -245,8 +246,8 @@ def compare_stages(results: Mapping[str, Trace | str], k: int, index: Path | Non
     grid = pd.DataFrame(side_by_side_rows(diagnoses))
     styled = grid.style.map(_outcome_style, subset=list(diagnoses))
     st.dataframe(styled, hide_index=True, width="stretch", key="cmp_diag_grid",
-                 column_config={PASSAGE_COLUMN: st.column_config.TextColumn(PASSAGE_COLUMN, pinned=True),
-                                **{label: st.column_config.TextColumn(label, width="medium") for label in diagnoses}})
+                 column_config={PASSAGE_COLUMN: st.column_config.TextColumn(PASSAGE_COLUMN, pinned=True)})
+    st.caption(OUTCOME_LEGEND)
     tabs = st.tabs(list(diagnoses))
     for n, (tab, d) in enumerate(zip(tabs, diagnoses.values(), strict=True)):
         with tab:

@@ -45,9 +45,10 @@ def funnel_figure(summary: SummaryLike) -> go.Figure:
     runs = _runs(summary)
     cols = 1 if len(runs) <= 1 else 2
     rows = max(1, math.ceil(len(runs) / cols))
-    tallest = max((len(run["stages"]) for run in runs.values()), default=1)
+    tallest = max((len(run["stages"]) for run in runs.values()), default=1) + 1  # + the gold passages' bar
+    plot = rows * 32 * tallest + (rows - 1) * 70  # 32 px a bar (its text stays legible), 70 px between rows
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[esc_html(name) for name in runs],
-                        horizontal_spacing=0.22, vertical_spacing=min(0.3, 0.5 / rows))
+                        horizontal_spacing=0.22, vertical_spacing=70 / plot if rows > 1 else 0.0)
     for n, (name, run) in enumerate(runs.items()):
         stages = list(run["stages"])
         # the run's gold passages on top: each stage's share is of them all (not of the base list, which the graph
@@ -60,7 +61,7 @@ def funnel_figure(summary: SummaryLike) -> go.Figure:
                       row=n // cols + 1, col=n % cols + 1)
     fig.update_layout(**{**_LAYOUT, "margin": {"l": 80, "r": 20, "t": 80, "b": 30}},
                       title="Gold passages reaching each stage (share of all gold passages)", showlegend=False,
-                      height=110 + rows * (40 + 28 * (tallest + 1)))
+                      height=plot + 110)
     fig.update_annotations(font_size=14)
     return fig
 
@@ -205,18 +206,23 @@ def _where(p: GoldPassage, k: int) -> str:
 
 
 def outcome(d: Diagnosis, pid: int) -> str:
-    """What became of one gold passage in one run, in a few words: "found (rank 2)", "lost at base → dropped at
-    final@5", "open (read)" for a run cut short; "" when the run did not have it as gold."""
+    """What became of one gold passage in one run, in a few characters: "✓ rank 2" (found), "✗ base → final@5"
+    (lost at base, left the run at final@5), "✗ base" (never reached a stage after it), "… read" for a run cut short
+    before it got there; "" when the run did not have it as gold."""
     p = next((p for p in d.passages if p.id == pid), None)
     if p is None:
         return ""
     if p.status == FOUND_STATUS:
         best = p.best(FOUND)
-        return f"✓ found (rank {best.rank})" if best is not None and best.rank is not None else "✓ found"
-    where = _where(p, d.k)
+        return f"✓ rank {best.rank}" if best is not None and best.rank is not None else "✓"
     if p.status == OPEN_STATUS:
-        return f"… {where} (run cut short)"
-    return f"✗ lost at {where}" + (f" → dropped at {stage_label(p.dropped_at, d.k)}" if _dropped_later(p) else "")
+        return f"… {stage_label(p.lost_at, d.k)}" if p.lost_at else "…"
+    where = stage_label(p.lost_at, d.k) if p.lost_at else "—"
+    return f"✗ {where}" + (f" → {stage_label(p.dropped_at, d.k)}" if _dropped_later(p) else "")
+
+
+OUTCOME_LEGEND = ("✓ rank r: found, at rank r of the final ranking · ✗ A → B: lost at A (the first stage it never "
+                  "reached), left the run at B · … A: the run was cut short before A")
 
 
 def side_by_side_rows(diagnoses: Mapping[str, Diagnosis]) -> list[dict[str, str]]:
@@ -230,13 +236,10 @@ def side_by_side_rows(diagnoses: Mapping[str, Diagnosis]) -> list[dict[str, str]
     rows = [{PASSAGE_COLUMN: title, **{name: outcome(d, pid) for name, d in diagnoses.items()}}
             for pid, title in titles.items()]
     rows.append({PASSAGE_COLUMN: "proposed category",
-                 **{name: category_words(d) for name, d in diagnoses.items()}})
+                 **{name: category_label(d) for name, d in diagnoses.items()}})
     return rows
 
 
-def category_words(d: Diagnosis) -> str:
-    """The proposed category (and the second, when there is one) in the paper's words."""
-    if d.category is None:
-        return "—"
-    first = CATEGORY_LABELS.get(d.category, d.category)
-    return f"{first} (then {CATEGORY_LABELS.get(d.second, d.second)})" if d.second else first
+def category_label(d: Diagnosis) -> str:
+    """The proposed category in the paper's words ("—" when there was nothing to judge)."""
+    return CATEGORY_LABELS.get(d.category, d.category) if d.category else "—"

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from gear.eval.diagnosis import CATEGORY_LABELS, diagnose
 from gear.trace import FinalRanking, RunStarted, Trace
-from gear.viz.diagnosis import category_words, stage_table
+from gear.viz.diagnosis import category_label, stage_table
 from studio.diagnosis_runs import SHORT_LABELS
 from studio.traces import CATEGORIES as TAG_NAMES
 from tests.scripted_llm import XSS
@@ -332,7 +332,7 @@ def test_compare_lays_the_stage_tables_side_by_side(studio: dict) -> None:  # no
         for title, outcome in zip(grid["gold passage"].iloc[:-1], grid[label].iloc[:-1], strict=True):
             p = next(p for p in d.passages if p.title == title)
             assert outcome.startswith("✓" if p.status == "found" else "✗"), (label, title, outcome)
-        assert grid[label].iloc[-1] == category_words(d)
+        assert grid[label].iloc[-1] == category_label(d)
     # each method's own stage table, in a tab
     tables = [f for f in frames(at) if "lost at" in f.columns]
     assert len(tables) == len(methods)

@@ -12,7 +12,7 @@ from gear.viz.diagnosis import (
     FOUND_CELL,
     LOST_CELL,
     OPEN_CELL,
-    category_words,
+    category_label,
     diagnosis_category_figure,
     funnel_figure,
     lost_at_figure,
@@ -124,11 +124,10 @@ def test_side_by_side_rows_say_which_run_lost_which_passage_where() -> None:
     rows = side_by_side_rows({"GeAR": gear, "SyncGE": sync})
     assert [r["gold passage"] for r in rows][-1] == "proposed category"
     by_title = {r["gold passage"]: r for r in rows}
-    assert by_title["St. Peter's Basilica"]["GeAR"] == "✗ lost at read → dropped at gist"
-    assert by_title["Bremen Cathedral"]["GeAR"] == "✓ found (rank 1)"
+    assert by_title["St. Peter's Basilica"]["GeAR"] == "✗ read → gist"
+    assert by_title["Bremen Cathedral"]["GeAR"] == "✓ rank 1"
     for title, row in by_title.items():
         if title != "proposed category":
             p = next(p for p in sync.passages if p.title == title)
             assert row["SyncGE"].startswith("✓" if p.status == "found" else "✗")
-    assert by_title["proposed category"]["GeAR"] == category_words(gear)
-    assert category_words(gear) == "base retriever limitation (then reader hallucination)"
+    assert by_title["proposed category"]["GeAR"] == category_label(gear) == "base retriever limitation"
