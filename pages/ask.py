@@ -13,6 +13,7 @@ from studio.ask import (
     settle_stopped_run,
     stopped_note,
 )
+from studio.diagnosis_view import gold_panel
 from studio.resources import start_demo_builds, warm_engine
 from studio.safe import esc_md, guarded, setup
 from studio.sidebar import choose_index, sidebar_settings
@@ -51,6 +52,7 @@ def page() -> None:
         run_live(index, question, qa, settings)
         trace = st.session_state.get("trace")
         if trace is not None:
+            gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
             save_panel(trace)
         return
     stopped_note()
@@ -63,6 +65,7 @@ def page() -> None:
         teach(trace)
     else:
         TraceView(key="replay").replay(trace)
+    gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
     save_panel(trace)
 
 

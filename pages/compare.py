@@ -6,6 +6,7 @@ import streamlit as st
 
 from gear import methods
 from studio.compare import DEFAULT_METHODS, compare_live, settle_stopped, show_comparison
+from studio.diagnosis_view import compare_stages
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import guarded, setup
 from studio.sidebar import PRESETS, choose_index, sidebar_settings
@@ -44,6 +45,7 @@ def page() -> None:
     if stopped:
         st.warning(stopped)
     show_comparison(*saved)
+    compare_stages(saved[2], saved[1], index)  # issue 19: which method lost which gold passage where
 
 
 page()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from studio.diagnosis_runs import evaluation_diagnosis
 from studio.evaluate import run_form, show_results
 from studio.safe import guarded, setup
 from studio.sidebar import choose_index, sidebar_settings
@@ -22,6 +23,7 @@ def page() -> None:
             run_form(index, base)
     with results_tab:
         show_results()
+        evaluation_diagnosis()  # issue 19: where the gold was lost, per question (studio/diagnosis_runs.py)
 
 
 page()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gear.trace import Trace
+from studio.diagnosis_runs import traces_diagnosis
 from studio.safe import esc_md, guarded, setup
 from studio.traces import (
     category_chart,
@@ -38,6 +39,7 @@ def page() -> None:
         open_in_ask(trace, path)
     tag_form(path)
     category_chart(files)
+    traces_diagnosis(view)  # issue 19: where the gold was lost, over a folder (studio/diagnosis_runs.py)
 
 
 page()

@@ -153,7 +153,8 @@ def show_results() -> None:
         if "em" in r:
             row["EM"], row["F1"] = round(r["em"], 1), round(r["f1"], 1)
         if "tokens_per_question" in r:
-            row["tokens/question"] = round(r["tokens_per_question"]["total"])
+            tokens = r["tokens_per_question"]  # a number since a5860c8; a dict {"total": …} in older reports
+            row["tokens/question"] = round(tokens["total"] if isinstance(tokens, dict) else tokens)
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.plotly_chart(viz.recall_by_method_figure(data), width="stretch", key="fig_recall")

@@ -134,7 +134,8 @@ def tag_form(path: Path) -> None:
         note = st.text_area("Note", value=tags.get("note", ""))
         if st.form_submit_button("Save tags"):
             try:
-                atomic_write_json(tags_path(path), {"trace": path.name, "categories": cats, "note": note,
+                # **tags: keep what other views wrote there (the diagnosis review: studio/diagnosis_review.py)
+                atomic_write_json(tags_path(path), {**tags, "trace": path.name, "categories": cats, "note": note,
                                                     "updated": time.strftime("%Y-%m-%dT%H:%M:%S")})
                 st.success(f"saved {tags_path(path).name}")
             except OSError as exc:

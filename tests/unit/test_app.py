@@ -187,7 +187,9 @@ def test_compare_runs_several_methods(studio: dict) -> None:
     assert not at.exception
     assert not at.error, [e.value for e in at.error]
     frames = [df.value for df in at.dataframe]
-    assert len(frames) == 3  # the rankings side by side, recall and cost, gold entry
+    # the rankings side by side, recall and cost, gold entry; then the diagnosis (test_app_diagnosis): the methods
+    # side by side and each method's stage table
+    assert len(frames) == 3 + 1 + 3
     grid = frames[0].data if hasattr(frames[0], "data") else frames[0]  # a Styler (gold cells highlighted)
     assert list(grid.columns) == ["rank", "BM25", "Hybrid", "Hybrid + NaiveGE"]
     assert grid["rank"].tolist() == list(range(1, at.slider(key="cmp_k").value + 1))
@@ -311,7 +313,7 @@ def test_compare_runs_gear_naivege_ppr_and_ircot(studio: dict) -> None:
     results = at.session_state["cmp_results"][2]
     assert list(results) == methods and all(isinstance(r, Trace) for r in results.values())
     frames = [df.value for df in at.dataframe]
-    assert len(frames) == 3  # the rankings side by side, recall and cost, gold entry
+    assert len(frames) == 3 + 1 + len(methods)  # rankings, recall and cost, gold entry; the diagnosis (as above)
     cost = next(f for f in frames if "LLM calls" in f.columns).set_index("method")
     assert list(cost.index) == methods
     for label in methods:

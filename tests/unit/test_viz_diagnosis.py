@@ -7,7 +7,20 @@ from pathlib import Path
 
 from gear.eval.diagnosis import diagnose, summarise
 from gear.trace import Trace
-from gear.viz.diagnosis import diagnosis_category_figure, funnel_figure, lost_at_figure, stage_rows
+from gear.viz.diagnosis import (
+    DROPPED_CELL,
+    FOUND_CELL,
+    LOST_CELL,
+    OPEN_CELL,
+    category_label,
+    diagnosis_category_figure,
+    funnel_figure,
+    lost_at_figure,
+    outcome,
+    side_by_side_rows,
+    stage_rows,
+    stage_table,
+)
 
 TRACES = Path(__file__).resolve().parents[2] / "assets" / "traces"
 
@@ -22,9 +35,12 @@ def test_the_funnel_has_a_trace_per_run_with_its_own_stages() -> None:
     names = [t.name for t in fig.data]
     assert names == list(s.runs)
     naive = next(t for t in fig.data if t.name == "naive")
-    assert list(naive.y) == ["base", "initial", "beam", "expanded", "fused", "final", "final@5"]
-    assert list(naive.x) == [s.runs["naive"].funnel[st] for st in s.runs["naive"].stages]
-    assert naive.x[0] == 1 and fig.layout.funnelmode == "group"
+    assert list(naive.y) == ["gold passages", "base", "initial", "beam", "expanded", "fused", "final", "final@5"]
+    assert list(naive.x) == [s.runs["naive"].gold, *(s.runs["naive"].funnel[st] for st in s.runs["naive"].stages)]
+    assert naive.x[1] == 1
+    # a funnel per run, each on its own stage axis (one shared axis would interleave the families' stages)
+    assert len({t.yaxis for t in fig.data}) == len(fig.data)
+    assert [a.text for a in fig.layout.annotations] == list(s.runs)
 
 
 def test_figures_take_a_summary_or_its_saved_form() -> None:
@@ -50,6 +66,7 @@ def test_run_names_are_escaped_in_the_figures() -> None:
     s = summary().to_dict()
     s["<b>x</b>"] = s.pop("naive")
     assert "<b>x</b>" not in {t.name for t in funnel_figure(s).data}
+    assert "<b>x</b>" not in {a.text for a in funnel_figure(s).layout.annotations}
 
 
 def test_stage_rows_per_stage_and_per_iteration() -> None:
@@ -61,3 +78,56 @@ def test_stage_rows_per_stage_and_per_iteration() -> None:
     wide = next(r for r in stage_rows(d, per_iteration=True) if r["gold passage"] == "St. Peter's Basilica")
     assert wide["base it1"] == "✓ 5" and wide["base it2"] == "✓ 4" and wide["linked"] == "✗"  # best: it2
     assert {k for k in wide if k.startswith("gist")} == {"gist it1", "gist it2", "gist it3", "gist it4"}
+
+
+def test_stage_table_shows_the_best_iteration_or_one_and_marks_the_losses() -> None:
+    d = diagnose(Trace.load(TRACES / "walkthrough_3hop_gear.json"))
+    table = stage_table(d)
+    assert table.columns == ["gold passage", "base", "read", "link", "beam", "expanded", "fused", "gist", "linked",
+                             "final", "final@5", "lost at"]
+    assert table.per_iteration == ["base", "read", "link", "beam", "expanded", "fused", "gist"]
+    rows = {r["gold passage"]: (r, m) for r, m in zip(table.rows, table.marks, strict=True)}
+    basilica, marks = rows["St. Peter's Basilica"]
+    # the best of iterations 1–4: rank 4 in a base list (iterations 2–4), a beam at hop 2 (iteration 1), never read
+    assert basilica["base"] == "✓4" and basilica["beam"] == "✓h2" and basilica["read"] == "✗"
+    assert basilica["final"] == "✓10" and basilica["final@5"] == "✗"
+    assert basilica["lost at"] == "read → gist"
+    assert marks == {"read": LOST_CELL, "gist": DROPPED_CELL}
+    cathedral, marks = rows["Bremen Cathedral"]
+    assert cathedral["lost at"] == "found" and marks == {"final@5": FOUND_CELL}
+    # one iteration at a time: iteration 1's base list held the basilica at rank 5, iteration 2's beams missed it
+    first = {r["gold passage"]: r for r in stage_table(d, 1).rows}["St. Peter's Basilica"]
+    second = {r["gold passage"]: r for r in stage_table(d, 2).rows}["St. Peter's Basilica"]
+    assert (first["base"], first["beam"], second["base"], second["beam"]) == ("✓5", "✓h2", "✓4", "✗")
+    assert first["final"] == second["final"] == "✓10"  # once per run: the same in every view
+    assert stage_table(d, 1).marks == table.marks  # where it was lost is the run's verdict, whichever view
+
+
+def test_stage_table_of_a_run_cut_short() -> None:
+    trace = Trace.load(TRACES / "walkthrough_3hop_gear.json")
+    second = next(n for n, e in enumerate(trace.events) if e.kind == "iteration_started" and e.iteration == 2)
+    cut = Trace(trace.events[:second + 2])  # iteration 2 had started its base retrieval: then Cancel
+    d = diagnose(cut)
+    basilica = next(r for r in stage_table(d, 2).rows if r["gold passage"] == "St. Peter's Basilica")
+    assert basilica["base"] == "✓4" and basilica["read"] == "·"  # iteration 2 never read
+    assert basilica["final"] == "·" and basilica["final@5"] == "·"  # no final ranking: the stage did not run
+    table = stage_table(d)
+    row = [r["gold passage"] for r in table.rows].index("St. Peter's Basilica")
+    assert table.rows[row]["lost at"] == "open (read)"  # not "→ gist": a run cut short let nothing go for good
+    assert table.marks[row] == {"read": OPEN_CELL}
+    assert outcome(d, d.passages[row].id).startswith("…")
+
+
+def test_side_by_side_rows_say_which_run_lost_which_passage_where() -> None:
+    gear = diagnose(Trace.load(TRACES / "walkthrough_3hop_gear.json"))
+    sync = diagnose(Trace.load(TRACES / "walkthrough_3hop_sync.json"))
+    rows = side_by_side_rows({"GeAR": gear, "SyncGE": sync})
+    assert [r["gold passage"] for r in rows][-1] == "proposed category"
+    by_title = {r["gold passage"]: r for r in rows}
+    assert by_title["St. Peter's Basilica"]["GeAR"] == "✗ read → gist"
+    assert by_title["Bremen Cathedral"]["GeAR"] == "✓ rank 1"
+    for title, row in by_title.items():
+        if title != "proposed category":
+            p = next(p for p in sync.passages if p.title == title)
+            assert row["SyncGE"].startswith("✓" if p.status == "found" else "✗")
+    assert by_title["proposed category"]["GeAR"] == category_label(gear) == "base retriever limitation"

@@ -1,0 +1,265 @@
+"""Where was the gold lost? — one run at a time (issue 19): the "Gold passages" panel under an Ask result and the
+stage tables of a comparison side by side. The diagnosis itself is gear.eval.diagnosis (a pure function of the
+trace); this module picks the gold passages' texts, draws the table with the lost stage highlighted, and writes the
+proposed category with its evidence. Everything a passage or the LLM wrote is escaped before it becomes markdown."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from gear.eval.diagnosis import CATEGORY_LABELS, DEFAULT_K, Diagnosis, diagnose
+from gear.eval.diagnosis.gold_texts import gold_texts
+from gear.trace import RunStarted, Trace
+from gear.viz.diagnosis import (
+    DROPPED_CELL,
+    FOUND_CELL,
+    LOST_CELL,
+    OPEN_CELL,
+    OUTCOME_LEGEND,
+    PASSAGE_COLUMN,
+    StageTable,
+    side_by_side_rows,
+    stage_table,
+)
+from studio import demo
+from studio.safe import esc_md, one_line
+
+CELL_STYLES = {LOST_CELL: "background-color: #ffc9c9; font-weight: 600",
+               DROPPED_CELL: "background-color: #ffe8cc",
+               OPEN_CELL: "background-color: #fff3bf",
+               FOUND_CELL: "background-color: #d3f9d8; font-weight: 600"}
+LEGEND = ("✓3 rank 3 · ✓h2 a beam reached one of its triples at hop 2 · ✓ reached · ✗ missed · · did not run. "
+          "Red: lost at (the first stage it never reached); orange: where it left the run for good; yellow: not "
+          "reached yet when the run was cut short; green: found.")
+
+
+# -- which gold passages, with which texts -----------------------------------------------------------------------------
+def nothing_to_diagnose(trace: Trace) -> str:
+    """Why a run cannot be diagnosed ("" when it can): no start event, or no gold passages known."""
+    start = trace.first(RunStarted)
+    if start is None:
+        return "Nothing to diagnose: this trace has no start event (no gold passages or answers recorded)."
+    if not start.gold_passage_ids:
+        return ("Nothing to diagnose: this run does not know its gold passages (a question typed freely, not picked "
+                "from the index's QA set).")
+    return ""
+
+
+class QATexts:
+    """The QA records of the QA sets the app knows (each index's, each demo's), found by a run's question id and
+    text: they hold the gold passages' titles and texts, which a trace names by id only when no stage reached them."""
+
+    def __init__(self, questions: Iterable[Any]) -> None:
+        self.by_key = {(q.id, q.question): q for q in questions}
+        asked = Counter(question for _, question in self.by_key)
+        # a run asked without its record's id (typed, or from an older trace): its question text, when only one
+        # record asks it
+        self.by_text = {key[1]: q for key, q in self.by_key.items() if asked[key[1]] == 1}
+
+    @classmethod
+    def for_index(cls, index: Path | None) -> QATexts:
+        from studio.resources import qa_for_index
+
+        if index is None:
+            return cls([])
+        try:
+            return cls(qa_for_index(index))
+        except Exception:  # an unreadable QA set: the traces still show most of their gold passages
+            return cls([])
+
+    @classmethod
+    def known(cls) -> QATexts:
+        folders = {demo.index_dir(name) for name in demo.DEMOS}
+        if demo.indexes_dir().is_dir():
+            folders |= {p for p in demo.indexes_dir().iterdir() if p.is_dir()}
+        return cls(q for folder in sorted(folders) for q in cls.for_index(folder).by_key.values())
+
+    def record(self, trace: Trace) -> Any | None:
+        start = trace.first(RunStarted)
+        if start is None:
+            return None
+        if start.question_id:
+            return self.by_key.get((start.question_id, start.question))
+        return self.by_text.get(start.question)
+
+    def for_trace(self, trace: Trace) -> dict[int, tuple[str, str]]:
+        start, question = trace.first(RunStarted), self.record(trace)
+        if start is None or question is None:
+            return {}
+        return gold_texts(question, list(dict.fromkeys(start.gold_passage_ids)))
+
+    def fingerprint(self) -> str:
+        return hashlib.sha1(repr(sorted(self.by_key)).encode()).hexdigest()[:12]
+
+
+def gold_texts_for(trace: Trace, index: Path | None) -> dict[int, tuple[str, str]]:
+    """(title, text) of the run's gold passages for the diagnosis, beyond what the trace's own events show (a gold
+    passage no stage reached has only its id there): from the index's backend when the index is open and the run was
+    made on it (its QA record's gold passages map to the run's gold ids), else from the QA record of the run's
+    question in any QA set the app knows."""
+    start = trace.first(RunStarted)
+    if start is None:
+        return {}
+    gold = list(dict.fromkeys(start.gold_passage_ids))
+    selected = QATexts.for_index(index)
+    record = selected.record(trace)
+    if record is not None and index is not None and (index / "manifest.json").is_file():
+        try:
+            from studio.resources import engine_for
+
+            engine = engine_for(index)
+            if list(dict.fromkeys(engine.gold_ids(record.gold))) == gold:
+                return {p.id: (p.title, p.text) for p in engine.backend.passages(gold)}
+        except Exception:  # an index that cannot be opened now: the QA records below
+            pass
+    return selected.for_trace(trace) or QATexts.known().for_trace(trace)
+
+
+def diagnosis_of(trace: Trace, index: Path | None, k: int = DEFAULT_K) -> Diagnosis:
+    return diagnose(trace, k, gold_texts_for(trace, index))
+
+
+# -- drawing one diagnosis ---------------------------------------------------------------------------------------------
+def _styles(table: StageTable) -> pd.DataFrame:
+    frame = pd.DataFrame("", index=range(len(table.rows)), columns=table.columns)
+    for n, marks in enumerate(table.marks):
+        for column, kind in marks.items():
+            if column in frame.columns:
+                frame.loc[n, column] = CELL_STYLES[kind]
+    return frame
+
+
+BEST = "best of all"
+
+
+@st.fragment
+def show_stage_table(d: Diagnosis, key: str) -> None:
+    """The gold passage × stage table, the lost stage of each passage highlighted; for a run of several iterations,
+    a choice between the best any iteration achieved and one iteration at a time (a fragment: choosing redraws the
+    table, not the whole run above it)."""
+    iteration = None
+    if len(d.iterations) > 1:
+        options = [BEST, *(str(i) for i in d.iterations)]
+        chosen = st.radio("Iteration", options, horizontal=True, key=f"{key}_iteration",
+                          help="The stages GeAR runs once per iteration: the best any iteration achieved (the rank "
+                               "of the best list), or one iteration's own result. passageLink and the final ranking "
+                               "run once.")
+        iteration = None if chosen == BEST else int(chosen)
+    table = stage_table(d, iteration)
+    frame = pd.DataFrame(table.rows, columns=table.columns)
+    styled = frame.style.apply(lambda _: _styles(table), axis=None)
+    config: dict[str, Any] = {PASSAGE_COLUMN: st.column_config.TextColumn(PASSAGE_COLUMN, pinned=True)}
+    st.dataframe(styled, hide_index=True, width="stretch", key=key, column_config=config,
+                 height=38 + 35 * max(1, len(frame)))
+    st.caption(LEGEND)
+
+
+def category_line(d: Diagnosis) -> str:
+    if d.category is None:
+        return "**Proposed category:** none yet (nothing to judge against)"
+    line = f"**Proposed category:** {esc_md(CATEGORY_LABELS.get(d.category, d.category))}"
+    if d.second:
+        line += f" — second: {esc_md(CATEGORY_LABELS.get(d.second, d.second))}"
+    if not d.complete:
+        line += " *(provisional: the run was cut short)*"
+    return line
+
+
+def answer_line(d: Diagnosis) -> str:
+    a = d.answer
+    if a is None or (a.answer is None and not a.gold):
+        return ""
+    parts = [f"answer {esc_md(a.answer) if a.answer else '— (none yet)'}",
+             f"gold {esc_md(' / '.join(a.gold)) if a.gold else '— (not recorded)'}"]
+    if a.em is not None:
+        parts.append(f"EM {a.em:.0f} · F1 {a.f1:.2f}" if a.f1 is not None else f"EM {a.em:.0f}")
+    if a.in_qa_passages is not None:
+        parts.append("a gold answer is in the passages the QA step read" if a.in_qa_passages
+                     else "no gold answer in the passages the QA step read")
+    return "**Answer check:** " + " · ".join(parts)
+
+
+def show_verdict(d: Diagnosis) -> None:
+    """The proposed category with the evidence used, the answer check, the notes, and each passage's path."""
+    st.markdown(category_line(d))
+    if d.evidence:
+        st.markdown("\n".join(f"- {esc_md(line)}" for line in d.evidence))
+    line = answer_line(d)
+    if line:
+        st.markdown(line)
+    for note in d.notes:
+        st.caption(esc_md(note))
+    with st.expander("Each gold passage, stage by stage"):
+        for p in d.passages:
+            st.markdown(f"**{esc_md(p.title)}**")
+            st.markdown("\n".join(f"- {esc_md(line)}" for line in p.evidence) or "- (no stage ran)")
+
+
+def show_diagnosis(d: Diagnosis, key: str) -> None:
+    show_stage_table(d, key=f"{key}_table")
+    show_verdict(d)
+
+
+# -- the Ask page: under the result ------------------------------------------------------------------------------------
+def gold_panel(trace: Trace, index: Path | None, k: int = DEFAULT_K) -> None:
+    """The "Gold passages" panel: where each gold passage of the run shown went, stage by stage, the stage it was
+    lost at, and the proposed error category with its evidence. A run cut short is diagnosed as far as it went; a run
+    without gold passages gets one line saying so."""
+    st.subheader("Gold passages — where was the gold lost?")
+    why = nothing_to_diagnose(trace)
+    if why:
+        st.caption(why)
+        return
+    try:
+        d = diagnosis_of(trace, index, k)
+    except Exception as exc:  # a trace from a format this version cannot follow: one line, never a traceback
+        st.caption(f"This run cannot be diagnosed: {esc_md(one_line(exc))}")
+        return
+    found = d.found
+    st.caption(f"{found} of {len(d.passages)} gold passage(s) found in the final top {d.k} (the passages the QA step "
+               f"reads); {esc_md(d.family)} stages.")
+    show_diagnosis(d, key="ask_diag")
+
+
+# -- the Compare page: the methods side by side ------------------------------------------------------------------------
+def compare_stages(results: Mapping[str, Trace | str], k: int, index: Path | None) -> None:
+    """Which method lost which gold passage where: one row per gold passage, one column per method, then each
+    method's own stage table in a tab."""
+    diagnoses: dict[str, Diagnosis] = {}
+    for label, result in results.items():
+        if isinstance(result, Trace) and not nothing_to_diagnose(result):
+            try:
+                diagnoses[label] = diagnosis_of(result, index, k)
+            except Exception as exc:
+                st.caption(f"{esc_md(label)}: cannot be diagnosed ({esc_md(one_line(exc))})")
+    st.subheader(f"Where each method lost the gold (found = in its top {k})")
+    if not diagnoses:
+        st.caption("Nothing to diagnose: these runs do not know their gold passages (a question typed freely).")
+        return
+    grid = pd.DataFrame(side_by_side_rows(diagnoses))
+    styled = grid.style.map(_outcome_style, subset=list(diagnoses))
+    st.dataframe(styled, hide_index=True, width="stretch", key="cmp_diag_grid",
+                 column_config={PASSAGE_COLUMN: st.column_config.TextColumn(PASSAGE_COLUMN, pinned=True)})
+    st.caption(OUTCOME_LEGEND)
+    tabs = st.tabs(list(diagnoses))
+    for n, (tab, d) in enumerate(zip(tabs, diagnoses.values(), strict=True)):
+        with tab:
+            show_diagnosis(d, key=f"cmp_diag_{n}")
+
+
+def _outcome_style(value: object) -> str:
+    text = str(value)
+    if text.startswith("✓"):
+        return CELL_STYLES[FOUND_CELL]
+    if text.startswith("✗"):
+        return CELL_STYLES[LOST_CELL]
+    if text.startswith("…"):
+        return CELL_STYLES[OPEN_CELL]
+    return ""
