@@ -28,7 +28,8 @@ class Timer:
     """Accumulates milliseconds per stage and reports each into the trace."""
 
     def __init__(self, trace: Trace) -> None:
-        self.trace, self.totals = trace, {}
+        self.trace = trace
+        self.totals: dict[str, float] = {}
 
     def stage(self, name: str, iteration: int, start: float) -> float:
         ms = (time.perf_counter() - start) * 1000

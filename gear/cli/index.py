@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -16,7 +15,7 @@ from gear.cli.app import app, console, friendly_errors, out, progress_bar, setti
 class IndexGroup(TyperGroup):
     """`gear index`: `build` (the default: `gear index CORPUS --out DIR` needs no command name), `add`, `remove`."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]  # typer's own Context, a subclass of the one it declares
         if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
             args = ["build", *args]  # the old form: a corpus (or, with --add/--remove, an index) and options
         return super().parse_args(ctx, args)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -99,7 +99,7 @@ def narrator(*, stream: bool) -> Callable[[Event], None]:
     from gear.trace import LLMText, LLMWaiting
     from gear.trace.narrate import narrate
 
-    shown = {"step": "", "chars": 0, "ahead": 0}
+    shown: dict[str, Any] = {"step": "", "chars": 0, "ahead": 0}
 
     def listen(event: Event) -> None:
         if isinstance(event, LLMWaiting):  # every poll of the queue: print changes only, nothing once it is our turn

@@ -22,6 +22,7 @@ from gear.data.corpus import Question
 from gear.eval.diagnosis import Diagnosis, diagnose, summarise
 from gear.eval.measures import recall_at
 from gear.files import atomic_write_json
+from gear.store.base import SearchBackend
 from gear.trace import Answered, LLMCalled, PassagesAdded, PassagesFused, QueryRewritten, Reasoned, Trace
 
 
@@ -35,6 +36,8 @@ class EvaluatedRun(Protocol):
 
 
 class EvaluatedEngine(Protocol):
+    backend: SearchBackend  # the gold passages' texts, for the diagnosis
+
     def gold_ids(self, gold: Sequence[tuple[str, str | None]]) -> list[int]: ...
 
     def retrieve(self, question: str, *, k: int = ..., settings: Settings | None = ..., gold: Collection[int] = ...,

@@ -85,7 +85,7 @@ def parse_reasoning(text: object) -> Verdict:
         why_match = _WHY.search(plain)
         reason = ""
         if why_match is not None:
-            lines = []
+            lines: list[str] = []
             for line in why_match.group(1).splitlines():
                 if lines and _LABEL_LINE.match(line):
                     break

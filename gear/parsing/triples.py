@@ -102,9 +102,9 @@ def _collect(data: object, depth: int = 0) -> tuple[list[SPO], int]:
             return [triple], 0
         for value in data.values():  # e.g. {"facts": [...]}
             if isinstance(value, list):
-                found, dropped = _collect(value, depth + 1)
-                if found:
-                    return found, dropped
+                inner, dropped = _collect(value, depth + 1)
+                if inner:
+                    return inner, dropped
         return [], 0
     if not isinstance(data, list):
         return [], 0

@@ -164,7 +164,7 @@ def _save_arrays(path: Path | None, **arrays: np.ndarray) -> None:
     if path is None:
         return
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as allow_pickle's bool
     with contextlib.suppress(OSError):  # a read-only index keeps its graph in memory only
         atomic_write_bytes(path, buffer.getvalue())
 

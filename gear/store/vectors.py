@@ -124,9 +124,9 @@ class VectorIndex:
         out: list[list[Scored]] = []
         for q, row in zip(qv, ids, strict=True):
             cand = np.unique(row[row >= 0])
-            exact = self.matrix[cand] @ q  # touches only the candidates' rows of the memory-mapped matrix
-            order = np.lexsort((cand, -exact))[:k]
-            out.append([Scored(int(cand[j]), float(exact[j])) for j in order])
+            scores: np.ndarray = self.matrix[cand] @ q  # touches only the candidates' rows of the memory-mapped matrix
+            order = np.lexsort((cand, -scores))[:k]
+            out.append([Scored(int(cand[j]), float(scores[j])) for j in order])
         return out
 
     # -- persistence ----------------------------------------------------------------------------------------------
@@ -159,7 +159,7 @@ class VectorIndex:
         import faiss
 
         ivf = faiss.read_index(str(ivf_path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
-        ivf.nprobe = ivf_params(ivf.ntotal)[1]
+        ivf.nprobe = ivf_params(ivf.ntotal)[1]  # type: ignore[attr-defined]  # faiss's SWIG classes declare no attributes
         return cls(matrix, ivf)
 
 

@@ -426,7 +426,7 @@ def _decode(tp: Any, value: Any) -> Any:
         return [_decode(arg, v) for v in value]
     if origin is dict:
         return dict(value)
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # a dataclass type (not an instance)
         hints = typing.get_type_hints(tp)
         names = {f.name for f in dataclasses.fields(tp)}
         return tp(**{k: _decode(hints[k], v) for k, v in value.items() if k in names})

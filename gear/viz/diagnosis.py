@@ -114,7 +114,7 @@ def stage_rows(d: Diagnosis, per_iteration: bool = False) -> list[dict[str, Any]
             else:
                 row[label] = cell(p, stage)
         row["lost at"] = "found" if p.status == "found" else stage_label(p.lost_at, d.k) if p.lost_at else "—"
-        row["dropped at"] = stage_label(p.dropped_at, d.k) if p.dropped_at else ""
+        row["dropped at"] = stage_label(p.dropped_at or "", d.k) if p.dropped_at else ""
         rows.append(row)
     return rows
 
@@ -182,9 +182,9 @@ def stage_table(d: Diagnosis, iteration: int | None = None) -> StageTable:
         elif p.lost_at:
             marked[stage_label(p.lost_at, d.k)] = OPEN_CELL if p.status == OPEN_STATUS else LOST_CELL
             if _dropped_later(p):
-                marked.setdefault(stage_label(p.dropped_at, d.k), DROPPED_CELL)
+                marked.setdefault(stage_label(p.dropped_at or "", d.k), DROPPED_CELL)
         where = _where(p, d.k)
-        row[LOST_COLUMN] = f"{where} → {stage_label(p.dropped_at, d.k)}" if _dropped_later(p) else where
+        row[LOST_COLUMN] = f"{where} → {stage_label(p.dropped_at or '', d.k)}" if _dropped_later(p) else where
         rows.append(row)
         marks.append(marked)
     return StageTable(columns, rows, marks, [stage_label(s, d.k) for s in per_iteration], iteration)
@@ -218,7 +218,7 @@ def outcome(d: Diagnosis, pid: int) -> str:
     if p.status == OPEN_STATUS:
         return f"… {stage_label(p.lost_at, d.k)}" if p.lost_at else "…"
     where = stage_label(p.lost_at, d.k) if p.lost_at else "—"
-    return f"✗ {where}" + (f" → {stage_label(p.dropped_at, d.k)}" if _dropped_later(p) else "")
+    return f"✗ {where}" + (f" → {stage_label(p.dropped_at or '', d.k)}" if _dropped_later(p) else "")
 
 
 OUTCOME_LEGEND = ("✓ rank r: found, at rank r of the final ranking · ✗ A → B: lost at A (the first stage it never "

@@ -310,7 +310,8 @@ def neighbourhood(backend: Any, entity: str, hops: int = 1, limit: int = 60) -> 
     g = nx.MultiDiGraph()
     g.add_node(names[start], label=entity, color=CENTRE_COLOUR, size=26, depth=0,
                title=f"<b>{esc_html(names[start])}</b><br>centre")
-    frontier, seen_e, seen_t = [start], {start}, set()
+    frontier, seen_e = [start], {start}
+    seen_t: set[int] = set()
     for depth in range(1, max(1, hops) + 1):
         nxt = []
         for e in frontier:

@@ -342,11 +342,11 @@ def _graph_triples(facts: TraceFacts) -> list[tuple[str, TripleView]]:
     for e in facts.trace.of(BeamsSearched):
         kept = {t for beam in (e.steps[-1] if e.steps else []) for t in beam.triple_ids}
         found.extend((f"a beam (iteration {e.iteration})", facts.triples[t]) for t in kept if t in facts.triples)
-    for e in facts.trace.of(TriplesLinked):
-        found.extend((f"tripleLink (iteration {e.iteration})", link.linked) for link in e.links
+    for linked in facts.trace.of(TriplesLinked):
+        found.extend((f"tripleLink (iteration {linked.iteration})", link.linked) for link in linked.links
                      if link.linked is not None)
-    for e in facts.trace.of(PPRSeeded):
-        found.extend((f"a PPR seed fact (iteration {e.iteration})", f.triple) for f in e.facts if f.kept)
+    for seeded in facts.trace.of(PPRSeeded):
+        found.extend((f"a PPR seed fact (iteration {seeded.iteration})", f.triple) for f in seeded.facts if f.kept)
     return found
 
 

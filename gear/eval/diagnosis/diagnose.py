@@ -69,12 +69,12 @@ def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str,
     facts = TraceFacts.of(trace, passages)
     method, family = family_for(facts)
     stages = [*family.stages, FINAL, FOUND]
-    passages = []
+    gold_passages: list[GoldPassage] = []
     for pid in facts.gold:
         p = GoldPassage(pid, facts.title(pid), [*family.marks(facts, pid), *final_marks(facts, pid, k)])
         follow(p, stages, facts.finished)
         p.evidence = passage_evidence(p, stages, k)
-        passages.append(p)
+        gold_passages.append(p)
     notes = []
     if not facts.finished:
         last = facts.iterations[-1] if facts.iterations else 0
@@ -94,7 +94,7 @@ def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str,
                      "events show")
     d = Diagnosis(facts.question_id, facts.start.question if facts.start else "", method,
                   run_name(method, family, facts), family.name, hop_type(facts.question_id), k, stages,
-                  facts.iterations, facts.finished, passages, check_answer(facts, family.name == "IRCoT"), None,
+                  facts.iterations, facts.finished, gold_passages, check_answer(facts, family.name == "IRCoT"), None,
                   notes=notes)
     graph = family.graph or bool(trace.of(PPRSeeded))
     d.category, d.second, d.evidence = propose(d, facts, graph)

@@ -68,10 +68,10 @@ def link_marks(facts: TraceFacts, pid: int) -> list[StageMark]:
         mine = [f"{spo(link.proximal)} → {spo(link.linked)} ({link.similarity:.2f})" for link in e.links
                 if link.linked is not None and link.linked.passage_id == pid]
         marks.append(StageMark(LINK, e.iteration, bool(mine), note=more(mine)))
-    for e in facts.trace.of(InitialNodes):  # traces without TriplesLinked: the sync initial nodes say the same
-        if e.source == "sync" and e.iteration not in linked_iterations:
-            mine = [spo(t) for t in e.triples if t.passage_id == pid]
-            marks.append(StageMark(LINK, e.iteration, bool(mine), note=more(mine)))
+    for nodes in facts.trace.of(InitialNodes):  # traces without TriplesLinked: the sync initial nodes say the same
+        if nodes.source == "sync" and nodes.iteration not in linked_iterations:
+            mine = [spo(t) for t in nodes.triples if t.passage_id == pid]
+            marks.append(StageMark(LINK, nodes.iteration, bool(mine), note=more(mine)))
     return marks
 
 

@@ -23,10 +23,10 @@ def retrieval_marks(facts: TraceFacts, pid: int) -> list[StageMark]:
         new = e.iteration in added and rank_of(added[e.iteration].passages, pid) is not None
         note = _query_note(e.iteration, e.query) + ("" if rank is None else ", new" if new else ", already collected")
         marks.append(StageMark(RETRIEVAL, e.iteration, rank is not None, rank, note=note))
-    for n, e in added.items():  # older or partial traces: the passages each retrieval added
+    for n, add in added.items():  # older or partial traces: the passages each retrieval added
         if n not in seen:
-            rank = rank_of(e.passages, pid)
-            marks.append(StageMark(RETRIEVAL, n, rank is not None, rank, note=_query_note(n, e.query)))
+            rank = rank_of(add.passages, pid)
+            marks.append(StageMark(RETRIEVAL, n, rank is not None, rank, note=_query_note(n, add.query)))
     return sorted(marks, key=lambda m: m.iteration)
 
 

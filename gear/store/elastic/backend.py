@@ -39,7 +39,8 @@ class IndexFacts(Protocol):
 # -- the backend ------------------------------------------------------------------------------------------------------
 class _LRU:
     def __init__(self, size: int) -> None:
-        self.size, self.data, self.lock = size, OrderedDict(), threading.Lock()
+        self.size, self.lock = size, threading.Lock()
+        self.data: OrderedDict[int, Any] = OrderedDict()
 
     def get_many(self, keys: Sequence[int]) -> tuple[dict[int, Any], list[int]]:
         found, missing = {}, []
@@ -237,7 +238,7 @@ class ElasticBackend:
             found.update(new)
         return [found[t] for t in ids]
 
-    def triple_vectors(self, ids: Sequence[int]) -> np.ndarray:
+    def triple_vectors(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
         ids = [int(i) for i in np.asarray(ids).reshape(-1)]
         found, missing = self._vectors.get_many(ids)
         if missing:
