@@ -13,7 +13,7 @@ from studio.sidebar import PRESETS, choose_index, sidebar_settings
 
 @guarded
 def page() -> None:
-    setup("Compare methods", "⚖️")
+    setup("Compare methods", ":material/compare_arrows:")
     index = choose_index()
     base = sidebar_settings(show_method=False)
     if index is None:

@@ -11,7 +11,7 @@ from studio.sidebar import choose_index, sidebar_settings
 
 @guarded
 def page() -> None:
-    setup("Evaluate", "📊")
+    setup("Evaluate", ":material/bar_chart:")
     index = choose_index()
     base = sidebar_settings(show_method=False)
     run_tab, results_tab = st.tabs(["Run an evaluation", "Results"])

@@ -11,7 +11,7 @@ from studio.sidebar import sidebar_settings
 
 @guarded
 def page() -> None:
-    setup("Index", "🧱")
+    setup("Index", ":material/database:")
     # the LLM used when triples are extracted from raw text
     settings = sidebar_settings(show_method=False, show_knobs=False)
     explore, build = st.tabs(["Explore an index", "Build a new index"])

@@ -21,7 +21,7 @@ from studio.traces import (
 
 @guarded
 def page() -> None:
-    setup("Traces — error analysis", "🗂️")
+    setup("Traces — error analysis", ":material/folder_open:")
     files = trace_files()
     if not files:
         st.info("No traces yet. Save a run on the Ask page, or run an evaluation with traces.")

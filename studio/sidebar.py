@@ -12,13 +12,17 @@ import streamlit as st
 from gear import methods
 from gear.config import Settings
 from studio import demo
+from studio.session import keep_choices, start
 from studio.trace_view import answer_origins
 
 PRESETS: dict[str, tuple[str, str]] = methods.presets()  # label -> (retriever, method): Compare and Evaluate
 EXPANSIONS = {m.name: m.choice for m in methods.METHODS}  # the Ask page's method list
 DEFAULT_EXPANSION = "gear"
-LLM_KINDS = {"auto": "recorded answers, else the live model", "replay": "recorded answers only",
-             "local": "embedded model (always live)", "openai": "OpenAI-compatible endpoint"}
+LLM_KINDS = {"auto": "auto: recorded, else live", "replay": "replay: recorded only",
+             "local": "local: embedded model", "openai": "openai: an endpoint"}
+LLM_HELP = ("auto: answers recorded before are served at once, anything else goes to the live model (the embedded "
+            "Qwen2.5-Coder-1.5B, or the endpoint the server was started with). replay: recorded answers only (a new "
+            "question is an error). local: always the embedded model. openai: an OpenAI-compatible endpoint you name.")
 PROMPTS = {"": "default (paper)", "paper": "paper: the appendix prompts verbatim",
            "small": "small: JSON, grounded verdicts, no repeated query"}
 
@@ -112,45 +116,28 @@ def _rel(p: Path) -> str:
         return str(p)
 
 
-CHOICES = ("retriever", "expand", "llm_kind", "llm_base_url", "llm_model", "prompts", "k", "beam_width", "beam_length",
-           "gamma", "neighbours", "max_iterations", "ppr_damping", "ppr_filter", "ircot_max_steps", "ircot_retriever")
-
-
-def keep_choices() -> None:
-    """A widget on a new page starts from its default even when its key is in session state (the LLM kind fell back
-    to "auto" on Compare and Evaluate); writing every sidebar choice back first makes the new page's widgets take
-    them, and keeps the Ask-only choices (retriever, expansion) alive on pages that do not show them."""
-    for key in CHOICES:
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
-
-
-def start(key: str, value: Any) -> None:
-    """A widget's first value, set through session state only: keep_choices() writes every choice back, and a widget
-    given both a default and a session-state value logs a warning with a stack on every run (one per session and
-    page: the server's log filled with them under load)."""
-    if key not in st.session_state:
-        st.session_state[key] = value
-
-
-ORIGINS_SLOT = "_answer_origins_slot"  # this run's sidebar placeholder for "Last run's LLM answers"
+ORIGINS_SLOT = "_answer_origins_slot"  # this run's sidebar placeholder for "This session's last run"
+RAN_HERE = "trace_ran_here"  # session state: the session's trace is a run made in this session (not a loaded file)
 
 
 def show_answer_origins(trace: Any) -> None:
-    """"Last run's LLM answers: …" in the sidebar. The sidebar is drawn before a live run starts, so the Ask page
-    calls this again when the run ends (otherwise the line would describe the run before it)."""
+    """"This session's last run — LLM answers: …" in the sidebar, for a run made in this session only (a fresh
+    session shows a recorded example, whose answers came from the model when it was recorded, not now). The sidebar
+    is drawn before a live run starts, so the Ask page calls this again when the run ends."""
     slot = st.session_state.get(ORIGINS_SLOT)
     if slot is None:
         return
-    origins = answer_origins(trace)
+    origins = answer_origins(trace) if st.session_state.get(RAN_HERE) else ""
     if origins:
-        slot.caption(f"Last run's LLM answers: {origins}")
+        slot.caption(f"This session's last run — LLM answers: {origins}")
     else:
         slot.empty()
 
 
-def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Settings:
-    """Method, LLM and knobs from the sidebar, as Settings (paper defaults, App. B)."""
+def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
+                     k_label: str = "k (passages per retrieval)") -> Settings:
+    """Method, LLM and knobs from the sidebar, as Settings (paper defaults, App. B). `k_label` names what the k
+    slider sets on this page (Compare has a k of its own for the single-step methods)."""
     keep_choices()
     sb = st.sidebar
     base = Settings()
@@ -163,7 +150,7 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
         changes["expand"] = sb.selectbox("Expansion", list(EXPANSIONS), key="expand", format_func=EXPANSIONS.get)
     sb.subheader("LLM")
     start("llm_kind", base.llm if base.llm in LLM_KINDS else "auto")
-    kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", format_func=LLM_KINDS.get)
+    kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", format_func=LLM_KINDS.get, help=LLM_HELP)
     changes["llm"] = kind
     cache = base.llm_cache_dir or demo.LLM_CACHE
     if kind == "replay":
@@ -186,7 +173,7 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
     for key, value in (("k", base.agent_k), ("beam_width", base.beam_width), ("beam_length", base.beam_length),
                        ("gamma", 0.0), ("neighbours", base.max_neighbours), ("max_iterations", base.max_iterations)):
         start(key, value)
-    changes["agent_k"] = sb.slider("k (passages per retrieval)", 1, 30, key="k")
+    changes["agent_k"] = sb.slider(k_label, 1, 30, key="k")
     changes["beam_width"] = sb.slider("beam width b", 1, 20, key="beam_width")
     changes["beam_length"] = sb.slider("beam length l", 1, 4, key="beam_length")
     gamma_default = 2.0 * changes["beam_width"]

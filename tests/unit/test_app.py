@@ -131,7 +131,7 @@ def test_ask_runs_gear_on_replay_llm_and_shows_every_step(studio: dict) -> None:
     assert statuses(at) == [f"Iteration {i}" for i in range(1, n_iter + 1)]
     text = " ".join(str(m.value) for m in at.markdown)
     for module in ("Base retrieval", "Reader → proximal triples", "tripleLink", "Graph expansion", "Fusion",
-                   "Gist memory", "Reasoner", "Rewriter", "Final ranking", "Answer:"):
+                   "Gist memory", "Reasoner", "Rewriter", "Final ranking", "Final answer:"):
         assert module in text, module
     # one beam graph per iteration, each a self-contained vis network with the expected entities
     graphs = iframes(at)
@@ -265,7 +265,7 @@ def test_ask_shows_an_ircot_run_thought_by_thought(studio: dict) -> None:
     assert statuses(at) == ["Iteration 1", "Iteration 2"]
     text = shown_text(at)
     for section in ("Base retrieval", "IRCoT retrieval → collection", "IRCoT reasoning step", "Thought:",
-                    "Final thought:", "Chain of thought", "Final ranking", "Answer:"):
+                    "Final thought:", "Chain of thought", "Final ranking", "Final answer:"):
         assert section in text, section
     assert "Mediterranean Sea" in " ".join(str(m.value) for m in at.success)
     # the thought carries HTML: it shows as text
@@ -483,19 +483,20 @@ def test_the_answer_calls_llm_line_is_shown_in_the_result_box(studio: dict, expa
     at = ask_with(start(studio), expand)
     inside = result_box_text(at)
     assert any(v.startswith("LLM · qa") for v in inside), inside
-    assert any(v.startswith("**Answer:**") for v in inside)
+    assert any(v.startswith("**Final answer:**") for v in inside)
+
+
+def origins_line(at: AppTest) -> list[str]:
+    return [str(c.value) for c in at.sidebar.caption if "LLM answers" in str(c.value)]
 
 
 def test_the_sidebar_says_who_answered_the_run_just_made(studio: dict) -> None:
-    # the sidebar is drawn before a run starts: its "Last run's LLM answers" must still describe the run just made
-    def origins_line(at: AppTest) -> list[str]:
-        return [str(c.value) for c in at.sidebar.caption if str(c.value).startswith("Last run's LLM answers")]
-
+    # the sidebar is drawn before a run starts: its line must still describe the run just made
     at = start(studio)
     at.session_state["trace"] = None  # no bundled run in this data dir; start from none
     at = ask_with(at, "gear")
     calls = len(at.session_state["trace"].of(LLMCalled))
-    assert calls and origins_line(at) == [f"Last run's LLM answers: {calls} recorded"]
+    assert calls and origins_line(at) == [f"This session's last run — LLM answers: {calls} recorded"]
     at = ask_with(at, "ppr")  # PPR asks no LLM: the line goes instead of describing the GeAR run
     assert origins_line(at) == []
 
