@@ -62,6 +62,8 @@ class TraceView:
         self.status_line = status  # live runs: the line at the top saying what the run waits for
         self.events: list[t.Event] = []
         self.status: Any = None
+        self.body: Any = None  # what goes inside the running iteration's status (entered instead of the status: a
+        # status used as a context manager marks itself complete on exit, so the running one showed a ✓)
         self.final: Any = None
         self.iteration = 0
         self.gold_known = False
@@ -98,6 +100,7 @@ class TraceView:
             self.iteration = event.iteration
             label = f"Iteration {event.iteration}" + (" — running…" if self.live else "")
             self.status = st.status(label, expanded=True, state="running" if self.live else "complete")
+            self.body = self.status.container()
         if isinstance(event, (t.PassagesLinked, t.FinalRanking, t.Answered, t.RunFinished)):
             self._finish_status()
             if self.final is None:
@@ -114,7 +117,7 @@ class TraceView:
         QA call's LLM line and warnings come after the final ranking and belong with it)."""
         if self.final is not None:
             return self.final
-        return self.status if self.status is not None else st.container()
+        return self.body if self.status is not None else st.container()
 
     def _box(self) -> Any:
         """The placeholder for what the model is doing now (waiting, writing), in the current iteration."""
@@ -144,7 +147,7 @@ class TraceView:
     def _finish_status(self) -> None:
         if self.status is not None:
             self.status.update(label=f"Iteration {self.iteration}", state="complete", expanded=True)
-            self.status = None
+            self.status = self.body = None
 
     def close(self) -> None:
         self._finish_status()

@@ -407,3 +407,67 @@ def test_a_question_nobody_recorded_runs_live_and_draws_its_graph(tmp_path: Path
         assert_local(page.requests)  # type: ignore[attr-defined]
         recorded = list((data / "llm_cache").glob("*.json"))
         assert recorded, "the live answers are recorded into the user's cache"
+
+
+@pytest.fixture(scope="module")
+def slow_server(data_dir: Path):
+    """The app on the tiny index with a model that takes its time (tests.e2e.scripted_endpoint): each answer comes
+    after 3 s, so a run is watched while it is in progress. One iteration: four calls a run."""
+    from tests.e2e.scripted_endpoint import slow_endpoint
+
+    with slow_endpoint(delay=3.0) as url:
+        env = {"GEAR_STUDIO_BUILD_DEMOS": "0", "GEAR_STUDIO_INDEX": "tiny", "GEAR_LLM": "openai",
+               "GEAR_LLM_BASE_URL": url, "GEAR_LLM_MODEL": "scripted", "GEAR_MAX_ITERATIONS": "1",
+               "GEAR_LLM_CACHE_DIR": "", "OPENAI_API_KEY": ""}
+        yield from run_server(data_dir, env)
+
+
+STATUS_READING = re.compile(r"^Iteration 1 of up to 1 · (sync|gist) read · the model is reading [\d,]+ tokens "
+                            r"\(≈ \d+ s(, assumed speed)?\)$")
+
+
+def test_a_second_question_starts_on_a_clean_page_with_a_status_line(slow_server: str, browser_page) -> None:
+    """Ask, then Ask another question: while the second run waits for the model, nothing of the first run's trace
+    is on the page (Streamlit used to keep it, faded, below the new run), the running iteration shows a spinner, and
+    a status line at the top names the iteration, the step and what the run waits for."""
+    from playwright.sync_api import expect
+
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(slow_server)
+    page.get_by_text("index and embedder ready").wait_for(timeout=180_000)
+    question = page.get_by_label("Question", exact=True)
+    question.fill(QUESTION)
+    question.press("Enter")
+    ask = ask_button(page)
+    settled(page)
+    ask.click()
+    status = page.get_by_text(STATUS_READING).first
+    expect(status).to_be_visible(timeout=60_000)  # the first run's first read, announced before the model answers
+    page.get_by_text("first graph drawn").first.wait_for(timeout=120_000)  # the first run has finished
+    settled(page)
+    expect(page.get_by_text("Final answer")).to_have_count(1)
+    expect(page.locator("iframe")).to_have_count(1)  # its beam graph
+    question.fill("Where is Mount Etna?")
+    question.press("Enter")
+    ask = ask_button(page)
+    settled(page)
+    ask.click()
+    # the second run waits for the model's first read: the line says so …
+    expect(page.get_by_text(re.compile(r"· sync read · the model is reading"))).to_be_visible(timeout=60_000)
+    shot(page, "20_ask_second_question_mid_run")
+    # … and no element of the first run's trace is in the page
+    for leftover in ("Final answer", "first graph drawn", "Gist memory", "Reasoner", "Recall", "Final ranking"):
+        assert page.get_by_text(re.compile(leftover)).count() == 0, leftover  # case-sensitive: the intro says
+        # "the gist memory, the reasoner's verdict"
+    assert page.locator("iframe").count() == 0
+    assert page.locator("[data-testid='stExpanderIconSpinner']").count() == 1  # the running iteration
+    assert page.locator("[data-testid='stExpanderIconCheck']").count() == 0
+    # the line follows the run to its next step, then the run ends and the line goes
+    expect(page.get_by_text(re.compile(r"· (gist read|reasoner|QA step)"))).to_be_visible(timeout=60_000)
+    page.get_by_text("first graph drawn").first.wait_for(timeout=120_000)
+    settled(page)
+    expect(page.get_by_text(re.compile(r"the model is reading"))).to_have_count(0)
+    expect(page.get_by_text("Final answer")).to_have_count(1)
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    assert_local(page.requests)  # type: ignore[attr-defined]
