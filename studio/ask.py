@@ -204,9 +204,9 @@ def _cache_stamp(settings: Settings) -> tuple[float, ...]:
 @st.cache_data(show_spinner=False, max_entries=64)
 def _recorded(_engine: Any, _settings: Settings, index: str, questions: tuple[str, ...], settings_key: str,
               stamp: tuple[float, ...]) -> dict[str, bool]:
-    from gear.agent.recorded import replays_at_once
+    from gear.agent.recorded import replays_at_once_all
 
-    return {q: bool(replays_at_once(_engine, q, _settings)) for q in questions}
+    return {q: bool(found) for q, found in replays_at_once_all(_engine, questions, _settings).items()}
 
 
 def _cancel() -> None:

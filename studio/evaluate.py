@@ -107,7 +107,7 @@ def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, qu
         def on_wait(ahead: int) -> None:
             # drawn on every poll of the model's queue: that is where Streamlit can stop a cancelled run
             if ahead:
-                waiting.caption(f"⏳ waiting for the model: {ahead} ahead")
+                waiting.caption(f":material/hourglass_top: waiting for the model: {ahead} ahead")
             else:
                 waiting.empty()
 

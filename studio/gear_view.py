@@ -129,7 +129,7 @@ def query_rewritten(e: t.QueryRewritten, view: View) -> None:
         st.caption("The first rewrite repeated an earlier query; the rewriter was asked again with the earlier queries "
                    "shown." + (" It still repeats one." if e.repeated else ""))
     elif e.repeated:
-        st.caption("⚠️ This query repeats an earlier one.")
+        st.caption(":material/warning: This query repeats an earlier one.")
 
 
 def llm_called(e: t.LLMCalled, view: View) -> None:
@@ -140,7 +140,7 @@ def llm_called(e: t.LLMCalled, view: View) -> None:
 
 
 def warned(e: t.Warned, view: View) -> None:
-    st.caption("⚠️ " + esc_md(e.message))
+    st.caption(":material/warning: " + esc_md(e.message))
 
 
 def passages_linked(e: t.PassagesLinked, view: View) -> None:

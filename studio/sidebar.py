@@ -109,6 +109,17 @@ def llm_status(kind: str, cache_dir: Path | None) -> str:
     return "OpenAI-compatible endpoint (key from OPENAI_API_KEY / GEAR_OPENAI_API_KEY, never shown)"
 
 
+def llm_words(settings: Settings) -> str:
+    """The LLM the settings name, in words a person reads ("the embedded model …", "gpt-4o-mini at …")."""
+    endpoint = settings.llm_base_url or "api.openai.com"
+    live = (f"{settings.llm_model or 'gpt-4o-mini'} at {endpoint}" if settings.llm_base_url or settings.llm_api_key
+            else "the embedded model (Qwen2.5-Coder-1.5B)")
+    return {"auto": f"{live}, reusing answers recorded before", "local": "the embedded model (Qwen2.5-Coder-1.5B)",
+            "openai": f"{settings.llm_model or 'gpt-4o-mini'} at {endpoint}",
+            "replay": "recorded answers only (a passage never recorded fails)",
+            "record": f"{live}, recording every answer"}.get(settings.llm, settings.llm)
+
+
 def _rel(p: Path) -> str:
     try:
         return str(p.resolve().relative_to(demo.ROOT))

@@ -49,7 +49,9 @@ class StatusLine:
             return
         self.drawn_at = now
         self.text = self.prefix + self.progress.line()
-        self.box.markdown(f":material/progress_activity: **{esc_md(self.text)}**")
+        # our own words only (step names from the runners, method labels from the registry): no escaping, so the
+        # line reads as written ("waiting for the model: 1 ahead")
+        self.box.markdown(f":material/progress_activity: **{self.text}**")
 
 
 class TraceView:

@@ -10,6 +10,7 @@ to the live model from its first step.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -91,3 +92,11 @@ def replays_at_once(engine: Engine, question: str, settings: Settings) -> bool |
     if request is None:
         return None
     return is_recorded(engine.llm(settings), request)
+
+
+def replays_at_once_all(engine: Engine, questions: Sequence[str], settings: Settings) -> dict[str, bool | None]:
+    """replays_at_once for many questions, their query vectors encoded in one batch first (one at a time, a query
+    took ≈0.5 s on a busy 2-core machine; fifty in a batch take about as long as two)."""
+    if settings.retriever != "bm25" and methods.get(settings.expand).uses_llm(settings):
+        engine.encoder.encode_cached(list(dict.fromkeys(questions)))
+    return {q: replays_at_once(engine, q, settings) for q in questions}

@@ -164,7 +164,8 @@ def iteration_limit(method: methods.Method | None, settings: Mapping[str, Any]) 
 
 #: what a run does after each event, until the next one arrives (events the line does not change for are absent)
 NEXT_STEP: dict[type[t.Event], str] = {
-    t.IterationStarted: "base retrieval", t.BaseRetrieved: "after base retrieval", t.ProximalTriples: "tripleLink",
+    t.IterationStarted: "base retrieval", t.BaseRetrieved: "expanding from the base passages",
+    t.ProximalTriples: "tripleLink",
     t.TriplesLinked: "graph expansion (beam search)", t.InitialNodes: "graph expansion (beam search)",
     t.BeamsSearched: "fusion", t.PassagesExpanded: "fusion", t.PassagesFused: "after fusion",
     t.GistUpdated: "reasoner", t.Reasoned: "after the verdict", t.QueryRewritten: "next iteration",
@@ -178,10 +179,13 @@ class RunProgress:
     transient ones too: LLMAsking, LLMWaiting, LLMText). Pure text: the app shows it beside Cancel, a CLI could
     print it."""
 
-    def __init__(self, speed: ModelSpeed | None = None, clock: Any = time.monotonic) -> None:
+    def __init__(self, speed: ModelSpeed | None = None, clock: Any = time.monotonic,
+                 builds_ppr_graph: bool = False) -> None:
         self.speed = speed or MODEL_SPEED
+        self.builds_ppr_graph = builds_ppr_graph  # the run's PPR graph is built on first use (tens of seconds)
         self.clock = clock
         self.method: methods.Method | None = None
+        self.settings: Mapping[str, Any] = {}
         self.limit: int | None = None
         self.iteration = 0
         self.step = "starting"
@@ -195,13 +199,16 @@ class RunProgress:
         """Take one event of the run into account."""
         if isinstance(event, t.RunStarted):
             self.method = methods.find(event.method)
+            self.settings = event.settings
             self.limit = iteration_limit(self.method, event.settings)
-            self.step = "PPR graph and fact matching" if self.method and self.method.uses_ppr(event.settings) \
-                else "base retrieval"
+            ppr = self.method is not None and self.method.uses_ppr(event.settings)
+            self.step = ("building PPR's entity graph (first use on this index: every entity name encoded once)"
+                         if ppr and self.builds_ppr_graph else "PPR fact matching" if ppr else "base retrieval")
             self.detail = ""
         elif isinstance(event, t.IterationStarted):
             self.iteration = event.iteration
-            self.step, self.detail = NEXT_STEP[t.IterationStarted], ""
+            if not self.step.startswith("building PPR"):  # the build comes after the iteration starts
+                self.step, self.detail = NEXT_STEP[t.IterationStarted], ""
         elif isinstance(event, t.LLMAsking):
             self.asked, self.asked_at = event, self.clock()
             self.estimate = self.speed.estimate(event)
@@ -221,6 +228,8 @@ class RunProgress:
         elif isinstance(event, t.FinalRanking):
             self.step = "QA step" if self.method is None or self.method.answers else "finishing"
             self.detail = ""
+        elif isinstance(event, t.BaseRetrieved) and self.method is not None and self.method.uses_ppr(self.settings):
+            self.step, self.detail = "Personalized PageRank", ""  # PPR's base list is its dense seeds
         elif isinstance(event, t.RunFinished):
             self.step, self.detail, self.finished = "finished", "", True
         elif type(event) in NEXT_STEP:

@@ -17,6 +17,7 @@ from gear.index import build_index
 from gear.llm import CachedLLM
 from gear.llm.local import LocalLLM
 from gear.trace import (
+    Answered,
     BeamsSearched,
     FinalRanking,
     LLMCalled,
@@ -187,15 +188,17 @@ def test_compare_runs_several_methods(studio: dict) -> None:
     assert not at.exception
     assert not at.error, [e.value for e in at.error]
     frames = [df.value for df in at.dataframe]
-    assert len(frames) == 3  # the rankings side by side, recall and cost, gold entry
-    grid = frames[0].data if hasattr(frames[0], "data") else frames[0]  # a Styler (gold cells highlighted)
-    assert list(grid.columns) == ["rank", "BM25", "Hybrid", "Hybrid + NaiveGE"]
-    assert grid["rank"].tolist() == list(range(1, at.slider(key="cmp_k").value + 1))
+    assert len(frames) == 2  # answers, recall and cost; gold entry
+    assert len(at.table) == 1  # the rankings side by side: a static table, titles wrap
+    grid = at.table[0].value
+    grid = grid.data if hasattr(grid, "data") else grid  # a Styler (gold cells highlighted)
+    assert list(grid.columns) == ["#", "BM25", "Hybrid", "Hybrid + NaiveGE"]
+    assert grid["#"].tolist() == list(range(1, at.slider(key="cmp_k").value + 1))
     results = at.session_state["cmp_results"][2]
     for label in ("BM25", "Hybrid", "Hybrid + NaiveGE"):  # each column is that run's final ranking, gold marked
         ranking = results[label].first(FinalRanking).passages
         assert [c for c in grid[label] if c] == [("★ " if p.gold else "") + p.title for p in ranking][:len(grid)]
-    gold = frames[2].set_index("gold passage")
+    gold = frames[1].set_index("gold passage")
     assert sorted(gold.index) == ["Mount Etna", "Sicily"]  # titles from the QA set, retrieved or not
 
 
@@ -311,8 +314,13 @@ def test_compare_runs_gear_naivege_ppr_and_ircot(studio: dict) -> None:
     results = at.session_state["cmp_results"][2]
     assert list(results) == methods and all(isinstance(r, Trace) for r in results.values())
     frames = [df.value for df in at.dataframe]
-    assert len(frames) == 3  # the rankings side by side, recall and cost, gold entry
+    assert len(frames) == 2 and len(at.table) == 1  # answers, recall and cost; gold entry; the rankings
     cost = next(f for f in frames if "LLM calls" in f.columns).set_index("method")
+    for label in methods:  # each method's answer and EM, first
+        answered = results[label].first(Answered)
+        assert cost.loc[label, "answer"] == (answered.answer if answered else "—")
+    assert list(cost.columns[:5]) == ["answer", "EM", "R@5", "R@10", "R@15"]
+    assert cost.loc["GeAR (hybrid)", "EM"] == 1 and cost.loc["Hybrid + NaiveGE", "answer"] == "—"
     assert list(cost.index) == methods
     for label in methods:
         trace = results[label]

@@ -12,6 +12,7 @@ from gear.agent.engine import Engine
 from gear.config import Settings, public_settings
 from gear.llm import CachedLLM
 from gear.trace import (
+    BaseRetrieved,
     FinalRanking,
     GistUpdated,
     IterationStarted,
@@ -137,9 +138,16 @@ def test_a_learned_speed_is_not_called_assumed() -> None:
 def test_single_step_methods_show_no_iteration_and_ppr_says_its_graph() -> None:
     progress = RunProgress(ModelSpeed())
     progress.update(start("ppr", retriever="dense"))
-    assert progress.line() == "PPR graph and fact matching"
+    assert progress.line() == "PPR fact matching"
     progress.update(IterationStarted(1, "q"))
     assert progress.line() == "base retrieval"
+    first = RunProgress(ModelSpeed(), builds_ppr_graph=True)
+    first.update(start("ppr", retriever="dense"))
+    assert first.line().startswith("building PPR's entity graph (first use")
+    first.update(IterationStarted(1, "q"))  # PPR's runner starts its iteration, then builds the graph
+    assert first.line().startswith("building PPR's entity graph (first use")
+    first.update(BaseRetrieved(1, "q", 5, []))
+    assert first.line() == "Personalized PageRank"
 
 
 def test_expected_run_time_only_for_runs_that_ask_an_llm() -> None:

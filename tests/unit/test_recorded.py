@@ -79,3 +79,14 @@ def test_a_cache_entry_is_looked_for_under_the_llms_own_model_name(engine: Engin
     assert replays_at_once(engine, QUESTION, settings) is False
     (tmp_path / f"{key}.json").write_text("{}", encoding="utf-8")
     assert replays_at_once(engine, QUESTION, settings) is True
+
+
+def test_many_questions_at_once_say_what_each_alone_says(engine: Engine, tmp_path: Path) -> None:
+    from gear.agent.recorded import replays_at_once_all
+
+    settings = Settings().with_(retriever="hybrid", expand="gear", llm="replay", llm_cache_dir=tmp_path)
+    engine.set_llm(settings, CachedLLM(ScriptedLLM(), tmp_path, "auto"))
+    engine.retrieve(QUESTION, k=10, settings=settings)  # records QUESTION's answers
+    together = replays_at_once_all(engine, [QUESTION, OTHER], settings)
+    assert together == {QUESTION: True, OTHER: False}
+    assert together == {q: replays_at_once(engine, q, settings) for q in (QUESTION, OTHER)}
