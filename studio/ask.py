@@ -61,7 +61,7 @@ def load_example(stem: str) -> None:
     try:
         load_trace(example.path, f"example: {stem} (a recorded run)")
     except (TraceError, OSError) as exc:
-        st.error(one_line(exc))
+        st.session_state[STOPPED_NOTE] = f"Cannot replay {example.path.name}: {one_line(exc)}"
         return
     trace = st.session_state["trace"]
     st.session_state["question"] = trace.question

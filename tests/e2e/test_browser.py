@@ -436,6 +436,10 @@ def test_a_second_question_starts_on_a_clean_page_with_a_status_line(slow_server
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(slow_server)
     page.get_by_text("index and embedder ready").wait_for(timeout=180_000)
+    page.reload()  # a new session: the index is loaded, so the example list is marked
+    settled(page)
+    # no recording here (the endpoint answers every call): the example runs live, at the assumed speed
+    assert any(re.match(r"live · ≈ \d+ (s|min) · Which sea", t) for t in open_examples(page))
     question = page.get_by_label("Question", exact=True)
     question.fill(QUESTION)
     question.press("Enter")
@@ -469,5 +473,53 @@ def test_a_second_question_starts_on_a_clean_page_with_a_status_line(slow_server
     settled(page)
     expect(page.get_by_text(re.compile(r"the model is reading"))).to_have_count(0)
     expect(page.get_by_text("Final answer")).to_have_count(1)
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    assert_local(page.requests)  # type: ignore[attr-defined]
+
+
+def open_examples(page) -> list[str]:
+    """The example list's entries as shown (its dropdown opened, read, and closed)."""
+    page.get_by_label(re.compile(r"^Example questions from the QA set")).click()
+    options = page.get_by_role("option")
+    options.first.wait_for(timeout=30_000)
+    texts = [t.strip() for t in options.all_inner_texts()]
+    page.keyboard.press("Escape")
+    return texts
+
+
+def test_the_demo_explains_itself_and_marks_what_replays_at_once(demo_server: str, browser_page) -> None:
+    """A newcomer's first page: the walk-through's caption says what the paper's run found (1929) and that the 1.5B
+    model's reasoner hallucinates (the teaching point); the final answer stands beside the gold one; a replay says
+    it is a recorded run; a run the model gets right is one click away; the example list says which questions
+    replay at once."""
+    from playwright.sync_api import expect
+
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(demo_server)
+    expect(page.get_by_text(re.compile(r"gold answer is 1929")).first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text(re.compile(r"reasoner hallucination")).first).to_be_visible()
+    final = page.get_by_text(re.compile(r"^Final answer: Croatia\s*·\s*gold: 1929\s*·\s*EM 0"))
+    expect(final).to_have_count(1)
+    expect(page.get_by_text("Recorded run", exact=True)).to_have_count(1)
+    expect(page.get_by_text("Time", exact=True)).to_have_count(0)
+    shot(page, "21_demo_caption")
+    page.get_by_text("index and embedder ready").wait_for(timeout=180_000)
+    page.reload()  # a new session: the index is loaded now, so the example list is marked at once
+    page.get_by_label("Question", exact=True).wait_for(timeout=60_000)
+    settled(page)
+    examples = open_examples(page)
+    assert any(t.startswith("recorded · instant · When did the location of the basilica") for t in examples), examples
+    page.get_by_role("button", name="Replay a run the embedded model gets right").click()
+    right = page.get_by_text(re.compile(r"^Final answer: Wilmington International Airport\s*·\s*gold: Wilmington "
+                                        r"International Airport / KILM / ILM\s*·\s*EM 1"))
+    expect(right).to_have_count(1, timeout=60_000)
+    expect(page.get_by_text(re.compile(r"in iteration 3 the reasoner stops with a wrong guess"))).to_have_count(1)
+    expect(page.get_by_text(re.compile(r"^Recorded run: .*replayed from a recording"))).to_have_count(1)
+    settled(page)
+    shot(page, "22_demo_right_example")
+    assert page.locator("[data-testid='stException']").count() == 0
+    # the icons' font is Streamlit's own, served by the app (nothing is fetched from a font service)
+    assert any("MaterialSymbols" in u and u.startswith("http://127.0.0.1") for u in page.requests)  # type: ignore
     assert page.dialogs == []  # type: ignore[attr-defined]
     assert_local(page.requests)  # type: ignore[attr-defined]

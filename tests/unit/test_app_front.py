@@ -188,3 +188,18 @@ def test_the_example_list_marks_recorded_questions(studio: dict, tmp_path: Path)
     assert f"not recorded (replay only) · {QUESTION}" in options, options
     at.selectbox(key="expand").set_value("naive").run()
     assert f"no LLM · seconds · {QUESTION}" in at.selectbox(key="example").options
+
+
+def test_the_app_draws_no_emoji() -> None:
+    """Icons are Streamlit's bundled Material icons (":material/…:", drawn from a font served by the app itself) or
+    plain text: an emoji is an empty box in a browser without an emoji font (the page titles, navigation and buttons
+    were)."""
+    root = Path(__file__).resolve().parents[2]
+    sources = [root / "app.py", *sorted((root / "pages").glob("*.py")), *sorted((root / "studio").glob("*.py"))]
+
+    def emoji(ch: str) -> bool:  # ★ ✓ ✗ are in DejaVu and Liberation, as text
+        return ord(ch) >= 0x1F000 or ch == "\ufe0f" or (0x2600 <= ord(ch) <= 0x27BF and ch not in "★✓✗")
+
+    found = [(p.name, n, ch) for p in sources for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             for ch in line if emoji(ch)]
+    assert found == []
