@@ -53,8 +53,9 @@ def page() -> None:
             if qa is not None:
                 c3.caption("From the QA set: gold passages (★) and answers are known.")
         toggle_at = c2 if not teaching else st
-        teaching = toggle_at.toggle("Teaching mode", key="teaching", help="One module at a time, large, with the "
-                                "paper's notation and a plain explanation (Next and Back step through the run).")
+        teaching = toggle_at.toggle("Teaching mode", key="teaching", persist_state="session",
+                                    help="One module at a time, large, with the paper's notation and a plain "
+                                         "explanation (Next and Back step through the run).")
     result = FreshSlots("ask_result_slot")
     if ask and index is not None:
         with result.fresh():

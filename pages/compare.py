@@ -28,11 +28,11 @@ def page() -> None:
                        on_change=lambda: st.session_state.update(cmp_question=st.session_state["cmp_example"]))
     if "cmp_question" not in st.session_state and questions:
         st.session_state["cmp_question"] = questions[0].question
-    question = st.text_input("Question", key="cmp_question").strip()
+    question = st.text_input("Question", key="cmp_question", persist_state="session").strip()
     start("cmp_methods", DEFAULT_METHODS)
-    chosen = st.multiselect("Methods", list(PRESETS), key="cmp_methods")
+    chosen = st.multiselect("Methods", list(PRESETS), key="cmp_methods", persist_state="session")
     start("cmp_k", 10)
-    k = st.slider("k of the single-step methods (and the passages shown)", 5, 20, key="cmp_k")
+    k = st.slider("k of the single-step methods (and the passages shown)", 5, 20, key="cmp_k", persist_state="session")
     note = st.container()  # always drawn: the result's place (FreshSlots) is found by position
     if any(methods.get(PRESETS[label][1]).uses_ppr(base) for label in chosen):
         note.caption("PPR's first run on an index builds its entity graph (every entity name encoded once, then cached "

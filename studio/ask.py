@@ -151,7 +151,8 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
         elif index is not None and (index / "manifest.json").is_file():
             st.caption("Which examples are recorded (instant) and which run live is shown once the index and "
                        "embedder are loaded.")
-    question = st.text_input("Question", key="question", placeholder="Ask a multi-hop question…")
+    question = st.text_input("Question", key="question", persist_state="session",
+                             placeholder="Ask a multi-hop question…")
     return question.strip(), by_text.get(question.strip())
 
 

@@ -124,12 +124,17 @@ def show_comparison(question: str, k: int, results: dict[str, Trace | str], titl
                    "memo cost nothing); time is the whole run, LLM included. GeAR and IRCoT take agent_k passages "
                    "per retrieval (the sidebar's k), whatever the page's k says.")
         table = pd.DataFrame(rows).drop(columns=["prompt tokens", "completion tokens"])
+        # pixel widths that fit the columns into a 1280 px window beside the sidebar
         st.dataframe(table, hide_index=True, width="stretch",
-                     column_config={"method": st.column_config.TextColumn("method", width="medium"),
-                                    "answer": st.column_config.TextColumn("answer", width="medium"),
-                                    **{f"R@{kk}": st.column_config.NumberColumn(f"R@{kk} %", width="small")
+                     column_config={"method": st.column_config.TextColumn("method", width=130),
+                                    "answer": st.column_config.TextColumn("answer", width=170),
+                                    "EM": st.column_config.NumberColumn("EM", width=40),
+                                    **{f"R@{kk}": st.column_config.NumberColumn(f"R@{kk} %", width=58)
                                        for kk in (5, 10, 15)},
-                                    "EM": st.column_config.NumberColumn("EM", width="small")})
+                                    "iterations": st.column_config.NumberColumn("iter.", width=45),
+                                    "LLM calls": st.column_config.NumberColumn("LLM calls", width=72),
+                                    "LLM tokens": st.column_config.NumberColumn("tokens", width=66),
+                                    "time (s)": st.column_config.NumberColumn("time s", width=62)})
     if rankings:
         st.subheader(f"Top {k} passages side by side (★ gold)")
         grid = pd.DataFrame(viz.side_by_side(rankings, k)).rename(columns={"rank": "#"})

@@ -59,14 +59,15 @@ def run_form(index: Path, base: Settings) -> None:
     n = (st.slider("Questions", 1, len(questions), min(10, len(questions)), key="eval_n") if len(questions) > 1
          else 1)
     start("eval_methods", ["BM25", "Hybrid"])
-    methods = st.multiselect("Methods", list(PRESETS), key="eval_methods",
+    methods = st.multiselect("Methods", list(PRESETS), key="eval_methods", persist_state="session",
                              help="SyncGE, GeAR and IRCoT ask the LLM chosen in the sidebar; the base retrievers, "
                                   "NaiveGE and PPR ask none (unless PPR's recognition filter is on). Multi-step "
                                   "methods (GeAR, IRCoT) run once per question at the sidebar's k.")
     start("eval_ks", [5, 10, 15])
-    ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], key="eval_ks")
+    ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], key="eval_ks", persist_state="session")
     start("eval_traces", True)
-    save_traces = st.checkbox("Save a trace per question (for error analysis on the Traces page)", key="eval_traces")
+    save_traces = st.checkbox("Save a trace per question (for error analysis on the Traces page)", key="eval_traces",
+                              persist_state="session")
     if st.session_state.pop(CANCELLED, False):
         st.warning("Evaluation cancelled: the method that was running was not saved (those finished before are).")
     if not st.button("Run evaluation", type="primary", key="eval_run", disabled=not methods or not ks):

@@ -53,10 +53,6 @@ def one_line(exc: BaseException) -> str:
 
 def setup(title: str, icon: str) -> None:
     """Common page header; call once at the top of a page (st.set_page_config is done by app.py). `icon` is one of
-    Streamlit's bundled Material icons (":material/chat:"), which draw without an emoji font and without a network.
-    Every page keeps the session's choices alive here (studio.session), whichever page the visitor came from."""
-    from studio.session import keep_choices
-
-    keep_choices()
+    Streamlit's bundled Material icons (":material/chat:"), which draw without an emoji font and without a network."""
     st.markdown(_CSS, unsafe_allow_html=True)
     st.title(f"{icon} {title}")

@@ -12,7 +12,7 @@ import streamlit as st
 from gear import methods
 from gear.config import Settings
 from studio import demo
-from studio.session import keep_choices, start
+from studio.session import start
 from studio.trace_view import answer_origins
 
 PRESETS: dict[str, tuple[str, str]] = methods.presets()  # label -> (retriever, method): Compare and Evaluate
@@ -149,19 +149,21 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
                      k_label: str = "k (passages per retrieval)") -> Settings:
     """Method, LLM and knobs from the sidebar, as Settings (paper defaults, App. B). `k_label` names what the k
     slider sets on this page (Compare has a k of its own for the single-step methods)."""
-    keep_choices()
     sb = st.sidebar
     base = Settings()
     changes: dict[str, Any] = {}
     if show_method:
         sb.subheader("Method")
         start("retriever", "hybrid")
-        changes["retriever"] = sb.selectbox("Base retriever", ["bm25", "dense", "hybrid"], key="retriever")
+        changes["retriever"] = sb.selectbox("Base retriever", ["bm25", "dense", "hybrid"], key="retriever",
+                                            persist_state="session")
         start("expand", DEFAULT_EXPANSION)
-        changes["expand"] = sb.selectbox("Expansion", list(EXPANSIONS), key="expand", format_func=EXPANSIONS.get)
+        changes["expand"] = sb.selectbox("Expansion", list(EXPANSIONS), key="expand", persist_state="session",
+                                         format_func=EXPANSIONS.get)
     sb.subheader("LLM")
     start("llm_kind", base.llm if base.llm in LLM_KINDS else "auto")
-    kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", format_func=LLM_KINDS.get, help=LLM_HELP)
+    kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", persist_state="session", format_func=LLM_KINDS.get,
+                        help=LLM_HELP)
     changes["llm"] = kind
     cache = base.llm_cache_dir or demo.LLM_CACHE
     if kind == "replay":
@@ -170,12 +172,13 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
         changes["llm_cache_dir"] = base.llm_cache_dir or user_llm_cache()
     elif kind == "openai":
         start("llm_base_url", base.llm_base_url or "")
-        changes["llm_base_url"] = sb.text_input("Base URL", key="llm_base_url") or None
+        changes["llm_base_url"] = sb.text_input("Base URL", key="llm_base_url", persist_state="session") or None
         start("llm_model", base.llm_model or "gpt-4o-mini")
-        changes["llm_model"] = sb.text_input("Model", key="llm_model") or None
+        changes["llm_model"] = sb.text_input("Model", key="llm_model", persist_state="session") or None
     sb.caption(llm_status(kind, cache if kind == "replay" else None))
     start("prompts", base.prompts or "")
-    changes["prompts"] = sb.selectbox("Prompt profile", list(PROMPTS), key="prompts", format_func=PROMPTS.get) or None
+    changes["prompts"] = sb.selectbox("Prompt profile", list(PROMPTS), key="prompts", persist_state="session",
+                                      format_func=PROMPTS.get) or None
     st.session_state[ORIGINS_SLOT] = sb.empty()
     show_answer_origins(st.session_state.get("trace"))
     if not show_knobs:
@@ -184,16 +187,17 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
     for key, value in (("k", base.agent_k), ("beam_width", base.beam_width), ("beam_length", base.beam_length),
                        ("gamma", 0.0), ("neighbours", base.max_neighbours), ("max_iterations", base.max_iterations)):
         start(key, value)
-    changes["agent_k"] = sb.slider(k_label, 1, 30, key="k")
-    changes["beam_width"] = sb.slider("beam width b", 1, 20, key="beam_width")
-    changes["beam_length"] = sb.slider("beam length l", 1, 4, key="beam_length")
+    changes["agent_k"] = sb.slider(k_label, 1, 30, key="k", persist_state="session")
+    changes["beam_width"] = sb.slider("beam width b", 1, 20, key="beam_width", persist_state="session")
+    changes["beam_length"] = sb.slider("beam length l", 1, 4, key="beam_length", persist_state="session")
     gamma_default = 2.0 * changes["beam_width"]
-    gamma = sb.number_input("γ (diversity; 0 = 2b as in the paper)", 0.0, 200.0, step=1.0, key="gamma")
+    gamma = sb.number_input("γ (diversity; 0 = 2b as in the paper)", 0.0, 200.0, step=1.0, key="gamma",
+                            persist_state="session")
     changes["gamma"] = gamma if gamma > 0 else None
     sb.caption(f"γ in use: {gamma if gamma > 0 else gamma_default:g} — the n-th candidate of a beam is weighted by "
                "exp(−min(n, γ)/γ)")
-    changes["max_neighbours"] = sb.slider("neighbours per beam", 5, 200, key="neighbours")
-    changes["max_iterations"] = sb.slider("max iterations", 1, 6, key="max_iterations")
+    changes["max_neighbours"] = sb.slider("neighbours per beam", 5, 200, key="neighbours", persist_state="session")
+    changes["max_iterations"] = sb.slider("max iterations", 1, 6, key="max_iterations", persist_state="session")
     chosen = methods.find(changes.get("expand", st.session_state.get("expand")) or "")
     changes.update(peer_knobs(base, open_=chosen is not None and chosen.peer))
     return _finish_settings(base, changes, kind)
@@ -206,12 +210,13 @@ def peer_knobs(base: Settings, open_: bool = False) -> dict[str, Any]:
     for key in ("ppr_damping", "ppr_filter", "ircot_max_steps", "ircot_retriever"):
         start(key, getattr(base, key))
     return {
-        "ppr_damping": box.slider("PPR damping d", 0.05, 0.95, step=0.05, key="ppr_damping",
+        "ppr_damping": box.slider("PPR damping d", 0.05, 0.95, step=0.05, key="ppr_damping", persist_state="session",
                                   help="probability of following an edge (1 − d: restart at the seeds)"),
-        "ppr_filter": box.toggle("PPR recognition filter (LLM)", key="ppr_filter",
+        "ppr_filter": box.toggle("PPR recognition filter (LLM)", key="ppr_filter", persist_state="session",
                                  help="the LLM keeps the matched facts that help (HippoRAG 2's recognition memory)"),
-        "ircot_max_steps": box.slider("IRCoT retrievals at most", 1, 8, key="ircot_max_steps"),
+        "ircot_max_steps": box.slider("IRCoT retrievals at most", 1, 8, key="ircot_max_steps", persist_state="session"),
         "ircot_retriever": box.selectbox("IRCoT retriever", ["base", "ppr"], key="ircot_retriever",
+                                         persist_state="session",
                                          format_func={"base": "the base retriever", "ppr": "PPR"}.get),
     }
 

@@ -92,7 +92,7 @@ def trace_table(files: list[tuple[str, Path]], runs: list[HistoryRun] | None = N
                      "path": str(p)})
     if broken:
         st.caption(f"{broken} unreadable trace file(s) skipped")
-    columns = ["question", "R@5", "R@10", "answer", "EM", "tags", "method", "iterations", "tokens", "where", "file",
+    columns = ["question", "R@5", "R@10", "answer", "EM", "tags", "where", "method", "iterations", "tokens", "file",
                "path"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -101,11 +101,12 @@ def filtered(df: pd.DataFrame) -> pd.DataFrame:
     """The rows the sidebar's filters keep (recall, answer, iterations, tagged)."""
     with st.sidebar:
         st.subheader("Filter")
-        r_range = st.slider("R@10 (%)", 0, 100, (0, 100), key="tr_recall")
-        answered = st.selectbox("Answer", ["any", "correct (EM 1)", "wrong (EM 0)", "no answer"], key="tr_answered")
+        r_range = st.slider("R@10 (%)", 0, 100, (0, 100), key="tr_recall", persist_state="session")
+        answered = st.selectbox("Answer", ["any", "correct (EM 1)", "wrong (EM 0)", "no answer"], key="tr_answered",
+                                persist_state="session")
         max_it = int(df["iterations"].max()) if len(df) else 1
         its = st.slider("Iterations", 0, max(1, max_it), (0, max(1, max_it)), key="tr_its")
-        only_tagged = st.checkbox("Only tagged", key="tr_tagged")
+        only_tagged = st.checkbox("Only tagged", key="tr_tagged", persist_state="session")
     view = df.copy()
     r10 = view["R@10"].fillna(-1)
     keep = ((r10 >= r_range[0]) & (r10 <= r_range[1])) | view["R@10"].isna()
@@ -126,12 +127,15 @@ def show_table(view: pd.DataFrame, total: int) -> None:
                f"{HISTORY_LIMIT}), then saved, bundled and evaluation traces")
     st.dataframe(view.drop(columns=["path"]), hide_index=True, width="stretch",
                  height=min(420, 38 + 35 * max(1, len(view))),
-                 column_config={"question": st.column_config.TextColumn("question", width="medium"),
-                                "R@5": st.column_config.NumberColumn("R@5 %", width="small"),
-                                "R@10": st.column_config.NumberColumn("R@10 %", width="small"),
-                                "answer": st.column_config.TextColumn("answer", width="medium"),
-                                "EM": st.column_config.NumberColumn("EM", width="small"),
-                                "tags": st.column_config.TextColumn("tags", width="medium")})
+                 # pixel widths: the key columns, and which method and where, fit a 1280 px window
+                 column_config={"question": st.column_config.TextColumn("question", width=220),
+                                "R@5": st.column_config.NumberColumn("R@5 %", width=58),
+                                "R@10": st.column_config.NumberColumn("R@10 %", width=62),
+                                "answer": st.column_config.TextColumn("answer", width=140),
+                                "EM": st.column_config.NumberColumn("EM", width=40),
+                                "tags": st.column_config.TextColumn("tags", width=100),
+                                "where": st.column_config.TextColumn("where", width=100),
+                                "method": st.column_config.TextColumn("method", width=110)})
 
 
 def pick_trace(view: pd.DataFrame) -> str:
@@ -151,6 +155,7 @@ def session_run(key: str) -> HistoryRun | None:
 
 def open_in_ask(trace: Trace, where: str, ran_here: bool = False) -> None:
     st.session_state["trace"] = trace
+    st.session_state["question"] = trace.question  # Ask asks it again
     st.session_state["trace_source"] = where
     st.session_state["teach_step"] = 0
     st.session_state[RAN_HERE] = ran_here

@@ -88,6 +88,8 @@ def table(rows: Sequence[dict[str, Any]], height: int | None = None, hide: Seque
         return
     df = pd.DataFrame(rows)
     df = df.drop(columns=[c for c in hide if c in df.columns])
+    if "text" in df.columns:  # the long passage text last: the short columns stay on screen at 1280 px
+        df = df[[c for c in df.columns if c != "text"] + ["text"]]
     kwargs: dict[str, Any] = {"hide_index": True, "width": "stretch", "column_config": column_config()}
     if height:
         kwargs["height"] = height
