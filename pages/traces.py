@@ -46,7 +46,7 @@ def page() -> None:
         if run is not None:
             open_in_ask(trace, f"this session's run of {run.name}", ran_here=True)
         else:
-            open_in_ask(trace, f"trace file {Path(key).name}")
+            open_in_ask(trace, Path(key))
     if run is not None:
         st.caption("A run of this session: save it to data/traces to tag it (saved runs are shared with everyone "
                    "using this app).")

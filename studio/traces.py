@@ -153,7 +153,9 @@ def session_run(key: str) -> HistoryRun | None:
     return runs[n] if 0 <= n < len(runs) else None
 
 
-def open_in_ask(trace: Trace, where: str, ran_here: bool = False) -> None:
+def open_in_ask(trace: Trace, where: str | Path, ran_here: bool = False) -> None:
+    """Show `trace` on the Ask page; `where` says where it came from (a trace file's path, or words)."""
+    where = f"trace file {where.name}" if isinstance(where, Path) else where
     st.session_state["trace"] = trace
     st.session_state["question"] = trace.question  # Ask asks it again
     st.session_state["trace_source"] = where
