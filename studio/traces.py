@@ -140,7 +140,8 @@ def show_table(view: pd.DataFrame, total: int) -> None:
 
 def pick_trace(view: pd.DataFrame) -> str:
     """The chosen row's key: a file's path, or "session:N" for a run of this session."""
-    labels = {f"{r['where']} · {r['file']} · {str(r['question'])[:60]}": r["path"] for _, r in view.iterrows()}
+    labels = {f"{r['where']} · {r['file']}" + (f" · {str(r['question'])[:60]}" if r["where"] == SESSION else ""):
+              r["path"] for _, r in view.iterrows()}  # a file's name says which run it is; a session run's, when
     choice = st.selectbox("Trace", list(labels), key="tr_choice")
     return str(labels[choice])
 
