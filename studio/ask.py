@@ -172,10 +172,14 @@ def example_marks(index: Path, questions: tuple[str, ...], settings: Settings) -
     method = methods.get(settings.expand)
     if not method.uses_llm(settings):
         return dict.fromkeys(questions, NO_LLM), ""
-    model = engine.llm(settings).model
     # the settings go unhashed (they hold the API key); their public form is the cache key
     key = json.dumps(public_settings(settings), sort_keys=True, default=str)
-    recorded = _recorded(engine, settings, str(index), questions, key, _cache_stamp(settings))
+    try:
+        model = engine.llm(settings).model
+        recorded = _recorded(engine, settings, str(index), questions, key, _cache_stamp(settings))
+    except Exception as exc:  # e.g. a replay cache that is empty: Ask would say so too; the page still draws
+        st.caption(f"Cannot tell which examples are recorded: {one_line(exc)}")
+        return {}, ""
     expected = MODEL_SPEED.run_seconds(model, method, settings)
     live = "live" + (f" · {seconds_text(expected)}" if expected else "")
     replay_only = settings.llm == "replay"

@@ -203,3 +203,15 @@ def test_the_app_draws_no_emoji() -> None:
     found = [(p.name, n, ch) for p in sources for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
              for ch in line if emoji(ch)]
     assert found == []
+
+
+def test_an_llm_that_cannot_be_made_leaves_the_list_unmarked(studio: dict, tmp_path: Path,  # noqa: F811
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "empty_cache"
+    empty.mkdir()
+    monkeypatch.setenv("GEAR_LLM_CACHE_DIR", str(empty))  # replay from an empty cache: no LLM can be made
+    at = start(studio)
+    at.run()
+    assert not at.exception and not at.error
+    assert all(not o.startswith(("recorded", "live")) for o in at.selectbox(key="example").options)
+    assert any("Cannot tell which examples are recorded" in str(c.value) for c in at.caption)
