@@ -5,14 +5,19 @@ Run with `make run` or `python -m streamlit run app.py` (settings in .streamlit/
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
-st.set_page_config(page_title="GeAR Studio", page_icon="🔎", layout="wide")
+# the tab's icon is a file in the project: an emoji needs an emoji font, a ":material/…:" page icon is fetched from a
+# font service; the pages' icons are Streamlit's bundled Material icons (drawn offline, no emoji font needed)
+st.set_page_config(page_title="GeAR Studio", page_icon=str(Path(__file__).parent / "assets" / "icon.png"),
+                   layout="wide")
 st.navigation([
-    st.Page("pages/ask.py", title="Ask", icon="💬", default=True),
+    st.Page("pages/ask.py", title="Ask", icon=":material/chat:", default=True),
     # url_path: the addresses the pages have always had (/Compare, …), so bookmarks keep working
-    st.Page("pages/compare.py", title="Compare", icon="⚖️", url_path="Compare"),
-    st.Page("pages/evaluate.py", title="Evaluate", icon="📊", url_path="Evaluate"),
-    st.Page("pages/traces.py", title="Traces", icon="🗂️", url_path="Traces"),
-    st.Page("pages/index.py", title="Index", icon="🧱", url_path="Index"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="Compare"),
+    st.Page("pages/evaluate.py", title="Evaluate", icon=":material/bar_chart:", url_path="Evaluate"),
+    st.Page("pages/traces.py", title="Traces", icon=":material/folder_open:", url_path="Traces"),
+    st.Page("pages/index.py", title="Index", icon=":material/database:", url_path="Index"),
 ]).run()

@@ -67,6 +67,10 @@ class Method:
     uses_ppr: Callable[[Mapping[str, Any] | object], bool] = _never  # runs PPR (its first run builds the graph)
     retriever_shown: Callable[[str, Mapping[str, Any] | object], str] = _as_set  # the retriever, as a run shows it
     diagnosis: str = ""  # "module:name" of the gear.eval.diagnosis Family that follows gold passages through its runs
+    steps_setting: str = ""  # the setting that caps its iterations (a live run's status line: "of up to N")
+    #: (prompt, completion) tokens one question costs when its LLM answers live: the means over the recorded dev50
+    #: subset (docs/evals/dev50_every2_n20_*.json), for the expected time of a live run (gear.trace.pace)
+    typical_tokens: tuple[int, int] = (0, 0)
 
     def uses_llm(self, settings: Mapping[str, Any] | object) -> bool:
         """Whether a run with these settings asks an LLM (the engine creates it only then)."""
@@ -82,26 +86,29 @@ METHODS: tuple[Method, ...] = (
            diagnosis="gear.eval.diagnosis.expansion:NAIVE"),
     Method("sync", "SyncGE", "SyncGE", " + SyncGE", (("Hybrid + SyncGE", "hybrid"),),
            "gear.agent.methods.sync:run", ("retriever", "prompts", *BEAM_SETTINGS, *QA_SETTINGS),
-           needs_llm=True, answers=True, diagnosis="gear.eval.diagnosis.expansion:SYNC"),
+           needs_llm=True, answers=True, diagnosis="gear.eval.diagnosis.expansion:SYNC",
+           typical_tokens=(2860, 34)),  # one read and the QA step: the recorded medians of each (assets/llm_cache)
     Method("gear", "GeAR", "GeAR (multi-step)", " GeAR", (("GeAR (hybrid)", "hybrid"),),
            "gear.agent.methods.gear:run",
            ("retriever", "prompts", *BEAM_SETTINGS, "max_iterations", "agent_k", "passage_link_k", "gist_read",
             "gist_read_k", *QA_SETTINGS),
-           needs_llm=True, multi_step=True, answers=True, diagnosis="gear.eval.diagnosis.expansion:GEAR"),
+           needs_llm=True, multi_step=True, answers=True, diagnosis="gear.eval.diagnosis.expansion:GEAR",
+           steps_setting="max_iterations", typical_tokens=(7444, 158)),
     # PPR's dense parts use the dense encoder whatever the retriever: its preset says "dense"
     Method("ppr", "PPR (HippoRAG 2 style)", "PPR, HippoRAG 2 style (no LLM)", " + PPR",
            (("PPR (HippoRAG 2)", "dense"),), "gear.agent.methods.ppr:run", PPR_SETTINGS,
            llm_setting="ppr_filter", peer=True, cli_note="HippoRAG 2-style PageRank, no LLM",
            base_note="The dense top k: every passage's dense score seeds its node in the PPR graph.", uses_ppr=_always,
            retriever_shown=lambda retriever, settings: "dense (PPR's fact matching and passage seeds)",
-           diagnosis="gear.eval.diagnosis.ppr:PPR"),
+           diagnosis="gear.eval.diagnosis.ppr:PPR", typical_tokens=(222, 15)),  # with the filter on
     Method("ircot", "IRCoT", "IRCoT (multi-step)", " IRCoT", (("IRCoT (hybrid)", "hybrid"),),
            "gear.agent.methods.ircot:run",
            ("retriever", "agent_k", "ircot_max_steps", "ircot_retriever", "ircot_max_passages", "ircot_ranking",
             *PPR_SETTINGS, *QA_SETTINGS),
            needs_llm=True, multi_step=True, answers=True, peer=True, cli_note="IRCoT, LLM", uses_ppr=_ircot_on_ppr,
            retriever_shown=lambda retriever, settings: "PPR at every step" if _ircot_on_ppr(settings) else retriever,
-           diagnosis="gear.eval.diagnosis.ircot:IRCOT"),
+           diagnosis="gear.eval.diagnosis.ircot:IRCOT", steps_setting="ircot_max_steps",
+           typical_tokens=(4692, 45)),
 )
 
 BY_NAME: dict[str, Method] = {m.name: m for m in METHODS}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from studio.ask import (
+    example_note,
     first_visit,
     question_box,
     replay_panel,
@@ -16,14 +17,15 @@ from studio.ask import (
 from studio.diagnosis_view import gold_panel
 from studio.resources import start_demo_builds, warm_engine
 from studio.safe import esc_md, guarded, setup
-from studio.sidebar import choose_index, sidebar_settings
+from studio.sidebar import RAN_HERE, choose_index, sidebar_settings
 from studio.teaching import teach
 from studio.trace_view import TraceView
+from studio.widgets import FreshSlots
 
 
 @guarded
 def page() -> None:
-    setup("GeAR Studio — Ask", "💬")
+    setup("GeAR Studio — Ask", ":material/chat:")
     first_visit()
     settle_stopped_run()
     start_demo_builds()
@@ -31,42 +33,53 @@ def page() -> None:
     settings = sidebar_settings()
     warm_engine(index)
     teaching = bool(st.session_state.get("teaching"))
-    if not teaching:
-        st.markdown(
-            "Type a multi-hop question and watch each GeAR iteration: base passages, proximal triples, the linked "
-            "initial nodes, the expanded beams as a graph, the fused list, the gist memory, the reasoner's verdict "
-            "and the rewritten query. With PPR or IRCoT as the expansion, their own steps show instead: PPR's seeds, "
-            "its entity graph and ranking; IRCoT's thoughts and the passages each retrieval added.")
-        replay_panel()
+    # the same number of top-level elements above the result in every script run: the result's place (FreshSlots)
+    # is found by position
+    with st.container():
+        if not teaching:
+            st.markdown(
+                "Type a multi-hop question and watch each GeAR iteration: base passages, proximal triples, the linked "
+                "initial nodes, the expanded beams as a graph, the fused list, the gist memory, the reasoner's "
+                "verdict and the rewritten query. With PPR or IRCoT as the expansion, their own steps show instead: "
+                "PPR's seeds, its entity graph and ranking; IRCoT's thoughts and the passages each retrieval added.")
+            replay_panel()
     # teaching mode keeps the screen for the lesson: the question box folds away (its widgets stay alive)
-    box = st.expander("Question", expanded=False) if teaching else st.container()
-    with box:
-        question, qa = question_box(index)
-        c1, c2, c3 = st.columns([1, 2, 3])
-        ask = c1.button("Ask", type="primary", key="ask", disabled=index is None or not question, width="stretch")
-        if qa is not None:
-            c3.caption("From the QA set: gold passages (★) and answers are known.")
-    toggle_at = c2 if not teaching else st
-    teaching = toggle_at.toggle("Teaching mode (one module at a time)", key="teaching")
+    with st.container():
+        box = st.expander("Question", expanded=False) if teaching else st.container()
+        with box:
+            question, qa = question_box(index, settings)
+            c1, c2, c3 = st.columns([1, 2, 3])
+            ask = c1.button("Ask", type="primary", key="ask", disabled=index is None or not question,
+                            width="stretch")
+            if qa is not None:
+                c3.caption("From the QA set: gold passages (★) and answers are known.")
+        toggle_at = c2 if not teaching else st
+        teaching = toggle_at.toggle("Teaching mode", key="teaching", persist_state="session",
+                                    help="One module at a time, large, with the paper's notation and a plain "
+                                         "explanation (Next and Back step through the run).")
+    result = FreshSlots("ask_result_slot")
     if ask and index is not None:
-        run_live(index, question, qa, settings)
+        with result.fresh():
+            run_live(index, question, qa, settings)
+            trace = st.session_state.get("trace")
+            if trace is not None:
+                gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
+                save_panel(trace)
+        return
+    with result.same():
+        stopped_note()
         trace = st.session_state.get("trace")
-        if trace is not None:
-            gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
-            save_panel(trace)
-        return
-    stopped_note()
-    trace = st.session_state.get("trace")
-    if trace is None:
-        st.info("Ask a question, or replay a saved trace.")
-        return
-    st.caption("Showing: " + esc_md(st.session_state.get("trace_source", "trace")))
-    if teaching:
-        teach(trace)
-    else:
-        TraceView(key="replay").replay(trace)
-    gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
-    save_panel(trace)
+        if trace is None:
+            st.info("Ask a question, or replay a saved trace.")
+            return
+        example_note()
+        st.caption("Showing: " + esc_md(st.session_state.get("trace_source", "trace")))
+        if teaching:
+            teach(trace)
+        else:
+            TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
+        gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
+        save_panel(trace)
 
 
 page()

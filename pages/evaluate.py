@@ -12,9 +12,9 @@ from studio.sidebar import choose_index, sidebar_settings
 
 @guarded
 def page() -> None:
-    setup("Evaluate", "📊")
+    setup("Evaluate", ":material/bar_chart:")
     index = choose_index()
-    base = sidebar_settings(show_method=False)
+    base = sidebar_settings(show_method=False, k_label="k of GeAR and IRCoT (passages per retrieval)")
     run_tab, results_tab = st.tabs(["Run an evaluation", "Results"])
     with run_tab:
         if index is None:

@@ -11,9 +11,10 @@ from studio.sidebar import sidebar_settings
 
 @guarded
 def page() -> None:
-    setup("Index", "🧱")
+    setup("Index", ":material/database:")
     # the LLM used when triples are extracted from raw text
     settings = sidebar_settings(show_method=False, show_knobs=False)
+    st.sidebar.caption("The LLM above extracts the triples when an index is built from text without an OpenIE file.")
     explore, build = st.tabs(["Explore an index", "Build a new index"])
     with explore:
         explore_tab()

@@ -1,18 +1,24 @@
-"""Traces: browse saved runs, filter them, open one in the Ask view, and tag failures with the paper's error
-categories."""
+"""Traces: browse this session's runs and saved ones, filter them, open one in the Ask view, and tag failures with the
+paper's error categories."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import streamlit as st
 
 from gear.trace import Trace
 from studio.diagnosis_runs import traces_diagnosis
 from studio.safe import esc_md, guarded, setup
+from studio.session import history
 from studio.traces import (
+    SESSION,
     category_chart,
     filtered,
     open_in_ask,
     pick_trace,
+    save_session_run,
+    session_run,
     show_table,
     tag_form,
     trace_files,
@@ -22,24 +28,38 @@ from studio.traces import (
 
 @guarded
 def page() -> None:
-    setup("Traces — error analysis", "🗂️")
+    setup("Traces — error analysis", ":material/folder_open:")
     files = trace_files()
-    if not files:
-        st.info("No traces yet. Save a run on the Ask page, or run an evaluation with traces.")
+    runs = history()
+    if not files and not runs:
+        st.info("No traces yet: every run you make on the Ask and Compare pages is listed here, and evaluations "
+                "with traces add theirs.")
         return
-    df = trace_table(files)
+    df = trace_table(files, runs)
     view = filtered(df)
     show_table(view, len(df))
     if view.empty:
         return
-    path = pick_trace(view)
-    trace = Trace.load(path)
+    key = pick_trace(view)
+    run = session_run(key)
+    trace = run.trace if run is not None else Trace.load(key)
     st.markdown(f"**Question:** {esc_md(trace.question)}")
     if st.button("Open in the Ask view", key="tr_open", type="primary"):
-        open_in_ask(trace, path)
-    tag_form(path)
+        if run is not None:
+            open_in_ask(trace, f"this session's run of {run.name}", ran_here=True)
+        else:
+            open_in_ask(trace, Path(key))
+    if run is not None:
+        st.caption("A run of this session: save it to data/traces to tag it (saved runs are shared with everyone "
+                   "using this app).")
+        if st.button("Save to data/traces", key="tr_save", icon=":material/save:"):
+            save_session_run(run)
+            st.rerun()
+    else:
+        tag_form(Path(key))
     category_chart(files)
-    traces_diagnosis(view)  # issue 19: where the gold was lost, over a folder (studio/diagnosis_runs.py)
+    # issue 19: where the gold was lost, over a folder (studio/diagnosis_runs.py); this session's runs have no file
+    traces_diagnosis(view[view["where"] != SESSION])
 
 
 page()

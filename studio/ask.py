@@ -3,6 +3,7 @@ be taught, downloaded or saved. Its pieces live here so the page file reads as t
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import uuid
@@ -11,18 +12,22 @@ from typing import Any
 
 import streamlit as st
 
-from gear.config import Settings
+from gear import methods
+from gear.config import Settings, public_settings
 from gear.trace import Trace, TraceError
+from gear.trace.pace import MODEL_SPEED, seconds_text
 from studio import demo
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import esc_md, one_line
-from studio.sidebar import show_answer_origins
-from studio.trace_view import TraceView
+from studio.session import remember
+from studio.sidebar import RAN_HERE, show_answer_origins
+from studio.trace_view import StatusLine, TraceView
 
 EXAMPLE_NONE = "(type your own question)"
 LIVE_EVENTS = "live_events"  # session state: the events of this session's live run while it runs
 CANCELLED = "ask_cancelled"  # session state: its Cancel button was pressed
 STOPPED_NOTE = "ask_stopped_note"  # session state: what to say above a run that was stopped mid-way
+EXAMPLE = "trace_example"  # session state: the bundled example shown (its stem), if the trace is one
 
 
 def bundled_traces() -> dict[str, Path]:
@@ -35,10 +40,35 @@ def bundled_traces() -> dict[str, Path]:
     return found
 
 
-def load_trace(path: Path, label: str) -> None:
-    st.session_state["trace"] = Trace.load(path)
+def show_trace(trace: Trace, label: str, example: str | None = None) -> None:
+    """Make `trace` the session's trace, as a recorded run loaded from somewhere (not run in this session)."""
+    st.session_state["trace"] = trace
     st.session_state["trace_source"] = label
     st.session_state["teach_step"] = 0
+    st.session_state[RAN_HERE] = False
+    st.session_state[EXAMPLE] = example
+
+
+def load_trace(path: Path, label: str) -> None:
+    example = path.stem if path.parent == demo.BUNDLED_TRACES and path.stem in demo.EXAMPLES else None
+    show_trace(Trace.load(path), label, example)
+
+
+def load_example(stem: str) -> None:
+    """Replay a bundled example: its question goes into the box, and the sidebar picks the demo index it was run
+    on (the replay itself needs no index; asking the question again does)."""
+    example = demo.EXAMPLES[stem]
+    try:
+        load_trace(example.path, f"example: {stem} (a recorded run)")
+    except (TraceError, OSError) as exc:
+        st.session_state[STOPPED_NOTE] = f"Cannot replay {example.path.name}: {one_line(exc)}"
+        return
+    trace = st.session_state["trace"]
+    st.session_state["question"] = trace.question
+    start = trace.events[0] if trace.events else None
+    home = demo.demo_of_question(getattr(start, "question_id", ""))
+    if home is not None:
+        st.session_state["index_selected"] = f"{home.name} (demo)"
 
 
 def slug(text: str) -> str:
@@ -61,31 +91,53 @@ def first_visit() -> None:
             continue
 
 
+def example_note() -> None:
+    """What the bundled example on screen shows (a replay alone does not say that a run failed, nor why that is
+    worth seeing), and a button for the other examples."""
+    stem = st.session_state.get(EXAMPLE)
+    example = demo.EXAMPLES.get(stem or "")
+    if example is None:
+        return
+    st.info(example.caption, icon=":material/school:")
+    others = [e for e in demo.EXAMPLES.values() if e.stem != stem and e.path.is_file()]
+    for other, col in zip(others, st.columns(max(1, len(others))), strict=False):
+        col.button(other.button, key=f"example_{other.stem}", on_click=load_example, args=(other.stem,))
+
+
 def replay_panel() -> None:
     with st.expander("Replay a saved trace — no LLM or index needed"):
         upload = st.file_uploader("Upload a trace (.json)", type=["json"], key="trace_upload")
         if upload is not None and st.button("Replay uploaded trace", key="replay_upload"):
             try:
-                st.session_state["trace"] = Trace.from_json(upload.getvalue().decode("utf-8", "replace"),
-                                                            upload.name)
-                st.session_state["trace_source"] = f"uploaded: {upload.name}"
-                st.session_state["teach_step"] = 0
+                show_trace(Trace.from_json(upload.getvalue().decode("utf-8", "replace"), upload.name),
+                           f"uploaded: {upload.name}")
             except TraceError as exc:
                 st.error(one_line(exc))
         options = bundled_traces()
         if options:
             pick = st.selectbox("Bundled examples and saved runs", list(options), key="trace_pick")
-            if st.button("Replay", key="replay_pick"):
-                load_trace(options[pick], pick)
+            st.button("Replay", key="replay_pick", on_click=replay_file, args=(options[pick], pick))
         else:
             st.caption("No saved traces yet: run a question and press “Save”.")
 
 
-def question_box(index: Path | None) -> tuple[str, Any | None]:
+def replay_file(path: Path, label: str) -> None:
+    """The Replay button's action (before the page draws, so the sidebar and the question box follow it)."""
+    if path.parent == demo.BUNDLED_TRACES and path.stem in demo.EXAMPLES:
+        load_example(path.stem)
+        return
+    try:
+        load_trace(path, label)
+    except (TraceError, OSError) as exc:
+        st.session_state[STOPPED_NOTE] = f"Cannot replay {path.name}: {one_line(exc)}"
+
+
+def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | None]:
     questions = qa_for_index(index) if index is not None else []
     by_text = {q.question: q for q in questions}
     if questions:
         labels = [EXAMPLE_NONE, *by_text]
+        marks, model = example_marks(index, tuple(by_text), settings) if index is not None else ({}, "")
 
         def use_example() -> None:
             chosen = st.session_state.get("example")
@@ -93,9 +145,73 @@ def question_box(index: Path | None) -> tuple[str, Any | None]:
                 st.session_state["question"] = chosen
 
         st.selectbox(f"Example questions from the QA set ({len(questions)})", labels, key="example",
-                     on_change=use_example)
-    question = st.text_input("Question", key="question", placeholder="Ask a multi-hop question…")
+                     on_change=use_example, format_func=lambda q: f"{marks[q]} · {q}" if q in marks else q)
+        if marks:
+            st.caption(marks_note(marks, model))
+        elif index is not None and (index / "manifest.json").is_file():
+            st.caption("Which examples are recorded (instant) and which run live is shown once the index and "
+                       "embedder are loaded.")
+    question = st.text_input("Question", key="question", persist_state="session",
+                             placeholder="Ask a multi-hop question…")
     return question.strip(), by_text.get(question.strip())
+
+
+RECORDED, NO_LLM = "recorded · instant", "no LLM · seconds"
+
+
+def example_marks(index: Path, questions: tuple[str, ...], settings: Settings) -> tuple[dict[str, str], str]:
+    """Each example question's mark: "recorded · instant" when the run's answers are recorded (gear.agent.recorded:
+    its first LLM request is in the cache), "live · ≈ 2 min" when the model must compute them (at this process's
+    measured speed), "no LLM · seconds" for a method that asks none. Empty until the index and embedder are loaded
+    (computing the marks needs the index's retrieval; the page must not wait for it)."""
+    from studio.resources import engine_ready
+
+    if not engine_ready(index):
+        return {}, ""
+    engine = engine_for(index)
+    method = methods.get(settings.expand)
+    if not method.uses_llm(settings):
+        return dict.fromkeys(questions, NO_LLM), ""
+    # the settings go unhashed (they hold the API key); their public form is the cache key
+    key = json.dumps(public_settings(settings), sort_keys=True, default=str)
+    try:
+        model = engine.llm(settings).model
+        recorded = _recorded(engine, settings, str(index), questions, key, _cache_stamp(settings))
+    except Exception as exc:  # e.g. a replay cache that is empty: Ask would say so too; the page still draws
+        st.caption(f"Cannot tell which examples are recorded: {one_line(exc)}")
+        return {}, ""
+    expected = MODEL_SPEED.run_seconds(model, method, settings)
+    live = "live" + (f" · {seconds_text(expected)}" if expected else "")
+    replay_only = settings.llm == "replay"
+    return {q: RECORDED if recorded.get(q) else ("not recorded (replay only)" if replay_only else live)
+            for q in questions}, model
+
+
+def marks_note(marks: dict[str, str], model: str) -> str:
+    n = sum(1 for mark in marks.values() if mark == RECORDED)
+    if all(mark == NO_LLM for mark in marks.values()):
+        return "This method asks no LLM: every question runs in seconds."
+    speed = MODEL_SPEED.speed(model)
+    how = (f"{speed.read_rate:.0f} prompt tokens/s read and {speed.write_rate:.0f} written, measured on "
+           f"{speed.calls} live call{'s' if speed.calls != 1 else ''} here" if speed.calls else
+           f"assumed {speed.read_rate:.0f} prompt tokens/s read and {speed.write_rate:.0f} written until the first "
+           "live call")
+    return (f"{n} of {len(marks)} recorded: their answers replay at once. The others run live on the model; the time "
+            f"shown is its typical cost per question at {how}.")
+
+
+def _cache_stamp(settings: Settings) -> tuple[float, ...]:
+    """The LLM caches' modification times: a new recorded answer (a file added) changes them."""
+    dirs = [settings.llm_cache_dir, settings.llm_bundled_cache]
+    return tuple(Path(d).stat().st_mtime if d and Path(d).is_dir() else 0.0 for d in dirs)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _recorded(_engine: Any, _settings: Settings, index: str, questions: tuple[str, ...], settings_key: str,
+              stamp: tuple[float, ...]) -> dict[str, bool]:
+    from gear.agent.recorded import replays_at_once_all
+
+    return {q: bool(found) for q, found in replays_at_once_all(_engine, questions, _settings).items()}
 
 
 def _cancel() -> None:
@@ -118,6 +234,8 @@ def settle_stopped_run() -> None:
     st.session_state["trace"] = Trace(list(events))
     st.session_state["trace_source"] = "live run, " + ("cancelled" if cancelled else "interrupted")
     st.session_state["teach_step"] = 0
+    st.session_state[RAN_HERE] = True
+    st.session_state[EXAMPLE] = None
     st.session_state[STOPPED_NOTE] = f"{why} — the steps so far are shown below."
 
 
@@ -129,6 +247,8 @@ def stopped_note() -> None:
 
 
 def run_live(index: Path, question: str, qa: Any | None, settings: Settings) -> None:
+    """Run the question live in the current container: a status line at the top beside Cancel says where the run is
+    and what it waits for; each iteration draws below it as its events arrive."""
     ready = ensure_index(index)
     if ready is None:
         return
@@ -139,10 +259,12 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings) -> 
     # the steps so far here (settle_stopped_run)
     st.session_state[LIVE_EVENTS] = trace.events
     st.session_state.pop(STOPPED_NOTE, None)
-    cancel = st.empty()
-    cancel.button("Cancel", key="ask_cancel", on_click=_cancel, help="Stop this run (and leave the model's queue); "
-                  "the steps so far stay on the page.")
-    view = TraceView(live=True, key="live")
+    top = st.empty()
+    left, right = top.container().columns([1, 7], vertical_alignment="center")
+    left.button("Cancel", key="ask_cancel", on_click=_cancel, help="Stop this run (and leave the model's queue); "
+                "the steps so far stay on the page.")
+    status = StatusLine(right.empty())
+    view = TraceView(live=True, key="live", status=status)
     timing: dict[str, float] = {}
     started = time.perf_counter()
 
@@ -153,19 +275,25 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings) -> 
 
     trace.subscribe(on_event)
     st.session_state["trace_source"] = "live run"
+    failed = ""
     try:
         engine.retrieve(question, k=settings.agent_k, settings=settings, gold=gold,
                         question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())), trace=trace)
     except Exception as exc:  # Streamlit's stop and rerun are BaseExceptions: a Cancel passes through untouched
-        view.close()
-        st.error(f"The run stopped: {one_line(exc)}")
-    else:
-        view.close()
-    cancel.empty()
+        failed = one_line(exc)
+    view.close()
+    top.empty()
+    if failed:
+        st.error(f"The run stopped: {failed}")
     st.session_state.pop(LIVE_EVENTS, None)
-    st.session_state["trace"] = Trace(list(trace.events))
+    finished = Trace(list(trace.events))
+    st.session_state["trace"] = finished
     st.session_state["teach_step"] = 0
-    show_answer_origins(st.session_state["trace"])
+    st.session_state[RAN_HERE] = True
+    st.session_state[EXAMPLE] = None
+    if not failed:
+        remember(finished, "Ask")
+    show_answer_origins(finished)
     if "first_graph_s" in timing:
         st.caption(f"first graph drawn {timing['first_graph_s']:.1f} s after Ask")
 
@@ -186,9 +314,9 @@ def save_panel(trace: Trace) -> None:
         st.session_state["trace_save_name"] = kept
     name = kept[1]
     left, right, _ = st.columns([1, 1, 3])
-    left.download_button("⬇️ Download trace", trace.to_json(), file_name=name, mime="application/json",
-                         key="download_trace", on_click="ignore")
-    if right.button("💾 Save to data/traces", key="save_trace"):
+    left.download_button("Download trace", trace.to_json(), file_name=name, mime="application/json",
+                         key="download_trace", on_click="ignore", icon=":material/download:")
+    if right.button("Save to data/traces", key="save_trace", icon=":material/save:"):
         path = demo.traces_dir() / name
         trace.save(path)
         st.toast(f"saved {path.name}")

@@ -4,59 +4,50 @@ rankings, recall, where each gold passage entered and what each run cost (LLM ca
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from gear import viz
+from gear import methods, viz
 from gear.config import Settings
-from gear.trace import Event, FinalRanking, LLMCalled, LLMText, LLMWaiting, RunFinished, RunStarted, Trace
+from gear.trace import Answered, FinalRanking, LLMCalled, RunFinished, RunStarted, Trace
+from gear.trace.pace import RunProgress
 from studio.safe import esc_md, one_line
+from studio.session import remember
 from studio.sidebar import method_settings
-from studio.trace_view import show_wait
+from studio.trace_view import StatusLine
 
 DEFAULT_METHODS = ["Hybrid", "Hybrid + NaiveGE", "PPR (HippoRAG 2)", "IRCoT (hybrid)", "GeAR (hybrid)"]
 RUNNING = "cmp_running"  # session state: a comparison of this session is running
 CANCELLED = "cmp_cancelled"  # session state: its Cancel button was pressed
 
 
-def model_status(box: Any) -> Callable[[Event], None]:
-    """A run's listener showing in `box` what the model does for it: its place in the queue, or a line while it
-    writes (a few times a second). Each draw is a point where Streamlit can stop the script when its user cancels."""
-    drawn = {"at": 0.0}
-
-    def listen(event: Event) -> None:
-        if isinstance(event, LLMWaiting):
-            show_wait(box, event)
-        elif isinstance(event, LLMText) and time.perf_counter() - drawn["at"] >= 0.25:
-            drawn["at"] = time.perf_counter()
-            box.caption(f"✍️ {esc_md(event.step)} — the model is writing…")
-
-    return listen
-
-
-def run_methods(engine: Any, question: str, qa: Any | None, methods: list[str], base: Settings,
+def run_methods(engine: Any, question: str, qa: Any | None, chosen: list[str], base: Settings,
                 k: int, results: dict[str, Trace | str] | None = None) -> dict[str, Trace | str]:
-    """Each method's trace (or its error, as one line), with a progress bar; `results` fills as each method ends."""
+    """Each method's trace (or its error, as one line), with a progress bar and a status line naming the method and
+    the step in progress (PPR's first-use graph build included); `results` fills as each method ends."""
     gold = engine.gold_ids(qa.gold) if qa is not None else []
     results = {} if results is None else results
-    bar = st.progress(0, text="running")
-    status = st.empty()
-    for n, label in enumerate(methods, 1):
+    bar = st.progress(0, text=f"0 of {len(chosen)} methods done")
+    box = st.empty()
+    for n, label in enumerate(chosen, 1):
         settings = method_settings(base, label)
+        method = methods.get(settings.expand)
+        first_build = method.uses_ppr(settings) and not engine.has_ppr_index(settings)
+        line = StatusLine(box, prefix=f"{label} ({n} of {len(chosen)}) · ")
+        line.progress = RunProgress(builds_ppr_graph=first_build)
         trace = Trace()
-        trace.subscribe(model_status(status))
+        trace.subscribe(line)
         try:
             run = engine.retrieve(question, k=k, settings=settings, gold=gold, question_id=getattr(qa, "id", ""),
                                   answers=list(getattr(qa, "answers", ())), trace=trace)
             results[label] = run.trace
+            remember(run.trace, f"Compare · {label}")
         except Exception as exc:  # Streamlit's stop on Cancel is a BaseException: it passes through
             results[label] = f"{type(exc).__name__}: {one_line(exc)}"
-        status.empty()
-        bar.progress(n / len(methods), text=f"{label} done")
+        box.empty()
+        bar.progress(n / len(chosen), text=f"{n} of {len(chosen)} methods done (last: {label})")
     return results
 
 
@@ -70,7 +61,7 @@ def gold_titles(engine: Any, qa: Any | None) -> dict[int, str]:
     return {p.id: p.title for p in engine.backend.passages(ids)}
 
 
-def compare_live(engine: Any, question: str, qa: Any | None, methods: list[str], base: Settings, k: int) -> None:
+def compare_live(engine: Any, question: str, qa: Any | None, chosen: list[str], base: Settings, k: int) -> None:
     """Run the comparison with a Cancel button. The session keeps the results as each method ends, so a comparison
     stopped mid-way (settle_stopped) still shows the methods done."""
     results: dict[str, Trace | str] = {}
@@ -79,7 +70,7 @@ def compare_live(engine: Any, question: str, qa: Any | None, methods: list[str],
     cancel = st.empty()
     cancel.button("Cancel", key="cmp_cancel", on_click=_cancel,
                   help="Stop the comparison (and leave the model's queue); the methods done stay.")
-    run_methods(engine, question, qa, methods, base, k, results)
+    run_methods(engine, question, qa, chosen, base, k, results)
     cancel.empty()
     st.session_state.pop(RUNNING, None)
 
@@ -96,39 +87,59 @@ def settle_stopped() -> str:
     return f"{why} — the methods finished so far are shown below."
 
 
+GOLD_CELL = "background-color: #fff3bf; font-weight: 600"
+
+
 def show_comparison(question: str, k: int, results: dict[str, Trace | str], titles: dict[int, str]) -> None:
-    """The rankings side by side (one row per rank, one column per method, gold passages marked and highlighted),
-    then recall and cost per method, then the rank at which each gold passage entered each method's list."""
+    """Each method's answer, EM and recall first, then the rankings side by side (one row per rank, one column per
+    method, gold passages marked and highlighted; a static table, so titles wrap and every method fits a 1280 px
+    window), then the rank at which each gold passage entered each method's list."""
     st.markdown(f"**Question:** {esc_md(question)}")
     rankings: dict[str, list] = {}
-    recall_rows = []
+    rows = []
+    gold_answers: list[str] = []
     for label, result in results.items():
         if isinstance(result, str):
             st.error(f"{label}: {result}")
             continue
         final = result.first(FinalRanking)
         start = result.first(RunStarted)
+        answered = result.first(Answered)
         rankings[label] = final.passages if final else []
         gold_ids = start.gold_passage_ids if start else []
-        row = {"method": label}
+        gold_answers = gold_answers or (list(start.answers) if start else [])
+        row: dict[str, Any] = {"method": label, "answer": answered.answer if answered else "—",
+                               "EM": None if answered is None or answered.em is None else round(answered.em)}
         for kk in (5, 10, 15):
             r = viz.recall_at(rankings[label], gold_ids, kk)
             row[f"R@{kk}"] = None if r is None else round(100 * r)
         row.update(cost_row(result))
-        recall_rows.append(row)
+        rows.append(row)
+    if gold_answers:
+        st.markdown("**Gold answer:** " + esc_md(" / ".join(gold_answers[:4])))
+    st.subheader("Answer, recall and cost per method")
+    if rows:
+        st.caption("The answer is the QA step's over each method's top passages (methods without an LLM give none); "
+                   "EM against the gold answers. LLM calls and tokens from each run's trace (calls answered by the "
+                   "memo cost nothing); time is the whole run, LLM included. GeAR and IRCoT take agent_k passages "
+                   "per retrieval (the sidebar's k), whatever the page's k says.")
+        table = pd.DataFrame(rows).drop(columns=["prompt tokens", "completion tokens"])
+        # pixel widths that fit the columns into a 1280 px window beside the sidebar
+        st.dataframe(table, hide_index=True, width="stretch",
+                     column_config={"method": st.column_config.TextColumn("method", width=130),
+                                    "answer": st.column_config.TextColumn("answer", width=170),
+                                    "EM": st.column_config.NumberColumn("EM", width=40),
+                                    **{f"R@{kk}": st.column_config.NumberColumn(f"R@{kk} %", width=58)
+                                       for kk in (5, 10, 15)},
+                                    "iterations": st.column_config.NumberColumn("iter.", width=45),
+                                    "LLM calls": st.column_config.NumberColumn("LLM calls", width=72),
+                                    "LLM tokens": st.column_config.NumberColumn("tokens", width=66),
+                                    "time (s)": st.column_config.NumberColumn("time s", width=62)})
     if rankings:
-        grid = pd.DataFrame(viz.side_by_side(rankings, k))
-        st.dataframe(grid.style.map(lambda v: "background-color: #fff3bf; font-weight: 600"
-                                    if isinstance(v, str) and v.startswith(viz.GOLD_MARK) else ""),
-                     hide_index=True, width="stretch", height=38 + 35 * k,
-                     column_config={"rank": st.column_config.NumberColumn("#", width="small"),
-                                    **{label: st.column_config.TextColumn(label, width="medium")
-                                       for label in rankings}})
-    st.subheader("Recall and cost per method")
-    if recall_rows:
-        st.caption("LLM calls and tokens from each run's trace (calls answered by the memo cost nothing); time is "
-                   "the whole run, LLM included. GeAR and IRCoT take agent_k passages per retrieval, whatever k says.")
-        st.dataframe(pd.DataFrame(recall_rows), hide_index=True, width="stretch")
+        st.subheader(f"Top {k} passages side by side (★ gold)")
+        grid = pd.DataFrame(viz.side_by_side(rankings, k)).rename(columns={"rank": "#"})
+        st.table(grid.style.hide(axis="index").map(
+            lambda v: GOLD_CELL if isinstance(v, str) and v.startswith(viz.GOLD_MARK) else ""))
     if titles:
         st.subheader("Where each gold passage entered (rank per method; — = not retrieved)")
         entered = [{key: "—" if value is None else value for key, value in row.items()}

@@ -7,6 +7,7 @@ Nothing here fakes data: a demo whose files are missing reports "not available y
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from dataclasses import dataclass
@@ -22,6 +23,39 @@ BUNDLED_TRACES = ASSETS / "traces"
 #: the paper's walk-through question (App. C, Table 9; MuSiQue, answer 1929)
 WALKTHROUGH_QUESTION = ("When did the location of the basilica which is named for the same saint that the Bremen "
                         "Cathedral is named for become a country?")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A bundled recorded run the Ask page offers (assets/traces/<stem>.json), with a caption saying what it shows:
+    a replay alone does not tell a newcomer that a run failed, nor why that is worth seeing."""
+
+    stem: str
+    button: str  # the button that replays it
+    caption: str  # markdown, our own text
+
+    @property
+    def path(self) -> Path:
+        return BUNDLED_TRACES / f"{self.stem}.json"
+
+
+EXAMPLES: dict[str, Example] = {e.stem: e for e in (
+    Example("walkthrough", "Replay the paper's walk-through",
+            "**The paper's walk-through** (App. C, Table 9): its gold answer is **1929** — St. Peter's Basilica stands "
+            "in Vatican City, a country since 1929. In the paper's run the reasoner finds after the first iteration "
+            "that the memory does not answer the question yet, and the rewriter asks for the basilica's location "
+            "next. The embedded 1.5B model does otherwise, and that is the teaching point: after one iteration its "
+            "reasoner calls the question answerable with “Germany”, which the gist memory does not support (it holds "
+            "Bremen's country, not the basilica's) — a *reasoner hallucination*, one of the paper's error categories. "
+            "The loop stops there and the QA step answers “Croatia” (EM 0)."),
+    Example("musique_wilm_airport", "Replay a run the embedded model gets right",
+            "**A run the embedded 1.5B model gets right** (MuSiQue dev `2hop__357901_62671`, one of the 4 of the "
+            "recorded 20-question subset it answers exactly; nothing tuned). The rewriter narrows the question to "
+            "“What city is WILM licensed to broadcast?”; in iteration 3 the reasoner stops with a wrong guess, "
+            "“Sumter International Airport”. The answer that counts is not the reasoner's but the QA step's, over "
+            "the top 5 passages of the final ranking — and it is right: **Wilmington International Airport** "
+            "(EM 1, both gold passages in the top 5)."),
+)}
 
 
 @dataclass(frozen=True)
@@ -133,6 +167,26 @@ def demo_of_index(directory: Path) -> Demo | None:
         if directory.resolve() == index_dir(name).resolve():
             return demo
     return None
+
+
+def demo_of_question(question_id: str) -> Demo | None:
+    """The demo whose QA set holds this question (a bundled run names the index it was made on this way)."""
+    for d in DEMOS.values():
+        if question_id and d.qa.is_file() and question_id in _question_ids(str(d.qa), d.qa.stat().st_mtime):
+            return d
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _question_ids(path: str, mtime: float) -> frozenset[str]:
+    import json
+
+    try:
+        records = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(str(r.get("id", r.get("_id", ""))) for r in records if isinstance(r, dict)) \
+        if isinstance(records, list) else frozenset()
 
 
 def replay_entries(cache_dir: Path | None = None) -> int:

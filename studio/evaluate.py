@@ -21,6 +21,7 @@ from gear.llm.queue import listening
 from studio import demo
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import one_line
+from studio.session import start
 from studio.sidebar import PRESETS, method_settings
 
 
@@ -57,12 +58,16 @@ def run_form(index: Path, base: Settings) -> None:
         return
     n = (st.slider("Questions", 1, len(questions), min(10, len(questions)), key="eval_n") if len(questions) > 1
          else 1)
-    methods = st.multiselect("Methods", list(PRESETS), default=["BM25", "Hybrid"], key="eval_methods",
-                             help="PPR needs no LLM; NaiveGE/SyncGE/GeAR and IRCoT ask the LLM chosen in the sidebar. "
-                                  "Multi-step methods (GeAR, IRCoT) run once per question at agent_k.")
-    ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], default=[5, 10, 15], key="eval_ks")
-    save_traces = st.checkbox("Save a trace per question (for error analysis on the Traces page)", value=True,
-                              key="eval_traces")
+    start("eval_methods", ["BM25", "Hybrid"])
+    methods = st.multiselect("Methods", list(PRESETS), key="eval_methods", persist_state="session",
+                             help="SyncGE, GeAR and IRCoT ask the LLM chosen in the sidebar; the base retrievers, "
+                                  "NaiveGE and PPR ask none (unless PPR's recognition filter is on). Multi-step "
+                                  "methods (GeAR, IRCoT) run once per question at the sidebar's k.")
+    start("eval_ks", [5, 10, 15])
+    ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], key="eval_ks", persist_state="session")
+    start("eval_traces", True)
+    save_traces = st.checkbox("Save a trace per question (for error analysis on the Traces page)", key="eval_traces",
+                              persist_state="session")
     if st.session_state.pop(CANCELLED, False):
         st.warning("Evaluation cancelled: the method that was running was not saved (those finished before are).")
     if not st.button("Run evaluation", type="primary", key="eval_run", disabled=not methods or not ks):
@@ -107,7 +112,7 @@ def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, qu
         def on_wait(ahead: int) -> None:
             # drawn on every poll of the model's queue: that is where Streamlit can stop a cancelled run
             if ahead:
-                waiting.caption(f"⏳ waiting for the model: {ahead} ahead")
+                waiting.caption(f":material/hourglass_top: waiting for the model: {ahead} ahead")
             else:
                 waiting.empty()
 

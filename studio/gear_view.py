@@ -116,7 +116,8 @@ def reasoned(e: t.Reasoned, view: View) -> None:
         st.error(f"Reasoner hallucination caught — the model said answerable: {esc_md(e.answer)}{cites}, "
                  f"but {esc_md(e.rejected)}. The loop goes on.")
     elif e.answerable:
-        st.success(f"Answerable — answer: {esc_md(e.answer)}{cites}")
+        st.success(f"Answerable — the reasoner's answer: {esc_md(e.answer)}{cites}")
+        st.caption("The reasoner's verdict ends the loop; the run's answer is the QA step's, at the end.")
     else:
         st.warning(f"Not answerable yet — {esc_md(e.reason)}")
 
@@ -128,7 +129,7 @@ def query_rewritten(e: t.QueryRewritten, view: View) -> None:
         st.caption("The first rewrite repeated an earlier query; the rewriter was asked again with the earlier queries "
                    "shown." + (" It still repeats one." if e.repeated else ""))
     elif e.repeated:
-        st.caption("⚠️ This query repeats an earlier one.")
+        st.caption(":material/warning: This query repeats an earlier one.")
 
 
 def llm_called(e: t.LLMCalled, view: View) -> None:
@@ -139,7 +140,7 @@ def llm_called(e: t.LLMCalled, view: View) -> None:
 
 
 def warned(e: t.Warned, view: View) -> None:
-    st.caption("⚠️ " + esc_md(e.message))
+    st.caption(":material/warning: " + esc_md(e.message))
 
 
 def passages_linked(e: t.PassagesLinked, view: View) -> None:
@@ -156,26 +157,57 @@ def final_ranking(e: t.FinalRanking, view: View) -> None:
     table(viz.passage_rows(e.passages, 15), height=min(560, 38 + 35 * min(15, len(e.passages))))
 
 
+def run_start(view: View) -> t.RunStarted | None:
+    return next((x for x in view.events if isinstance(x, t.RunStarted)), None)
+
+
 def answered(e: t.Answered, view: View) -> None:
-    score = f" — EM {e.em:.0f}, F1 {e.f1:.2f}" if e.em is not None and e.f1 is not None else ""
-    st.markdown(f"**Answer:** {esc_md(e.answer)}{score}")
+    """The run's answer — the QA step's, which EM and F1 score — with the gold answers beside it when known."""
+    start = run_start(view)
+    parts = [f"**Final answer:** {esc_md(e.answer) or '(none)'}"]
+    if start is not None and start.answers:
+        parts.append("**gold:** " + esc_md(" / ".join(start.answers[:4])))
+    if e.em is not None and e.f1 is not None:
+        parts.append(f"EM {e.em:.0f}, F1 {e.f1:.2f}")
+    st.markdown(" &nbsp;·&nbsp; ".join(parts))
+    top = start.settings.get("qa_top_k", len(e.passage_ids)) if start is not None else len(e.passage_ids)
+    st.caption(f"The QA step's answer over the top {top} passages of the final ranking: the run's answer, the one "
+               "EM and F1 score.")
+
+
+def run_time(e: t.RunFinished, trace: t.Trace, ran_here: bool) -> tuple[str, str]:
+    """The run's time as a metric label and a note: "Time" for a run made in this session; "Recorded run" for one
+    loaded from a file, whose time is not this machine's now (and whose LLM answers may themselves be replayed)."""
+    seconds = f"{e.total_ms / 1000:.1f} s"
+    if ran_here:
+        return "Time", ""
+    replayed = [c for c in trace.of(t.LLMCalled) if c.source == "record"]
+    if not replayed:
+        return "Recorded run", f"recorded run: {seconds}"
+    model_s = sum(c.seconds for c in replayed)
+    return "Recorded run", (f"recorded run: {seconds}, its {len(replayed)} LLM answers replayed from a recording (the "
+                            f"model took {model_s:.0f} s for them when they were recorded)")
 
 
 def run_finished(e: t.RunFinished, view: View) -> None:
+    trace = t.Trace(view.events)
+    label, note = run_time(e, trace, view.ran_here)
     cols = st.columns(4)
     cols[0].metric("Iterations", e.iterations)
-    cols[1].metric("Time", f"{e.total_ms / 1000:.1f} s")
+    cols[1].metric(label, f"{e.total_ms / 1000:.1f} s")
     for col, k in zip(cols[2:], ("5", "10"), strict=False):
         if k in e.recall:
             col.metric(f"R@{k}", f"{100 * e.recall[k]:.0f}%")
     if e.recall:
         st.caption("Recall: " + " · ".join(f"R@{k} {100 * v:.0f}%" for k, v in e.recall.items()))
-    trace = t.Trace(view.events)
+    if note:
+        st.caption(note[0].upper() + note[1:])
     origins = answer_origins(trace)
     if origins:
         prompt, completion = trace.tokens()
         profile = next((x.settings.get("prompts") for x in view.events if isinstance(x, t.RunStarted)), None)
-        st.caption(f"LLM answers: {origins}; {prompt:,} + {completion:,} tokens paid"
+        when = "" if view.ran_here else " (when it was recorded)"
+        st.caption(f"LLM answers{when}: {origins}; {prompt:,} + {completion:,} tokens paid"
                    + (f"; prompt profile {esc_md(profile)}" if profile else ""))
     left, right = st.columns(2)
     if trace.of(t.LLMCalled):

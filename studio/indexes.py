@@ -22,7 +22,7 @@ from gear.llm.queue import listening
 from studio import demo
 from studio.resources import encoder_for, engine_for, ensure_index
 from studio.safe import one_line
-from studio.sidebar import choose_index
+from studio.sidebar import choose_index, llm_words
 from studio.widgets import iframe
 
 # index names being built now by any session: data/indexes/ is shared, so two sessions choosing the same name at once
@@ -86,12 +86,13 @@ def explore_tab() -> None:
 
 
 def build_tab(settings: Settings) -> None:
-    st.markdown("Upload a corpus (HippoRAG `[{title, text}]` JSON, HotpotQA-style JSON, or .txt/.md files) and its "
-                "OpenIE triples (HippoRAG OpenIE JSON). The index is written to `data/indexes/<name>`.")
+    st.markdown("Upload a corpus (HippoRAG `[{title, text}]` JSON, HotpotQA-style JSON, or .txt/.md files) and, if "
+                "you have them, its OpenIE triples (HippoRAG OpenIE JSON); without them the LLM chosen in the sidebar "
+                "extracts the triples from the text. The index is written to `data/indexes/<name>`.")
     name = st.text_input("Index name", value="my-index", key="ix_name")
     corpus_files = st.file_uploader("Corpus", type=["json", "txt", "md"], accept_multiple_files=True,
                                     key="ix_corpus")
-    openie = st.file_uploader("OpenIE triples (JSON)", type=["json"], key="ix_openie")
+    openie = st.file_uploader("OpenIE triples (optional, JSON)", type=["json"], key="ix_openie")
     qa = st.file_uploader("QA set (optional, JSON) — gives Ask/Evaluate their example questions", type=["json"],
                           key="ix_qa")
     if not openie:
@@ -170,7 +171,9 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
                    state="complete")
     st.dataframe(pd.DataFrame([{"passages": manifest.n_passages, "triples": manifest.n_triples,
                                 "entities": manifest.n_entities}]), hide_index=True)
-    st.success(f"Index {name} is ready: pick it in the sidebar.")
+    st.session_state["index_selected"] = name  # every page's index picker opens on it (studio.sidebar.choose_index)
+    st.success(f"Index {name} is ready and selected: Ask, Compare and Evaluate now use it (the Index list in their "
+               "sidebar changes it; Explore an index shows it here).")
 
 
 def read_uploaded_corpus(tmpdir: Path, corpus_files: list[Any]) -> tuple[list[Any], Any]:
@@ -204,7 +207,7 @@ class ExtractionView:
     place in the queue, or how much of this passage it has written), and a Cancel button. Every callback draws, so
     Streamlit can stop a cancelled run there."""
 
-    READING = "📖 the model is reading the next passage (its first text can take a minute on a CPU)…"
+    READING = ":material/menu_book: the model is reading the next passage (its first text can take a minute on a CPU)…"
 
     def __init__(self) -> None:
         self.bar = st.progress(0, text="extracting triples")
@@ -222,11 +225,12 @@ class ExtractionView:
         self.place.caption(self.READING if done < total else "")
 
     def on_wait(self, ahead: int) -> None:
-        self.place.caption(f"⏳ waiting for the model: {ahead} ahead" if ahead else self.READING)
+        self.place.caption(f":material/hourglass_top: waiting for the model: {ahead} ahead" if ahead else self.READING)
 
     def on_text(self, piece: str) -> None:
         self.written += len(piece)
-        self.place.caption(f"✍️ the model is writing this passage's triples: {self.written:,} characters")
+        self.place.caption(f":material/edit_note: the model is writing this passage's triples: {self.written:,} "
+                           "characters")
 
     def close(self) -> None:
         self.place.empty()
@@ -239,7 +243,7 @@ def extract_triples(docs: list[Any], settings: Settings, out: Path) -> tuple[lis
         raise BuildStopped("Needs an OpenIE file", raw_text_note())
     from gear.extract.bridge import extract_for_index
 
-    st.write(f"extracting triples with the {settings.llm} LLM (resumable: a journal is kept beside the index)")
+    st.write(f"extracting triples with {llm_words(settings)} (resumable: a journal is kept beside the index)")
     view = ExtractionView()
     try:
         with listening(view.on_wait):

@@ -77,16 +77,26 @@ def warm_engine(directory: Path | None) -> threading.Thread | None:
         if thread.is_alive():
             _engine_status(thread)
         else:  # no polling once ready: a fragment's rerun every 2 s would also cancel a download in progress
-            st.caption("✅ index and embedder ready")
+            st.caption(":material/check_circle: index and embedder ready")
     return thread
+
+
+def engine_ready(directory: Path) -> bool:
+    """Whether the index's engine (index and embedder) is loaded, without waiting for it."""
+    manifest = directory / "manifest.json"
+    if not manifest.is_file():
+        return False
+    with _lock:
+        mtime = manifest.stat().st_mtime
+    return not _warm(str(directory), mtime).is_alive()
 
 
 @st.fragment(run_every=2)
 def _engine_status(thread: threading.Thread) -> None:
     if thread.is_alive():
-        st.caption("⏳ loading the index and embedder (first use)…")
+        st.caption(":material/hourglass_top: loading the index and embedder (first use)…")
     else:
-        st.caption("✅ index and embedder ready")
+        st.caption(":material/check_circle: index and embedder ready")
 
 
 # -- demo indexes, built in the background -----------------------------------------------------------------------------

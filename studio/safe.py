@@ -52,6 +52,7 @@ def one_line(exc: BaseException) -> str:
 
 
 def setup(title: str, icon: str) -> None:
-    """Common page header; call once at the top of a page (st.set_page_config is done by app.py)."""
+    """Common page header; call once at the top of a page (st.set_page_config is done by app.py). `icon` is one of
+    Streamlit's bundled Material icons (":material/chat:"), which draw without an emoji font and without a network."""
     st.markdown(_CSS, unsafe_allow_html=True)
     st.title(f"{icon} {title}")

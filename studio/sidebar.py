@@ -12,13 +12,17 @@ import streamlit as st
 from gear import methods
 from gear.config import Settings
 from studio import demo
+from studio.session import start
 from studio.trace_view import answer_origins
 
 PRESETS: dict[str, tuple[str, str]] = methods.presets()  # label -> (retriever, method): Compare and Evaluate
 EXPANSIONS = {m.name: m.choice for m in methods.METHODS}  # the Ask page's method list
 DEFAULT_EXPANSION = "gear"
-LLM_KINDS = {"auto": "recorded answers, else the live model", "replay": "recorded answers only",
-             "local": "embedded model (always live)", "openai": "OpenAI-compatible endpoint"}
+LLM_KINDS = {"auto": "auto: recorded, else live", "replay": "replay: recorded only",
+             "local": "local: embedded model", "openai": "openai: an endpoint"}
+LLM_HELP = ("auto: answers recorded before are served at once, anything else goes to the live model (the embedded "
+            "Qwen2.5-Coder-1.5B, or the endpoint the server was started with). replay: recorded answers only (a new "
+            "question is an error). local: always the embedded model. openai: an OpenAI-compatible endpoint you name.")
 PROMPTS = {"": "default (paper)", "paper": "paper: the appendix prompts verbatim",
            "small": "small: JSON, grounded verdicts, no repeated query"}
 
@@ -105,6 +109,17 @@ def llm_status(kind: str, cache_dir: Path | None) -> str:
     return "OpenAI-compatible endpoint (key from OPENAI_API_KEY / GEAR_OPENAI_API_KEY, never shown)"
 
 
+def llm_words(settings: Settings) -> str:
+    """The LLM the settings name, in words a person reads ("the embedded model …", "gpt-4o-mini at …")."""
+    endpoint = settings.llm_base_url or "api.openai.com"
+    live = (f"{settings.llm_model or 'gpt-4o-mini'} at {endpoint}" if settings.llm_base_url or settings.llm_api_key
+            else "the embedded model (Qwen2.5-Coder-1.5B)")
+    return {"auto": f"{live}, reusing answers recorded before", "local": "the embedded model (Qwen2.5-Coder-1.5B)",
+            "openai": f"{settings.llm_model or 'gpt-4o-mini'} at {endpoint}",
+            "replay": "recorded answers only (a passage never recorded fails)",
+            "record": f"{live}, recording every answer"}.get(settings.llm, settings.llm)
+
+
 def _rel(p: Path) -> str:
     try:
         return str(p.resolve().relative_to(demo.ROOT))
@@ -112,58 +127,43 @@ def _rel(p: Path) -> str:
         return str(p)
 
 
-CHOICES = ("retriever", "expand", "llm_kind", "llm_base_url", "llm_model", "prompts", "k", "beam_width", "beam_length",
-           "gamma", "neighbours", "max_iterations", "ppr_damping", "ppr_filter", "ircot_max_steps", "ircot_retriever")
-
-
-def keep_choices() -> None:
-    """A widget on a new page starts from its default even when its key is in session state (the LLM kind fell back
-    to "auto" on Compare and Evaluate); writing every sidebar choice back first makes the new page's widgets take
-    them, and keeps the Ask-only choices (retriever, expansion) alive on pages that do not show them."""
-    for key in CHOICES:
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
-
-
-def start(key: str, value: Any) -> None:
-    """A widget's first value, set through session state only: keep_choices() writes every choice back, and a widget
-    given both a default and a session-state value logs a warning with a stack on every run (one per session and
-    page: the server's log filled with them under load)."""
-    if key not in st.session_state:
-        st.session_state[key] = value
-
-
-ORIGINS_SLOT = "_answer_origins_slot"  # this run's sidebar placeholder for "Last run's LLM answers"
+ORIGINS_SLOT = "_answer_origins_slot"  # this run's sidebar placeholder for "This session's last run"
+RAN_HERE = "trace_ran_here"  # session state: the session's trace is a run made in this session (not a loaded file)
 
 
 def show_answer_origins(trace: Any) -> None:
-    """"Last run's LLM answers: …" in the sidebar. The sidebar is drawn before a live run starts, so the Ask page
-    calls this again when the run ends (otherwise the line would describe the run before it)."""
+    """"This session's last run — LLM answers: …" in the sidebar, for a run made in this session only (a fresh
+    session shows a recorded example, whose answers came from the model when it was recorded, not now). The sidebar
+    is drawn before a live run starts, so the Ask page calls this again when the run ends."""
     slot = st.session_state.get(ORIGINS_SLOT)
     if slot is None:
         return
-    origins = answer_origins(trace)
+    origins = answer_origins(trace) if st.session_state.get(RAN_HERE) else ""
     if origins:
-        slot.caption(f"Last run's LLM answers: {origins}")
+        slot.caption(f"This session's last run — LLM answers: {origins}")
     else:
         slot.empty()
 
 
-def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Settings:
-    """Method, LLM and knobs from the sidebar, as Settings (paper defaults, App. B)."""
-    keep_choices()
+def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
+                     k_label: str = "k (passages per retrieval)") -> Settings:
+    """Method, LLM and knobs from the sidebar, as Settings (paper defaults, App. B). `k_label` names what the k
+    slider sets on this page (Compare has a k of its own for the single-step methods)."""
     sb = st.sidebar
     base = Settings()
     changes: dict[str, Any] = {}
     if show_method:
         sb.subheader("Method")
         start("retriever", "hybrid")
-        changes["retriever"] = sb.selectbox("Base retriever", ["bm25", "dense", "hybrid"], key="retriever")
+        changes["retriever"] = sb.selectbox("Base retriever", ["bm25", "dense", "hybrid"], key="retriever",
+                                            persist_state="session")
         start("expand", DEFAULT_EXPANSION)
-        changes["expand"] = sb.selectbox("Expansion", list(EXPANSIONS), key="expand", format_func=EXPANSIONS.get)
+        changes["expand"] = sb.selectbox("Expansion", list(EXPANSIONS), key="expand", persist_state="session",
+                                         format_func=EXPANSIONS.get)
     sb.subheader("LLM")
     start("llm_kind", base.llm if base.llm in LLM_KINDS else "auto")
-    kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", format_func=LLM_KINDS.get)
+    kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", persist_state="session", format_func=LLM_KINDS.get,
+                        help=LLM_HELP)
     changes["llm"] = kind
     cache = base.llm_cache_dir or demo.LLM_CACHE
     if kind == "replay":
@@ -172,12 +172,13 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
         changes["llm_cache_dir"] = base.llm_cache_dir or user_llm_cache()
     elif kind == "openai":
         start("llm_base_url", base.llm_base_url or "")
-        changes["llm_base_url"] = sb.text_input("Base URL", key="llm_base_url") or None
+        changes["llm_base_url"] = sb.text_input("Base URL", key="llm_base_url", persist_state="session") or None
         start("llm_model", base.llm_model or "gpt-4o-mini")
-        changes["llm_model"] = sb.text_input("Model", key="llm_model") or None
+        changes["llm_model"] = sb.text_input("Model", key="llm_model", persist_state="session") or None
     sb.caption(llm_status(kind, cache if kind == "replay" else None))
     start("prompts", base.prompts or "")
-    changes["prompts"] = sb.selectbox("Prompt profile", list(PROMPTS), key="prompts", format_func=PROMPTS.get) or None
+    changes["prompts"] = sb.selectbox("Prompt profile", list(PROMPTS), key="prompts", persist_state="session",
+                                      format_func=PROMPTS.get) or None
     st.session_state[ORIGINS_SLOT] = sb.empty()
     show_answer_origins(st.session_state.get("trace"))
     if not show_knobs:
@@ -186,16 +187,17 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Setti
     for key, value in (("k", base.agent_k), ("beam_width", base.beam_width), ("beam_length", base.beam_length),
                        ("gamma", 0.0), ("neighbours", base.max_neighbours), ("max_iterations", base.max_iterations)):
         start(key, value)
-    changes["agent_k"] = sb.slider("k (passages per retrieval)", 1, 30, key="k")
-    changes["beam_width"] = sb.slider("beam width b", 1, 20, key="beam_width")
-    changes["beam_length"] = sb.slider("beam length l", 1, 4, key="beam_length")
+    changes["agent_k"] = sb.slider(k_label, 1, 30, key="k", persist_state="session")
+    changes["beam_width"] = sb.slider("beam width b", 1, 20, key="beam_width", persist_state="session")
+    changes["beam_length"] = sb.slider("beam length l", 1, 4, key="beam_length", persist_state="session")
     gamma_default = 2.0 * changes["beam_width"]
-    gamma = sb.number_input("γ (diversity; 0 = 2b as in the paper)", 0.0, 200.0, step=1.0, key="gamma")
+    gamma = sb.number_input("γ (diversity; 0 = 2b as in the paper)", 0.0, 200.0, step=1.0, key="gamma",
+                            persist_state="session")
     changes["gamma"] = gamma if gamma > 0 else None
     sb.caption(f"γ in use: {gamma if gamma > 0 else gamma_default:g} — the n-th candidate of a beam is weighted by "
                "exp(−min(n, γ)/γ)")
-    changes["max_neighbours"] = sb.slider("neighbours per beam", 5, 200, key="neighbours")
-    changes["max_iterations"] = sb.slider("max iterations", 1, 6, key="max_iterations")
+    changes["max_neighbours"] = sb.slider("neighbours per beam", 5, 200, key="neighbours", persist_state="session")
+    changes["max_iterations"] = sb.slider("max iterations", 1, 6, key="max_iterations", persist_state="session")
     chosen = methods.find(changes.get("expand", st.session_state.get("expand")) or "")
     changes.update(peer_knobs(base, open_=chosen is not None and chosen.peer))
     return _finish_settings(base, changes, kind)
@@ -208,12 +210,13 @@ def peer_knobs(base: Settings, open_: bool = False) -> dict[str, Any]:
     for key in ("ppr_damping", "ppr_filter", "ircot_max_steps", "ircot_retriever"):
         start(key, getattr(base, key))
     return {
-        "ppr_damping": box.slider("PPR damping d", 0.05, 0.95, step=0.05, key="ppr_damping",
+        "ppr_damping": box.slider("PPR damping d", 0.05, 0.95, step=0.05, key="ppr_damping", persist_state="session",
                                   help="probability of following an edge (1 − d: restart at the seeds)"),
-        "ppr_filter": box.toggle("PPR recognition filter (LLM)", key="ppr_filter",
+        "ppr_filter": box.toggle("PPR recognition filter (LLM)", key="ppr_filter", persist_state="session",
                                  help="the LLM keeps the matched facts that help (HippoRAG 2's recognition memory)"),
-        "ircot_max_steps": box.slider("IRCoT retrievals at most", 1, 8, key="ircot_max_steps"),
+        "ircot_max_steps": box.slider("IRCoT retrievals at most", 1, 8, key="ircot_max_steps", persist_state="session"),
         "ircot_retriever": box.selectbox("IRCoT retriever", ["base", "ppr"], key="ircot_retriever",
+                                         persist_state="session",
                                          format_func={"base": "the base retriever", "ppr": "PPR"}.get),
     }
 

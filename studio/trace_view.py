@@ -4,6 +4,7 @@ escaped markdown only."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -11,12 +12,14 @@ import streamlit as st
 
 from gear import methods
 from gear import trace as t
+from gear.trace.pace import RunProgress
 from studio import gear_view, peers_view
 from studio.gear_view import answer_origins
 from studio.safe import esc_md
 from studio.widgets import GRAPH_HEIGHT, View, heading, iframe, table, triple_rows
 
-__all__ = ["GRAPH_HEIGHT", "TraceView", "answer_origins", "heading", "iframe", "show_wait", "table", "triple_rows"]
+__all__ = ["GRAPH_HEIGHT", "StatusLine", "TraceView", "answer_origins", "heading", "iframe", "show_wait", "table",
+           "triple_rows"]
 
 
 def show_wait(box: Any, e: t.LLMWaiting) -> None:
@@ -24,18 +27,45 @@ def show_wait(box: Any, e: t.LLMWaiting) -> None:
     poll of the queue, changed or not: each draw is a point where Streamlit can stop the script, so Cancel (or
     leaving the page) takes the run out of the queue at once."""
     if e.ahead > 0:
-        box.caption(f"⏳ {esc_md(e.step)} — waiting for the model: {e.ahead} ahead")
+        box.caption(f":material/hourglass_top: {esc_md(e.step)} — waiting for the model: {e.ahead} ahead")
     else:
         box.empty()
+
+
+class StatusLine:
+    """One line in `box` saying where a run is and what it waits for (gear.trace.pace.RunProgress), redrawn as the
+    run's events arrive — at most a few times a second while the model writes."""
+
+    def __init__(self, box: Any, prefix: str = "") -> None:
+        self.box, self.prefix = box, prefix
+        self.progress = RunProgress()
+        self.drawn_at = 0.0
+        self.text = ""
+
+    def __call__(self, event: t.Event) -> None:
+        self.progress.update(event)
+        now = time.perf_counter()
+        if isinstance(event, t.LLMText) and now - self.drawn_at < 0.5:
+            return
+        self.drawn_at = now
+        self.text = self.prefix + self.progress.line()
+        # our own words only (step names from the runners, method labels from the registry): no escaping, so the
+        # line reads as written ("waiting for the model: 1 ahead")
+        self.box.markdown(f":material/progress_activity: **{self.text}**")
 
 
 class TraceView:
     """Renders events into Streamlit containers: one st.status per iteration, then a results section."""
 
-    def __init__(self, *, live: bool = False, graph_height: int = GRAPH_HEIGHT, key: str = "view") -> None:
+    def __init__(self, *, live: bool = False, graph_height: int = GRAPH_HEIGHT, key: str = "view",
+                 ran_here: bool | None = None, status: StatusLine | None = None) -> None:
         self.live, self.graph_height, self.key = live, graph_height, key
+        self.ran_here = live if ran_here is None else ran_here
+        self.status_line = status  # live runs: the line at the top saying what the run waits for
         self.events: list[t.Event] = []
         self.status: Any = None
+        self.body: Any = None  # what goes inside the running iteration's status (entered instead of the status: a
+        # status used as a context manager marks itself complete on exit, so the running one showed a ✓)
         self.final: Any = None
         self.iteration = 0
         self.gold_known = False
@@ -49,6 +79,10 @@ class TraceView:
         self.close()
 
     def __call__(self, event: t.Event) -> None:
+        if self.status_line is not None:
+            self.status_line(event)
+        if isinstance(event, t.LLMAsking):
+            return
         if isinstance(event, t.LLMText):
             self.stream(event)
             return
@@ -68,6 +102,7 @@ class TraceView:
             self.iteration = event.iteration
             label = f"Iteration {event.iteration}" + (" — running…" if self.live else "")
             self.status = st.status(label, expanded=True, state="running" if self.live else "complete")
+            self.body = self.status.container()
         if isinstance(event, (t.PassagesLinked, t.FinalRanking, t.Answered, t.RunFinished)):
             self._finish_status()
             if self.final is None:
@@ -84,7 +119,7 @@ class TraceView:
         QA call's LLM line and warnings come after the final ranking and belong with it)."""
         if self.final is not None:
             return self.final
-        return self.status if self.status is not None else st.container()
+        return self.body if self.status is not None else st.container()
 
     def _box(self) -> Any:
         """The placeholder for what the model is doing now (waiting, writing), in the current iteration."""
@@ -108,13 +143,13 @@ class TraceView:
             return
         self.written_at = now
         with self._box().container():
-            st.caption(f"✍️ {esc_md(e.step)} — the model is writing…")
+            st.caption(f":material/edit_note: {esc_md(e.step)} — the model is writing…")
             st.code(e.text[-1500:], language=None, wrap_lines=True)
 
     def _finish_status(self) -> None:
         if self.status is not None:
             self.status.update(label=f"Iteration {self.iteration}", state="complete", expanded=True)
-            self.status = None
+            self.status = self.body = None
 
     def close(self) -> None:
         self._finish_status()

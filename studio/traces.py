@@ -16,7 +16,10 @@ from gear import viz
 from gear.files import atomic_write_json
 from gear.trace import Answered, RunFinished, RunStarted, Trace, TraceError
 from studio import demo
+from studio.ask import EXAMPLE, save_name
 from studio.safe import one_line
+from studio.session import HISTORY_LIMIT, HistoryRun, history
+from studio.sidebar import RAN_HERE
 
 CATEGORIES = ["base retriever limitation", "reader hallucination", "reasoner hallucination", "dataset issue",
               "missing extraction detail", "graph quality"]
@@ -49,23 +52,35 @@ def trace_files() -> list[tuple[str, Path]]:
 
 @st.cache_data(show_spinner=False, max_entries=5000)
 def summary(path: str, mtime: float) -> dict:
-    trace = Trace.load(path)
+    return summarise(Trace.load(path))
+
+
+def summarise(trace: Trace) -> dict:
+    """One row of the table: the columns that matter first (question, recall, answer, EM), then the rest."""
     start = trace.first(RunStarted)
     end = trace.first(RunFinished)
     answered = trace.first(Answered)
+
     def pct(k: str) -> float | None:
         value = end.recall.get(k) if end else None
         return None if value is None else round(100 * value)
 
-    return {"question": trace.question, "method": f"{start.retriever}/{start.method}" if start else "",
-            "R@5": pct("5"), "R@10": pct("10"),
+    return {"question": trace.question, "R@5": pct("5"), "R@10": pct("10"),
             "answer": answered.answer if answered else "", "EM": answered.em if answered else None,
+            "method": f"{start.retriever}/{start.method}" if start else "",
             "iterations": len(trace.iterations()), "tokens": sum(trace.tokens())}
 
 
-def trace_table(files: list[tuple[str, Path]]) -> pd.DataFrame:
-    """One row per readable trace file, with its tags (unreadable files are counted in a caption)."""
+SESSION = "this session"  # the `where` of a run kept in the session's history (studio.session), not in a file
+
+
+def trace_table(files: list[tuple[str, Path]], runs: list[HistoryRun] | None = None) -> pd.DataFrame:
+    """One row per run of this session (newest first) and per readable trace file, with its tags (unreadable files
+    are counted in a caption). Key columns first: question, recall, answer, EM, tags."""
     rows, broken = [], 0
+    for n, run in reversed(list(enumerate(runs or []))):
+        s = summarise(run.trace)
+        rows.append({**s, "tags": "", "where": SESSION, "file": run.name, "path": f"session:{n}"})
     for where, p in files:
         try:
             s = summary(str(p), p.stat().st_mtime)
@@ -73,22 +88,25 @@ def trace_table(files: list[tuple[str, Path]]) -> pd.DataFrame:
             broken += 1
             continue
         tags = read_tags(p)
-        rows.append({"where": where, "file": p.name, **s, "tags": ", ".join(tags.get("categories", [])),
+        rows.append({**s, "tags": ", ".join(tags.get("categories", [])), "where": where, "file": p.name,
                      "path": str(p)})
     if broken:
         st.caption(f"{broken} unreadable trace file(s) skipped")
-    return pd.DataFrame(rows)
+    columns = ["question", "R@5", "R@10", "answer", "EM", "tags", "where", "method", "iterations", "tokens", "file",
+               "path"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def filtered(df: pd.DataFrame) -> pd.DataFrame:
     """The rows the sidebar's filters keep (recall, answer, iterations, tagged)."""
     with st.sidebar:
         st.subheader("Filter")
-        r_range = st.slider("R@10 (%)", 0, 100, (0, 100), key="tr_recall")
-        answered = st.selectbox("Answer", ["any", "correct (EM 1)", "wrong (EM 0)", "no answer"], key="tr_answered")
+        r_range = st.slider("R@10 (%)", 0, 100, (0, 100), key="tr_recall", persist_state="session")
+        answered = st.selectbox("Answer", ["any", "correct (EM 1)", "wrong (EM 0)", "no answer"], key="tr_answered",
+                                persist_state="session")
         max_it = int(df["iterations"].max()) if len(df) else 1
         its = st.slider("Iterations", 0, max(1, max_it), (0, max(1, max_it)), key="tr_its")
-        only_tagged = st.checkbox("Only tagged", key="tr_tagged")
+        only_tagged = st.checkbox("Only tagged", key="tr_tagged", persist_state="session")
     view = df.copy()
     r10 = view["R@10"].fillna(-1)
     keep = ((r10 >= r_range[0]) & (r10 <= r_range[1])) | view["R@10"].isna()
@@ -105,24 +123,58 @@ def filtered(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def show_table(view: pd.DataFrame, total: int) -> None:
-    st.caption(f"{len(view)} of {total} traces")
+    st.caption(f"{len(view)} of {total} traces — this session's runs first (kept while the session lasts, the last "
+               f"{HISTORY_LIMIT}), then saved, bundled and evaluation traces")
     st.dataframe(view.drop(columns=["path"]), hide_index=True, width="stretch",
                  height=min(420, 38 + 35 * max(1, len(view))),
-                 column_config={"R@5": st.column_config.NumberColumn("R@5 %"),
-                                "R@10": st.column_config.NumberColumn("R@10 %")})
+                 # pixel widths: the key columns, and which method and where, fit a 1280 px window
+                 column_config={"question": st.column_config.TextColumn("question", width=220),
+                                "R@5": st.column_config.NumberColumn("R@5 %", width=58),
+                                "R@10": st.column_config.NumberColumn("R@10 %", width=62),
+                                "answer": st.column_config.TextColumn("answer", width=140),
+                                "EM": st.column_config.NumberColumn("EM", width=40),
+                                "tags": st.column_config.TextColumn("tags", width=100),
+                                "where": st.column_config.TextColumn("where", width=100),
+                                "method": st.column_config.TextColumn("method", width=110)})
 
 
-def pick_trace(view: pd.DataFrame) -> Path:
-    labels = {f"{r['where']} · {r['file']}": r["path"] for _, r in view.iterrows()}
+def pick_trace(view: pd.DataFrame) -> str:
+    """The chosen row's key: a file's path, or "session:N" for a run of this session."""
+    labels = {f"{r['where']} · {r['file']}" + (f" · {str(r['question'])[:60]}" if r["where"] == SESSION else ""):
+              r["path"] for _, r in view.iterrows()}  # a file's name says which run it is; a session run's, when
     choice = st.selectbox("Trace", list(labels), key="tr_choice")
-    return Path(labels[choice])
+    return str(labels[choice])
 
 
-def open_in_ask(trace: Trace, path: Path) -> None:
+def session_run(key: str) -> HistoryRun | None:
+    if not key.startswith("session:"):
+        return None
+    runs = history()
+    n = int(key.split(":", 1)[1])
+    return runs[n] if 0 <= n < len(runs) else None
+
+
+def open_in_ask(trace: Trace, where: str | Path, ran_here: bool = False) -> None:
+    """Show `trace` on the Ask page; `where` says where it came from (a trace file's path, or words)."""
+    where = f"trace file {where.name}" if isinstance(where, Path) else where
     st.session_state["trace"] = trace
-    st.session_state["trace_source"] = f"trace file {path.name}"
+    st.session_state["question"] = trace.question  # Ask asks it again
+    st.session_state["trace_source"] = where
     st.session_state["teach_step"] = 0
+    st.session_state[RAN_HERE] = ran_here
+    st.session_state[EXAMPLE] = None
     st.switch_page("pages/ask.py")
+
+
+def save_session_run(run: HistoryRun) -> None:
+    """Save a run of this session into data/traces (shared), where it can be tagged."""
+    path = demo.traces_dir() / save_name(run.trace)
+    try:
+        run.trace.save(path)
+    except OSError as exc:
+        st.error(f"cannot save: {one_line(exc)}")
+        return
+    st.toast(f"saved {path.name}")
 
 
 def tag_form(path: Path) -> None:

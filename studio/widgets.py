@@ -23,7 +23,35 @@ class View(Protocol):
     graph_height: int
     gold_known: bool
     live: bool
+    ran_here: bool  # the run was made in this session (its time is "Time"); else a recorded run, loaded
     key: str  # makes the view's chart keys unique on a page
+
+
+class FreshSlots:
+    """Two placeholders at one place in a page, so that a new run starts in an empty container.
+
+    When a container is drawn where a container stood in the previous script run, Streamlit's frontend reuses the old
+    one with its children, which stay on the page (faded) below the new ones until the script ends: a live run of a
+    second question showed the first run's triples and graph as if they were its own. An element in between resets
+    it, so each script run fills one placeholder and empties the other; a new run takes the one emptied last time
+    (`fresh`), while a redraw of the same run keeps its place (`same`)."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.slots = (st.empty(), st.empty())
+        self.current = int(st.session_state.get(key, 0)) % 2
+
+    def fresh(self) -> Any:
+        """An empty container for a new run (the previous run's is emptied at once)."""
+        self.slots[self.current].empty()
+        self.current = 1 - self.current
+        st.session_state[self.key] = self.current
+        return self.slots[self.current].container()
+
+    def same(self) -> Any:
+        """The container of the run shown last time, drawn again in place."""
+        self.slots[1 - self.current].empty()
+        return self.slots[self.current].container()
 
 
 def iframe(page: str, height: int) -> None:
@@ -60,6 +88,8 @@ def table(rows: Sequence[dict[str, Any]], height: int | None = None, hide: Seque
         return
     df = pd.DataFrame(rows)
     df = df.drop(columns=[c for c in hide if c in df.columns])
+    if "text" in df.columns:  # the long passage text last: the short columns stay on screen at 1280 px
+        df = df[[c for c in df.columns if c != "text"] + ["text"]]
     kwargs: dict[str, Any] = {"hide_index": True, "width": "stretch", "column_config": column_config()}
     if height:
         kwargs["height"] = height

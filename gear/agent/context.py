@@ -18,12 +18,14 @@ from gear.agent.asks import Ask
 from gear.agent.run import Timer
 from gear.config import Retriever, Settings
 from gear.llm import LLM
+from gear.llm.base import estimate_tokens
 from gear.llm.queue import current_listener, listening
 from gear.retrieve.beam import BeamParams
 from gear.retrieve.ppr import PPRIndex
 from gear.retrieve.scoring import SequenceScorer
 from gear.store.base import SearchBackend
-from gear.trace import LLMCalled, LLMText, LLMWaiting, Trace, Warned
+from gear.trace import LLMAsking, LLMCalled, LLMText, LLMWaiting, Trace, Warned
+from gear.trace.pace import MODEL_SPEED
 from gear.types import Scored
 
 Encode = Callable[[Sequence[str]], np.ndarray]  # texts → unit vectors (one row each), through the encoder's cache
@@ -92,6 +94,8 @@ class RunContext:
         if self.llm is None:
             raise RuntimeError(f"{ask.step}: this run was given no LLM (its method's record in gear.methods says it "
                                "asks none)")
+        asking = LLMAsking(iteration, ask.step, self.llm.model, estimate_tokens(ask.prompt), ask.max_tokens)
+        self.trace.emit_transient(asking)  # what the run waits for, before the model starts (gear.trace.pace)
         written: list[str] = []
 
         def stream(piece: str) -> None:
@@ -108,8 +112,10 @@ class RunContext:
         with listening(wait):
             result = self.llm.complete([{"role": "user", "content": ask.prompt}], json_schema=ask.schema,
                                        max_tokens=ask.max_tokens, on_text=stream)
-        self.trace.emit(LLMCalled(iteration, ask.step, result.model, result.prompt_tokens, result.completion_tokens,
-                                  result.seconds, result.cached, result.source))
+        called = LLMCalled(iteration, ask.step, result.model, result.prompt_tokens, result.completion_tokens,
+                           result.seconds, result.cached, result.source)
+        MODEL_SPEED.observe(called, asking)  # this process's measured model speed, for the next estimates
+        self.trace.emit(called)
         return result.text
 
     def warn(self, iteration: int, messages: Sequence[str], where: str) -> None:

@@ -34,6 +34,7 @@ __all__ = [
     "GistUpdated",
     "InitialNodes",
     "IterationStarted",
+    "LLMAsking",
     "LLMCalled",
     "LLMText",
     "LLMWaiting",
@@ -364,6 +365,20 @@ class LLMCalled(Event):
     seconds: float
     cached: bool = False
     source: str = ""  # "model", "record" (a recorded answer) or "memo" (an identical call earlier in this process)
+
+
+@dataclass(frozen=True)
+class LLMAsking(Event):
+    """An LLM step is about to ask the model: its prompt's size (estimated before the call, ≈4 characters a token)
+    and the most it may write, so a listener can say what the run waits for and for how long (gear.trace.pace).
+    Listeners see it; a trace never stores it (the LLMCalled after it records the real counts)."""
+
+    kind: ClassVar[str] = "llm_asking"
+    transient: ClassVar[bool] = True
+    step: str
+    model: str
+    prompt_tokens: int
+    max_tokens: int
 
 
 @dataclass(frozen=True)

@@ -407,3 +407,119 @@ def test_a_question_nobody_recorded_runs_live_and_draws_its_graph(tmp_path: Path
         assert_local(page.requests)  # type: ignore[attr-defined]
         recorded = list((data / "llm_cache").glob("*.json"))
         assert recorded, "the live answers are recorded into the user's cache"
+
+
+@pytest.fixture(scope="module")
+def slow_server(data_dir: Path):
+    """The app on the tiny index with a model that takes its time (tests.e2e.scripted_endpoint): each answer comes
+    after 3 s, so a run is watched while it is in progress. One iteration: four calls a run."""
+    from tests.e2e.scripted_endpoint import slow_endpoint
+
+    with slow_endpoint(delay=3.0) as url:
+        env = {"GEAR_STUDIO_BUILD_DEMOS": "0", "GEAR_STUDIO_INDEX": "tiny", "GEAR_LLM": "openai",
+               "GEAR_LLM_BASE_URL": url, "GEAR_LLM_MODEL": "scripted", "GEAR_MAX_ITERATIONS": "1",
+               "GEAR_LLM_CACHE_DIR": "", "OPENAI_API_KEY": ""}
+        yield from run_server(data_dir, env)
+
+
+STATUS_READING = re.compile(r"^Iteration 1 of up to 1 · (sync|gist) read · the model is reading [\d,]+ tokens "
+                            r"\(≈ \d+ s(, assumed speed)?\)$")
+
+
+def test_a_second_question_starts_on_a_clean_page_with_a_status_line(slow_server: str, browser_page) -> None:
+    """Ask, then Ask another question: while the second run waits for the model, nothing of the first run's trace
+    is on the page (Streamlit used to keep it, faded, below the new run), the running iteration shows a spinner, and
+    a status line at the top names the iteration, the step and what the run waits for."""
+    from playwright.sync_api import expect
+
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(slow_server)
+    page.get_by_text("index and embedder ready").wait_for(timeout=180_000)
+    page.reload()  # a new session: the index is loaded, so the example list is marked
+    settled(page)
+    # no recording here (the endpoint answers every call): the example runs live, at the assumed speed
+    assert any(re.match(r"live · ≈ \d+ (s|min) · Which sea", t) for t in open_examples(page))
+    question = page.get_by_label("Question", exact=True)
+    question.fill(QUESTION)
+    question.press("Enter")
+    ask = ask_button(page)
+    settled(page)
+    ask.click()
+    status = page.get_by_text(STATUS_READING).first
+    expect(status).to_be_visible(timeout=60_000)  # the first run's first read, announced before the model answers
+    page.get_by_text("first graph drawn").first.wait_for(timeout=120_000)  # the first run has finished
+    settled(page)
+    expect(page.get_by_text("Final answer")).to_have_count(1)
+    expect(page.locator("iframe")).to_have_count(1)  # its beam graph
+    question.fill("Where is Mount Etna?")
+    question.press("Enter")
+    ask = ask_button(page)
+    settled(page)
+    ask.click()
+    # the second run waits for the model's first read: the line says so …
+    expect(page.get_by_text(re.compile(r"· sync read · the model is reading"))).to_be_visible(timeout=60_000)
+    shot(page, "20_ask_second_question_mid_run")
+    # … and no element of the first run's trace is in the page
+    for leftover in ("Final answer", "first graph drawn", "Gist memory", "Reasoner", "Recall", "Final ranking"):
+        assert page.get_by_text(re.compile(leftover)).count() == 0, leftover  # case-sensitive: the intro says
+        # "the gist memory, the reasoner's verdict"
+    assert page.locator("iframe").count() == 0
+    assert page.locator("[data-testid='stExpanderIconSpinner']").count() == 1  # the running iteration
+    assert page.locator("[data-testid='stExpanderIconCheck']").count() == 0
+    # the line follows the run to its next step, then the run ends and the line goes
+    expect(page.get_by_text(re.compile(r"· (gist read|reasoner|QA step)"))).to_be_visible(timeout=60_000)
+    page.get_by_text("first graph drawn").first.wait_for(timeout=120_000)
+    settled(page)
+    expect(page.get_by_text(re.compile(r"the model is reading"))).to_have_count(0)
+    expect(page.get_by_text("Final answer")).to_have_count(1)
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    assert_local(page.requests)  # type: ignore[attr-defined]
+
+
+def open_examples(page) -> list[str]:
+    """The example list's entries as shown (its dropdown opened, read, and closed)."""
+    page.get_by_label(re.compile(r"^Example questions from the QA set")).click()
+    options = page.get_by_role("option")
+    options.first.wait_for(timeout=30_000)
+    texts = [t.strip() for t in options.all_inner_texts()]
+    page.keyboard.press("Escape")
+    return texts
+
+
+def test_the_demo_explains_itself_and_marks_what_replays_at_once(demo_server: str, browser_page) -> None:
+    """A newcomer's first page: the walk-through's caption says what the paper's run found (1929) and that the 1.5B
+    model's reasoner hallucinates (the teaching point); the final answer stands beside the gold one; a replay says
+    it is a recorded run; a run the model gets right is one click away; the example list says which questions
+    replay at once."""
+    from playwright.sync_api import expect
+
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(demo_server)
+    expect(page.get_by_text(re.compile(r"gold answer is 1929")).first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text(re.compile(r"reasoner hallucination")).first).to_be_visible()
+    final = page.get_by_text(re.compile(r"^Final answer: Croatia\s*·\s*gold: 1929\s*·\s*EM 0"))
+    expect(final).to_have_count(1)
+    expect(page.get_by_text("Recorded run", exact=True)).to_have_count(1)
+    expect(page.get_by_text("Time", exact=True)).to_have_count(0)
+    shot(page, "21_demo_caption")
+    page.get_by_text("index and embedder ready").wait_for(timeout=180_000)
+    page.reload()  # a new session: the index is loaded now, so the example list is marked at once
+    page.get_by_label("Question", exact=True).wait_for(timeout=60_000)
+    settled(page)
+    examples = open_examples(page)
+    assert any(t.startswith("recorded · instant · When did the location of the basilica") for t in examples), examples
+    page.get_by_role("button", name="Replay a run the embedded model gets right").click()
+    right = page.get_by_text(re.compile(r"^Final answer: Wilmington International Airport\s*·\s*gold: Wilmington "
+                                        r"International Airport / KILM / ILM\s*·\s*EM 1"))
+    expect(right).to_have_count(1, timeout=60_000)
+    expect(page.get_by_text(re.compile(r"in iteration 3 the reasoner stops with a wrong guess"))).to_have_count(1)
+    expect(page.get_by_text(re.compile(r"^Recorded run: .*replayed from a recording"))).to_have_count(1)
+    settled(page)
+    shot(page, "22_demo_right_example")
+    assert page.locator("[data-testid='stException']").count() == 0
+    # the icons' font is Streamlit's own, served by the app (nothing is fetched from a font service)
+    assert any("MaterialSymbols" in u and u.startswith("http://127.0.0.1") for u in page.requests)  # type: ignore
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    assert_local(page.requests)  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ from gear.index import build_index
 from gear.llm import CachedLLM
 from gear.llm.local import LocalLLM
 from gear.trace import (
+    Answered,
     BeamsSearched,
     FinalRanking,
     LLMCalled,
@@ -131,7 +132,7 @@ def test_ask_runs_gear_on_replay_llm_and_shows_every_step(studio: dict) -> None:
     assert statuses(at) == [f"Iteration {i}" for i in range(1, n_iter + 1)]
     text = " ".join(str(m.value) for m in at.markdown)
     for module in ("Base retrieval", "Reader → proximal triples", "tripleLink", "Graph expansion", "Fusion",
-                   "Gist memory", "Reasoner", "Rewriter", "Final ranking", "Answer:"):
+                   "Gist memory", "Reasoner", "Rewriter", "Final ranking", "Final answer:"):
         assert module in text, module
     # one beam graph per iteration, each a self-contained vis network with the expected entities
     graphs = iframes(at)
@@ -187,17 +188,19 @@ def test_compare_runs_several_methods(studio: dict) -> None:
     assert not at.exception
     assert not at.error, [e.value for e in at.error]
     frames = [df.value for df in at.dataframe]
-    # the rankings side by side, recall and cost, gold entry; then the diagnosis (test_app_diagnosis): the methods
-    # side by side and each method's stage table
-    assert len(frames) == 3 + 1 + 3
-    grid = frames[0].data if hasattr(frames[0], "data") else frames[0]  # a Styler (gold cells highlighted)
-    assert list(grid.columns) == ["rank", "BM25", "Hybrid", "Hybrid + NaiveGE"]
-    assert grid["rank"].tolist() == list(range(1, at.slider(key="cmp_k").value + 1))
+    # answers, recall and cost; gold entry; then the diagnosis (test_app_diagnosis): the methods side by side and each
+    # method's stage table
+    assert len(frames) == 2 + 1 + 3
+    assert len(at.table) == 1  # the rankings side by side: a static table, titles wrap
+    grid = at.table[0].value
+    grid = grid.data if hasattr(grid, "data") else grid  # a Styler (gold cells highlighted)
+    assert list(grid.columns) == ["#", "BM25", "Hybrid", "Hybrid + NaiveGE"]
+    assert grid["#"].tolist() == list(range(1, at.slider(key="cmp_k").value + 1))
     results = at.session_state["cmp_results"][2]
     for label in ("BM25", "Hybrid", "Hybrid + NaiveGE"):  # each column is that run's final ranking, gold marked
         ranking = results[label].first(FinalRanking).passages
         assert [c for c in grid[label] if c] == [("★ " if p.gold else "") + p.title for p in ranking][:len(grid)]
-    gold = frames[2].set_index("gold passage")
+    gold = frames[1].set_index("gold passage")
     assert sorted(gold.index) == ["Mount Etna", "Sicily"]  # titles from the QA set, retrieved or not
 
 
@@ -267,7 +270,7 @@ def test_ask_shows_an_ircot_run_thought_by_thought(studio: dict) -> None:
     assert statuses(at) == ["Iteration 1", "Iteration 2"]
     text = shown_text(at)
     for section in ("Base retrieval", "IRCoT retrieval → collection", "IRCoT reasoning step", "Thought:",
-                    "Final thought:", "Chain of thought", "Final ranking", "Answer:"):
+                    "Final thought:", "Chain of thought", "Final ranking", "Final answer:"):
         assert section in text, section
     assert "Mediterranean Sea" in " ".join(str(m.value) for m in at.success)
     # the thought carries HTML: it shows as text
@@ -313,8 +316,14 @@ def test_compare_runs_gear_naivege_ppr_and_ircot(studio: dict) -> None:
     results = at.session_state["cmp_results"][2]
     assert list(results) == methods and all(isinstance(r, Trace) for r in results.values())
     frames = [df.value for df in at.dataframe]
-    assert len(frames) == 3 + 1 + len(methods)  # rankings, recall and cost, gold entry; the diagnosis (as above)
+    # answers, recall and cost; gold entry; the diagnosis (as above); the rankings
+    assert len(frames) == 2 + 1 + len(methods) and len(at.table) == 1
     cost = next(f for f in frames if "LLM calls" in f.columns).set_index("method")
+    for label in methods:  # each method's answer and EM, first
+        answered = results[label].first(Answered)
+        assert cost.loc[label, "answer"] == (answered.answer if answered else "—")
+    assert list(cost.columns[:5]) == ["answer", "EM", "R@5", "R@10", "R@15"]
+    assert cost.loc["GeAR (hybrid)", "EM"] == 1 and cost.loc["Hybrid + NaiveGE", "answer"] == "—"
     assert list(cost.index) == methods
     for label in methods:
         trace = results[label]
@@ -485,19 +494,20 @@ def test_the_answer_calls_llm_line_is_shown_in_the_result_box(studio: dict, expa
     at = ask_with(start(studio), expand)
     inside = result_box_text(at)
     assert any(v.startswith("LLM · qa") for v in inside), inside
-    assert any(v.startswith("**Answer:**") for v in inside)
+    assert any(v.startswith("**Final answer:**") for v in inside)
+
+
+def origins_line(at: AppTest) -> list[str]:
+    return [str(c.value) for c in at.sidebar.caption if "LLM answers" in str(c.value)]
 
 
 def test_the_sidebar_says_who_answered_the_run_just_made(studio: dict) -> None:
-    # the sidebar is drawn before a run starts: its "Last run's LLM answers" must still describe the run just made
-    def origins_line(at: AppTest) -> list[str]:
-        return [str(c.value) for c in at.sidebar.caption if str(c.value).startswith("Last run's LLM answers")]
-
+    # the sidebar is drawn before a run starts: its line must still describe the run just made
     at = start(studio)
     at.session_state["trace"] = None  # no bundled run in this data dir; start from none
     at = ask_with(at, "gear")
     calls = len(at.session_state["trace"].of(LLMCalled))
-    assert calls and origins_line(at) == [f"Last run's LLM answers: {calls} recorded"]
+    assert calls and origins_line(at) == [f"This session's last run — LLM answers: {calls} recorded"]
     at = ask_with(at, "ppr")  # PPR asks no LLM: the line goes instead of describing the GeAR run
     assert origins_line(at) == []
 

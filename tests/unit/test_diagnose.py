@@ -551,8 +551,10 @@ def test_a_run_cancelled_before_anything_ran_says_so() -> None:
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "assets" / "traces").glob("*.json")))
 def test_the_bundled_traces_diagnose(name: str) -> None:
-    d = diagnose(Trace.load(ROOT / "assets" / "traces" / name))
-    assert d.complete and len(d.passages) == 3 and d.category in CATEGORIES
+    trace = Trace.load(ROOT / "assets" / "traces" / name)
+    d = diagnose(trace)
+    gold = trace.first(RunStarted).gold_passage_ids  # the walk-through questions have 3, the MuSiQue example 2
+    assert d.complete and len(d.passages) == len(gold) >= 2 and d.category in CATEGORIES
     assert Diagnosis.from_dict(json.loads(json.dumps(d.to_dict()))) == d
 
 

@@ -27,7 +27,7 @@ def every_event_class() -> list[type[Event]]:
 def test_every_stored_event_class_is_registered_by_its_kind() -> None:
     classes = [cls for cls in every_event_class() if cls.__module__ == "gear.trace.events"]
     assert {cls.kind: cls for cls in classes if not cls.transient} == EVENT_TYPES
-    assert {cls.kind for cls in classes if cls.transient} == {"llm_text", "llm_waiting"}
+    assert {cls.kind for cls in classes if cls.transient} == {"llm_asking", "llm_text", "llm_waiting"}
     assert t.RunStarted in EVENT_TYPES.values() and t.LLMText not in EVENT_TYPES.values()
 
 

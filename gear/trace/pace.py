@@ -1,0 +1,254 @@
+"""How long the model will take, said before it starts, and where a run is: a person watching a live run waits ≈15 s
+for each read before any text appears, so the app's status line names the step in progress and what it waits for
+("Iteration 2 of up to 4 · gist read · the model is reading 1,300 tokens (≈ 15 s)").
+
+The estimate comes from this process's own measurements: every live call (an LLMCalled answered by the model, not a
+recording or the memo) teaches `ModelSpeed` the model's prompt-reading and writing speeds, fitted by least squares over
+the recent calls; before the first call, stated defaults hold (DEFAULT_READ_RATE, DEFAULT_WRITE_RATE) and the line says
+the speed is assumed. The prompt's size is known before the call from the LLMAsking event (≈4 characters a token),
+corrected by the ratio of counted to estimated tokens of the calls so far; how much the model will write is the mean
+of what it wrote at that step before (TYPICAL_WRITE until then).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gear import methods
+from gear.trace import events as t
+
+#: prompt tokens read per second before any live call: the embedded 1.5B model on 2 cores reads ≈70-107 (README,
+#: TESTING.md); recorded QA calls (≈1,430 prompt tokens, 3 written) took a median 19.5 s, i.e. ≈75 tokens/s
+DEFAULT_READ_RATE = 75.0
+#: tokens written per second before any live call (README: ≈10 for the embedded model in-process)
+DEFAULT_WRITE_RATE = 10.0
+#: tokens written per step before the step was seen: medians over the recorded answers (assets/llm_cache)
+TYPICAL_WRITE = {"read": 30, "reason": 35, "rewrite": 20, "think": 20, "qa": 4, "filter": 15}
+#: the words a step's name is shown with
+STEP_NAMES = {"read (sync)": "sync read", "read (gist)": "gist read", "reason": "reasoner", "rewrite": "rewriter",
+              "qa": "QA step", "think": "IRCoT thought", "filter": "recognition filter"}
+
+_PRIOR_TOKENS = (1000.0, 50.0)  # the two pseudo-calls that hold the defaults until real calls outweigh them
+
+
+def step_kind(step: str) -> str:
+    """"read (gist)" → "read": the step's kind, for what it writes."""
+    return step.split(" ", 1)[0]
+
+
+def step_name(step: str) -> str:
+    return STEP_NAMES.get(step, step)
+
+
+@dataclass(frozen=True)
+class Speed:
+    """A model's reading and writing speed (tokens per second), and how many live calls it was learned from."""
+
+    read_rate: float
+    write_rate: float
+    calls: int = 0
+
+    def seconds(self, prompt_tokens: float, completion_tokens: float) -> float:
+        return prompt_tokens / self.read_rate + completion_tokens / self.write_rate
+
+
+class ModelSpeed:
+    """Per model name: the speeds learned from its live calls (the most recent `window`), the ratio of counted to
+    estimated prompt tokens, and the tokens written per step. Thread-safe: every session of an app process teaches
+    and reads one instance (MODEL_SPEED)."""
+
+    def __init__(self, window: int = 24, read_rate: float = DEFAULT_READ_RATE,
+                 write_rate: float = DEFAULT_WRITE_RATE) -> None:
+        self.default = Speed(read_rate, write_rate)
+        self._calls: dict[str, deque[tuple[int, int, float]]] = {}
+        self._ratios: dict[str, deque[float]] = {}
+        self._written: dict[str, deque[int]] = {}
+        self._window = window
+        self._lock = threading.Lock()
+
+    def observe(self, called: t.LLMCalled, asked: t.LLMAsking | None = None) -> None:
+        """Learn from one finished call: its speed when the model answered it now, and (any source) what the step
+        wrote and how far the prompt estimate was off."""
+        model = asked.model if asked is not None else called.model  # the name estimates will ask by
+        with self._lock:
+            self._written.setdefault(step_kind(called.step), deque(maxlen=self._window)).append(
+                called.completion_tokens)
+            if asked is not None and asked.prompt_tokens > 0 and called.prompt_tokens > 0:
+                self._ratios.setdefault(model, deque(maxlen=self._window)).append(
+                    called.prompt_tokens / asked.prompt_tokens)
+            if (called.source or ("record" if called.cached else "model")) == "model" and called.seconds > 0:
+                self._calls.setdefault(model, deque(maxlen=self._window)).append(
+                    (called.prompt_tokens, called.completion_tokens, called.seconds))
+
+    def speed(self, model: str) -> Speed:
+        with self._lock:
+            calls = list(self._calls.get(model, ()))
+        if not calls:
+            return self.default
+        return fit(calls, self.default)
+
+    def prompt_tokens(self, asked: t.LLMAsking) -> int:
+        """The prompt's size in the model's tokens: the estimate, times the ratio seen on earlier calls."""
+        with self._lock:
+            ratios = sorted(self._ratios.get(asked.model, ()))
+        ratio = ratios[len(ratios) // 2] if ratios else 1.0
+        return max(1, round(asked.prompt_tokens * ratio))
+
+    def written(self, step: str, max_tokens: int) -> float:
+        """Tokens the step is expected to write: its mean so far, else the typical count, never above the cap."""
+        kind = step_kind(step)
+        with self._lock:
+            seen = list(self._written.get(kind, ()))
+        expected = sum(seen) / len(seen) if seen else TYPICAL_WRITE.get(kind, 30)
+        return min(float(max_tokens), expected)
+
+    def estimate(self, asked: t.LLMAsking) -> float:
+        """Seconds the call will take once the model starts on it."""
+        return self.speed(asked.model).seconds(self.prompt_tokens(asked), self.written(asked.step, asked.max_tokens))
+
+    def run_seconds(self, model: str, method: methods.Method, settings: Mapping[str, Any] | object) -> float | None:
+        """Seconds a live run of `method` is expected to spend on its LLM calls (its typical tokens per question at
+        the learned speed); None for a run that asks no LLM."""
+        prompt, completion = method.typical_tokens
+        if not method.uses_llm(settings) or not (prompt or completion):
+            return None
+        return self.speed(model).seconds(prompt, completion)
+
+
+def fit(calls: list[tuple[int, int, float]], prior: Speed) -> Speed:
+    """Least squares seconds ≈ prompt/read_rate + completion/write_rate over the calls, with the prior speed as two
+    pseudo-calls (one that only reads, one that only writes) so that a few calls that cannot tell the two apart do
+    not give nonsense; a rate the data would make negative keeps the prior's."""
+    rows = [(float(p), float(c), s) for p, c, s in calls]
+    rows.append((_PRIOR_TOKENS[0], 0.0, _PRIOR_TOKENS[0] / prior.read_rate))
+    rows.append((0.0, _PRIOR_TOKENS[1], _PRIOR_TOKENS[1] / prior.write_rate))
+    spp = sum(p * p for p, _, _ in rows)
+    scc = sum(c * c for _, c, _ in rows)
+    spc = sum(p * c for p, c, _ in rows)
+    sps = sum(p * s for p, _, s in rows)
+    scs = sum(c * s for _, c, s in rows)
+    det = spp * scc - spc * spc
+    a, b = (scc * sps - spc * scs) / det, (spp * scs - spc * sps) / det  # seconds per prompt / written token
+    if a <= 0:
+        a = 1 / prior.read_rate
+        b = max((scs - a * spc) / scc, 1e-6)
+    elif b <= 0:
+        b = 1 / prior.write_rate
+        a = max((sps - b * spc) / spp, 1e-6)
+    return Speed(1 / a, 1 / b, len(calls))
+
+
+#: the process's one record of its models' speeds (every engine run teaches it; gear.agent.context.RunContext.ask)
+MODEL_SPEED = ModelSpeed()
+
+
+def seconds_text(seconds: float) -> str:
+    """"≈ 15 s", "≈ 2 min" — the precision an estimate deserves."""
+    if seconds < 60:
+        return f"≈ {max(1, round(seconds))} s"
+    return f"≈ {round(seconds / 60)} min" if seconds >= 90 else f"≈ {round(seconds)} s"
+
+
+def iteration_limit(method: methods.Method | None, settings: Mapping[str, Any]) -> int | None:
+    """The most iterations a run of `method` takes under `settings` (None: it does not iterate)."""
+    if method is None or not method.steps_setting:
+        return None
+    value = settings.get(method.steps_setting)
+    return int(value) if isinstance(value, int | float) else None
+
+
+#: what a run does after each event, until the next one arrives (events the line does not change for are absent)
+NEXT_STEP: dict[type[t.Event], str] = {
+    t.IterationStarted: "base retrieval", t.BaseRetrieved: "expanding from the base passages",
+    t.ProximalTriples: "tripleLink",
+    t.TriplesLinked: "graph expansion (beam search)", t.InitialNodes: "graph expansion (beam search)",
+    t.BeamsSearched: "fusion", t.PassagesExpanded: "fusion", t.PassagesFused: "after fusion",
+    t.GistUpdated: "reasoner", t.Reasoned: "after the verdict", t.QueryRewritten: "next iteration",
+    t.PassagesLinked: "final ranking", t.PPRSeeded: "Personalized PageRank", t.PPRRanked: "after PPR",
+    t.PassagesAdded: "IRCoT thought", t.ThoughtWritten: "next retrieval",
+}
+
+
+class RunProgress:
+    """Where one run is and what it waits for, as one line, kept up to date by feeding it the run's events (the
+    transient ones too: LLMAsking, LLMWaiting, LLMText). Pure text: the app shows it beside Cancel, a CLI could
+    print it."""
+
+    def __init__(self, speed: ModelSpeed | None = None, clock: Any = time.monotonic,
+                 builds_ppr_graph: bool = False) -> None:
+        self.speed = speed or MODEL_SPEED
+        self.builds_ppr_graph = builds_ppr_graph  # the run's PPR graph is built on first use (tens of seconds)
+        self.clock = clock
+        self.method: methods.Method | None = None
+        self.settings: Mapping[str, Any] = {}
+        self.limit: int | None = None
+        self.iteration = 0
+        self.step = "starting"
+        self.detail = ""
+        self.asked: t.LLMAsking | None = None
+        self.estimate: float | None = None  # seconds of the call in progress, as the line says
+        self.asked_at = 0.0
+        self.finished = False
+
+    def update(self, event: t.Event) -> None:
+        """Take one event of the run into account."""
+        if isinstance(event, t.RunStarted):
+            self.method = methods.find(event.method)
+            self.settings = event.settings
+            self.limit = iteration_limit(self.method, event.settings)
+            ppr = self.method is not None and self.method.uses_ppr(event.settings)
+            self.step = ("building PPR's entity graph (first use on this index: every entity name encoded once)"
+                         if ppr and self.builds_ppr_graph else "PPR fact matching" if ppr else "base retrieval")
+            self.detail = ""
+        elif isinstance(event, t.IterationStarted):
+            self.iteration = event.iteration
+            if not self.step.startswith("building PPR"):  # the build comes after the iteration starts
+                self.step, self.detail = NEXT_STEP[t.IterationStarted], ""
+        elif isinstance(event, t.LLMAsking):
+            self.asked, self.asked_at = event, self.clock()
+            self.estimate = self.speed.estimate(event)
+            self.step = step_name(event.step)
+            self.detail = self.reading_text(event)
+        elif isinstance(event, t.LLMWaiting):
+            self.step = step_name(event.step)
+            self.detail = f"waiting for the model: {event.ahead} ahead" if event.ahead > 0 else (
+                self.reading_text(self.asked) if self.asked is not None else "")
+            if event.ahead > 0:
+                self.asked_at = self.clock()  # the call's time starts with its turn
+        elif isinstance(event, t.LLMText):
+            self.step = step_name(event.step)
+            self.detail = f"the model is writing ({len(event.text):,} characters so far)"
+        elif isinstance(event, t.LLMCalled):
+            self.step, self.detail = step_name(event.step), "done"
+        elif isinstance(event, t.FinalRanking):
+            self.step = "QA step" if self.method is None or self.method.answers else "finishing"
+            self.detail = ""
+        elif isinstance(event, t.BaseRetrieved) and self.method is not None and self.method.uses_ppr(self.settings):
+            self.step, self.detail = "Personalized PageRank", ""  # PPR's base list is its dense seeds
+        elif isinstance(event, t.RunFinished):
+            self.step, self.detail, self.finished = "finished", "", True
+        elif type(event) in NEXT_STEP:
+            self.step, self.detail = NEXT_STEP[type(event)], ""
+
+    def reading_text(self, asked: t.LLMAsking) -> str:
+        tokens = self.speed.prompt_tokens(asked)
+        speed = self.speed.speed(asked.model)
+        assumed = "" if speed.calls else ", assumed speed"
+        return f"the model is reading {tokens:,} tokens ({seconds_text(self.estimate or 0)}{assumed})"
+
+    def line(self) -> str:
+        """"Iteration 2 of up to 4 · gist read · the model is reading 1,300 tokens (≈ 15 s)"."""
+        parts = []
+        if self.iteration and self.limit:
+            parts.append(f"Iteration {self.iteration} of up to {self.limit}")
+        elif self.iteration and self.method is not None and self.method.multi_step:
+            parts.append(f"Iteration {self.iteration}")
+        parts.append(self.step)
+        if self.detail:
+            parts.append(self.detail)
+        return " · ".join(parts)

@@ -1,0 +1,217 @@
+"""The app as a newcomer meets it (issue 21): labels that say what is true, the demo that explains itself, choices and
+runs that survive moving between pages, and the example list that says which questions replay at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gear.trace import Answered, LLMCalled, RunStarted, Trace
+from studio import demo
+from tests.unit.test_app import APP, QUESTION, ask_with, origins_line, shown_text, start, studio  # noqa: F401
+
+
+def fresh(studio: dict) -> AppTest:  # noqa: F811 - the fixture's value
+    """A first visit, as a newcomer's browser makes it (the bundled walk-through run is loaded)."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["index_selected"] = "tiny"
+    return at.run()
+
+
+def metric_labels(at: AppTest) -> list[str]:
+    return [m.label for m in at.metric]
+
+
+def test_a_fresh_session_explains_the_walkthrough_it_shows(studio: dict) -> None:  # noqa: F811
+    at = fresh(studio)
+    assert not at.exception
+    caption = " ".join(str(i.value) for i in at.info)
+    assert "1929" in caption and "reasoner hallucination" in caption and "Germany" in caption
+    trace = Trace.load(demo.EXAMPLES["walkthrough"].path)
+    answered = trace.first(Answered)
+    assert answered is not None and f"“{answered.answer}”" in caption  # the caption tells what the run shows
+    text = shown_text(at)
+    assert f"**Final answer:** {answered.answer}" in text and "**gold:** 1929" in text
+    assert "the reasoner's answer: Germany" in text  # the reasoner's verdict, labelled as the reasoner's
+    # a recorded run says so; its time is not "Time" as if it had just run
+    assert "Recorded run" in metric_labels(at) and "Time" not in metric_labels(at)
+    assert any(str(c.value).startswith("Recorded run: 57.3 s") for c in at.caption)
+    # the sidebar says nothing about "the last run's" answers: this session has made none
+    assert origins_line(at) == []
+    assert "from the model" in text  # the trace's own cost line, said of when it was recorded
+    assert "LLM answers (when it was recorded)" in text
+
+
+def test_the_example_the_model_gets_right_replays_on_its_own(studio: dict) -> None:  # noqa: F811
+    at = fresh(studio)
+    at.button(key="example_musique_wilm_airport").click().run()
+    assert not at.exception
+    trace: Trace = at.session_state["trace"]
+    start_event = trace.first(RunStarted)
+    answered = trace.first(Answered)
+    assert start_event.question_id == "2hop__357901_62671" and answered.em == 1.0  # picked by its recorded EM
+    caption = " ".join(str(i.value) for i in at.info)
+    assert "Wilmington International Airport" in caption and "Sumter International Airport" in caption
+    text = shown_text(at)
+    assert "**Final answer:** Wilmington International Airport" in text
+    assert "**gold:** Wilmington International Airport / KILM / ILM" in text
+    # its question is in the box, and the index it was run on is picked (the replay itself needs none)
+    assert at.text_input(key="question").value == trace.question
+    assert at.session_state["index_selected"] == "musique (demo)"
+    # replayed from recorded answers: the note says so, with the model's seconds when they were recorded
+    recorded = sum(c.seconds for c in trace.of(LLMCalled) if c.source == "record")
+    assert any(f"the model took {recorded:.0f} s" in str(c.value) for c in at.caption)
+    at.button(key="example_walkthrough").click().run()  # and back
+    assert at.session_state["index_selected"] == "walkthrough (demo)"
+
+
+def test_the_typed_question_and_choices_survive_page_changes(studio: dict) -> None:  # noqa: F811
+    at = start(studio)
+    at.text_input(key="question").input("Which island is Mount Etna on?").run()
+    at.selectbox(key="expand").set_value("ircot").run()
+    at.toggle(key="teaching").set_value(True).run()
+    at.switch_page("pages/compare.py").run()
+    at.text_input(key="cmp_question").input("Where does the Seine flow?").run()
+    at.multiselect(key="cmp_methods").set_value(["BM25", "Hybrid"]).run()
+    at.slider(key="cmp_k").set_value(7).run()
+    for page in ("pages/traces.py", "pages/index.py", "pages/evaluate.py", "pages/ask.py"):
+        at.switch_page(page).run()
+        assert not at.exception, page
+    assert at.text_input(key="question").value == "Which island is Mount Etna on?"
+    assert not at.button(key="ask").disabled
+    assert at.selectbox(key="expand").value == "ircot" and at.toggle(key="teaching").value is True
+    at.switch_page("pages/compare.py").run()
+    assert at.text_input(key="cmp_question").value == "Where does the Seine flow?"
+    assert at.multiselect(key="cmp_methods").value == ["BM25", "Hybrid"]
+    assert at.slider(key="cmp_k").value == 7
+
+
+def test_every_finished_run_is_listed_in_traces_key_columns_first(studio: dict) -> None:  # noqa: F811
+    at = ask_with(start(studio), "gear")
+    at = ask_with(at, "naive")
+    at.switch_page("pages/compare.py").run()
+    at.multiselect(key="cmp_methods").set_value(["BM25"]).run()
+    at.button(key="cmp_run").click().run()
+    at.switch_page("pages/traces.py").run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table.columns[:6]) == ["question", "R@5", "R@10", "answer", "EM", "tags"]
+    mine = table[table["where"] == "this session"]
+    assert len(mine) == 3 and set(mine["question"]) == {QUESTION}
+    assert list(mine["method"]) == ["bm25/none", "hybrid/naive", "hybrid/gear"]  # newest first
+    assert list(mine["EM"])[-1] == 1.0  # the GeAR run answered
+    # a run of this session opens in the Ask view as it ran
+    session_rows = [o for o in at.selectbox(key="tr_choice").options if o.startswith("this session")]
+    at.selectbox(key="tr_choice").set_value(session_rows[-1]).run()  # the oldest: the GeAR run
+    at.button(key="tr_open").click().run()
+    assert not at.exception
+    assert at.session_state["trace"].first(RunStarted).method == "gear"
+    assert "Time" in metric_labels(at)
+
+
+def test_the_history_keeps_the_last_fifty_runs(studio: dict) -> None:  # noqa: F811
+    from studio import session
+
+    at = start(studio)
+    trace = Trace([RunStarted(0, "q", "none", "bm25", {})])
+    at.session_state[session.HISTORY] = [session.HistoryRun("Ask", float(n), trace)
+                                         for n in range(session.HISTORY_LIMIT)]
+    at = ask_with(at, "naive")
+    runs = at.session_state[session.HISTORY]
+    assert len(runs) == session.HISTORY_LIMIT and runs[0].finished == 1.0 and runs[-1].trace.question == QUESTION
+
+
+def test_labels_say_what_is_true(studio: dict) -> None:  # noqa: F811
+    from studio.sidebar import LLM_KINDS
+
+    at = start(studio)
+    # the LLM picker's choices fit the sidebar (the old ones were cut: "recorded answers, else the live m…")
+    assert all(len(label) <= 26 for label in LLM_KINDS.values())
+    at.switch_page("pages/compare.py").run()
+    k_sliders = [s.label for s in at.slider]  # the page's and the sidebar's
+    assert "k of the single-step methods (and the passages shown)" in k_sliders
+    assert "k of GeAR and IRCoT (passages per retrieval)" in k_sliders
+    assert len([label for label in k_sliders if label.startswith("k")]) == 2
+    at.switch_page("pages/index.py").run()
+    uploader = next(u for u in at.get("file_uploader") if "OpenIE" in u.proto.label)
+    assert "optional" in uploader.proto.label
+
+
+def test_a_built_index_is_selected_and_the_message_points_nowhere_false(studio: dict,  # noqa: F811
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from gear.config import Settings
+    from studio import resources
+    from tests.conftest import FakeEncoder
+    from tests.unit.test_app import DOCS, TRIPLES
+
+    monkeypatch.setitem(resources.ENCODER_FACTORIES, Settings().embedder, FakeEncoder)
+    corpus = json.dumps([{"title": t, "text": x} for t, x in DOCS[:3]]).encode()
+    openie = json.dumps({"docs": [{"title": t, "text": x, "extracted_triples": [list(tr) for tr in trs]}
+                                  for (t, x), trs in zip(DOCS[:3], TRIPLES[:3], strict=True)]}).encode()
+    at = start(studio)
+    at.switch_page("pages/index.py").run()
+    at.text_input(key="ix_name").input("mine").run()
+    at.file_uploader(key="ix_corpus").set_value([("corpus.json", corpus, "application/json")]).run()
+    at.file_uploader(key="ix_openie").set_value(("openie.json", openie, "application/json")).run()
+    at.button(key="ix_build").click().run()
+    assert not at.exception
+    message = " ".join(str(s.value) for s in at.success)
+    assert "mine is ready and selected" in message and "pick it in the sidebar" not in message
+    at.switch_page("pages/ask.py").run()
+    assert at.sidebar.selectbox[0].value == "mine"
+
+
+def test_extraction_names_the_llm_in_words() -> None:
+    from gear.config import Settings
+    from studio.sidebar import llm_words
+
+    assert llm_words(Settings(llm="auto")).startswith("the embedded model (Qwen2.5-Coder-1.5B), reusing")
+    assert llm_words(Settings(llm="openai", llm_model="m", llm_base_url="http://h/v1")) == "m at http://h/v1"
+    assert "auto" not in llm_words(Settings(llm="auto"))
+
+
+def test_the_example_list_marks_recorded_questions(studio: dict, tmp_path: Path) -> None:  # noqa: F811
+    at = start(studio)
+    at.run()  # the index and embedder load in the background: the marks come once they are ready
+    at.run()
+    options = at.selectbox(key="example").options
+    assert f"recorded · instant · {QUESTION}" in options, options
+    note = " ".join(str(c.value) for c in at.caption)
+    assert "1 of 1 recorded" in note
+    # a method whose first request was never recorded is not called recorded
+    at.selectbox(key="prompts").set_value("small").run()
+    options = at.selectbox(key="example").options
+    assert f"not recorded (replay only) · {QUESTION}" in options, options
+    at.selectbox(key="expand").set_value("naive").run()
+    assert f"no LLM · seconds · {QUESTION}" in at.selectbox(key="example").options
+
+
+def test_the_app_draws_no_emoji() -> None:
+    """Icons are Streamlit's bundled Material icons (":material/…:", drawn from a font served by the app itself) or
+    plain text: an emoji is an empty box in a browser without an emoji font (the page titles, navigation and buttons
+    were)."""
+    root = Path(__file__).resolve().parents[2]
+    sources = [root / "app.py", *sorted((root / "pages").glob("*.py")), *sorted((root / "studio").glob("*.py"))]
+
+    def emoji(ch: str) -> bool:  # ★ ✓ ✗ are in DejaVu and Liberation, as text
+        return ord(ch) >= 0x1F000 or ch == "\ufe0f" or (0x2600 <= ord(ch) <= 0x27BF and ch not in "★✓✗")
+
+    found = [(p.name, n, ch) for p in sources for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             for ch in line if emoji(ch)]
+    assert found == []
+
+
+def test_an_llm_that_cannot_be_made_leaves_the_list_unmarked(studio: dict, tmp_path: Path,  # noqa: F811
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "empty_cache"
+    empty.mkdir()
+    monkeypatch.setenv("GEAR_LLM_CACHE_DIR", str(empty))  # replay from an empty cache: no LLM can be made
+    at = start(studio)
+    at.run()
+    assert not at.exception and not at.error
+    assert all(not o.startswith(("recorded", "live")) for o in at.selectbox(key="example").options)
+    assert any("Cannot tell which examples are recorded" in str(c.value) for c in at.caption)

@@ -1,0 +1,196 @@
+"""The live run's status line and its time estimate (gear.trace.pace): the speed learned from live calls, the prompt
+size announced before each call (LLMAsking, never stored), and the line itself at each step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gear import methods
+from gear.agent.engine import Engine
+from gear.config import Settings, public_settings
+from gear.llm import CachedLLM
+from gear.trace import (
+    BaseRetrieved,
+    FinalRanking,
+    GistUpdated,
+    IterationStarted,
+    LLMAsking,
+    LLMCalled,
+    LLMText,
+    LLMWaiting,
+    RunFinished,
+    RunStarted,
+    Trace,
+    TriplesLinked,
+)
+from gear.trace.pace import (
+    DEFAULT_READ_RATE,
+    DEFAULT_WRITE_RATE,
+    TYPICAL_WRITE,
+    ModelSpeed,
+    RunProgress,
+    fit,
+    seconds_text,
+)
+from tests.scripted_llm import ScriptedLLM
+
+MODEL = "m"
+
+
+def live(prompt: int, written: int, read_rate: float = 120.0, write_rate: float = 20.0, step: str = "read (sync)",
+         source: str = "model") -> LLMCalled:
+    return LLMCalled(1, step, MODEL, prompt, written, prompt / read_rate + written / write_rate, source != "model",
+                     source)
+
+
+def test_before_any_call_the_stated_defaults_hold() -> None:
+    speed = ModelSpeed()
+    s = speed.speed(MODEL)
+    assert (s.read_rate, s.write_rate, s.calls) == (DEFAULT_READ_RATE, DEFAULT_WRITE_RATE, 0)
+    asked = LLMAsking(1, "read (gist)", MODEL, 1500, 384)
+    expected = 1500 / DEFAULT_READ_RATE + TYPICAL_WRITE["read"] / DEFAULT_WRITE_RATE
+    assert speed.estimate(asked) == pytest.approx(expected)
+
+
+def test_the_speed_is_learned_from_live_calls() -> None:
+    speed = ModelSpeed()
+    for prompt, written in ((1400, 30), (180, 40), (1300, 90), (250, 12), (1450, 4), (1350, 60)):
+        speed.observe(live(prompt, written))
+    s = speed.speed(MODEL)
+    # six calls against two pseudo-calls of the (slower) defaults: close to the true 120 / 20 tokens/s
+    assert s.calls == 6
+    assert 100 < s.read_rate < 125 and 15 < s.write_rate < 25
+    exact = fit([(p, c, p / 120 + c / 20) for p, c in ((1400, 30), (180, 40), (1300, 90))] * 40,
+                speed.default)
+    assert exact.read_rate == pytest.approx(120, rel=0.02) and exact.write_rate == pytest.approx(20, rel=0.02)
+
+
+def test_recorded_and_memo_answers_teach_no_speed_but_what_a_step_writes() -> None:
+    speed = ModelSpeed()
+    speed.observe(live(1400, 300, read_rate=1e6, write_rate=1e6, step="reason", source="record"))
+    speed.observe(live(1400, 300, step="reason", source="memo"))
+    assert speed.speed(MODEL).calls == 0
+    assert speed.written("reason", 160) == 160  # what it wrote (300), capped by the call's max_tokens
+    assert speed.written("reason", 512) == 300
+
+
+def test_the_prompt_estimate_is_corrected_by_the_counted_tokens() -> None:
+    speed = ModelSpeed()
+    asked = LLMAsking(1, "read (sync)", MODEL, 1000, 384)
+    assert speed.prompt_tokens(asked) == 1000
+    speed.observe(live(1100, 20), asked)  # the model counted 10 % more than ≈4 characters a token
+    assert speed.prompt_tokens(LLMAsking(2, "read (gist)", MODEL, 2000, 384)) == 2200
+
+
+def test_a_rate_the_data_would_make_negative_keeps_the_default() -> None:
+    s = fit([(1000, 10, 0.001)] * 5 + [(10, 100, 60.0)] * 5, ModelSpeed().default)
+    assert s.read_rate > 0 and s.write_rate > 0
+
+
+def test_seconds_text() -> None:
+    assert [seconds_text(x) for x in (0.2, 14.6, 75, 130)] == ["≈ 1 s", "≈ 15 s", "≈ 75 s", "≈ 2 min"]
+
+
+def start(method: str = "gear", **settings) -> RunStarted:
+    s = public_settings(Settings().with_(expand=method, **settings))
+    return RunStarted(0, "q?", method, "hybrid", s)
+
+
+def test_the_line_names_the_iteration_the_step_and_what_it_waits_for() -> None:
+    progress = RunProgress(ModelSpeed(), clock=lambda: 0.0)
+    progress.update(start(max_iterations=4))
+    assert progress.line() == "base retrieval"
+    progress.update(IterationStarted(2, "q2"))
+    assert progress.line() == "Iteration 2 of up to 4 · base retrieval"
+    progress.update(TriplesLinked(2, []))
+    assert progress.line() == "Iteration 2 of up to 4 · graph expansion (beam search)"
+    progress.update(LLMAsking(2, "read (gist)", MODEL, 1300, 384))
+    seconds = 1300 / DEFAULT_READ_RATE + TYPICAL_WRITE["read"] / DEFAULT_WRITE_RATE
+    assert progress.line() == (f"Iteration 2 of up to 4 · gist read · the model is reading 1,300 tokens "
+                               f"({seconds_text(seconds)}, assumed speed)")
+    assert progress.estimate == pytest.approx(seconds)
+    progress.update(LLMWaiting(2, "read (gist)", 2))
+    assert progress.line() == "Iteration 2 of up to 4 · gist read · waiting for the model: 2 ahead"
+    progress.update(LLMText(2, "read (gist)", "x" * 1234))
+    assert progress.line() == "Iteration 2 of up to 4 · gist read · the model is writing (1,234 characters so far)"
+    progress.update(GistUpdated(2, [], []))
+    assert progress.line() == "Iteration 2 of up to 4 · reasoner"
+    progress.update(FinalRanking(2, []))
+    assert progress.line().endswith("QA step")
+    progress.update(RunFinished(2, 2, 1.0, {}))
+    assert progress.finished
+
+
+def test_a_learned_speed_is_not_called_assumed() -> None:
+    speed = ModelSpeed()
+    speed.observe(live(1000, 20))
+    progress = RunProgress(speed)
+    progress.update(start("ircot", ircot_max_steps=3))
+    progress.update(IterationStarted(1, "q"))
+    progress.update(LLMAsking(1, "think", MODEL, 1200, 96))
+    line = progress.line()
+    assert line.startswith("Iteration 1 of up to 3 · IRCoT thought · the model is reading 1,200 tokens (≈")
+    assert "assumed" not in line
+
+
+def test_single_step_methods_show_no_iteration_and_ppr_says_its_graph() -> None:
+    progress = RunProgress(ModelSpeed())
+    progress.update(start("ppr", retriever="dense"))
+    assert progress.line() == "PPR fact matching"
+    progress.update(IterationStarted(1, "q"))
+    assert progress.line() == "base retrieval"
+    first = RunProgress(ModelSpeed(), builds_ppr_graph=True)
+    first.update(start("ppr", retriever="dense"))
+    assert first.line().startswith("building PPR's entity graph (first use")
+    first.update(IterationStarted(1, "q"))  # PPR's runner starts its iteration, then builds the graph
+    assert first.line().startswith("building PPR's entity graph (first use")
+    first.update(BaseRetrieved(1, "q", 5, []))
+    assert first.line() == "Personalized PageRank"
+
+
+def test_expected_run_time_only_for_runs_that_ask_an_llm() -> None:
+    speed = ModelSpeed()
+    gear = methods.get("gear")
+    assert speed.run_seconds(MODEL, gear, Settings()) == pytest.approx(
+        gear.typical_tokens[0] / DEFAULT_READ_RATE + gear.typical_tokens[1] / DEFAULT_WRITE_RATE)
+    assert speed.run_seconds(MODEL, methods.get("naive"), Settings()) is None
+    ppr = methods.get("ppr")
+    assert speed.run_seconds(MODEL, ppr, Settings()) is None
+    assert speed.run_seconds(MODEL, ppr, Settings(ppr_filter=True)) is not None
+    for method in methods.METHODS:  # every method that may ask an LLM says what a question costs
+        if method.needs_llm or method.llm_setting:
+            assert method.typical_tokens[0] > 0, method.name
+
+
+def test_each_llm_call_is_announced_before_the_model_starts_and_never_stored(tiny_index: Path, make_encoder,
+                                                                               tmp_path: Path) -> None:
+    engine = Engine.open(tiny_index, Settings(), encoder=make_encoder())
+    settings = Settings().with_(retriever="bm25", expand="gear", llm="replay", llm_cache_dir=tmp_path)
+    order: list[str] = []
+
+    class Announced(ScriptedLLM):
+        def complete(self, messages, **kwargs):
+            order.append("model")
+            return super().complete(messages, **kwargs)
+
+    engine.set_llm(settings, CachedLLM(Announced(), tmp_path, "record"))
+    trace = Trace()
+    asked: list[LLMAsking] = []
+
+    def listen(event) -> None:
+        if isinstance(event, LLMAsking):
+            asked.append(event)
+            order.append("asked")
+
+    trace.subscribe(listen)
+    engine.retrieve("Which sea is the island with Mount Etna the largest island in?", k=4, settings=settings,
+                    trace=trace)
+    calls = trace.of(LLMCalled)
+    assert calls and order == ["asked", "model"] * len(calls)
+    assert [a.step for a in asked] == [c.step for c in calls]
+    for a, c in zip(asked, calls, strict=True):  # ≈4 characters a token: within a factor of two of the count
+        assert a.model == "scripted" and a.max_tokens > 0
+        assert 0.5 < a.prompt_tokens / max(1, c.prompt_tokens) < 2 or c.prompt_tokens == 0
+    assert "llm_asking" not in trace.to_json()
