@@ -159,10 +159,10 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
                                             persist_state="session")
         start("expand", DEFAULT_EXPANSION)
         changes["expand"] = sb.selectbox("Expansion", list(EXPANSIONS), key="expand", persist_state="session",
-                                         format_func=EXPANSIONS.get)
+                                         format_func=EXPANSIONS.__getitem__)
     sb.subheader("LLM")
     start("llm_kind", base.llm if base.llm in LLM_KINDS else "auto")
-    kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", persist_state="session", format_func=LLM_KINDS.get,
+    kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", persist_state="session", format_func=LLM_KINDS.__getitem__,
                         help=LLM_HELP)
     changes["llm"] = kind
     cache = base.llm_cache_dir or demo.LLM_CACHE
@@ -178,7 +178,7 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
     sb.caption(llm_status(kind, cache if kind == "replay" else None))
     start("prompts", base.prompts or "")
     changes["prompts"] = sb.selectbox("Prompt profile", list(PROMPTS), key="prompts", persist_state="session",
-                                      format_func=PROMPTS.get) or None
+                                      format_func=PROMPTS.__getitem__) or None
     st.session_state[ORIGINS_SLOT] = sb.empty()
     show_answer_origins(st.session_state.get("trace"))
     if not show_knobs:
@@ -217,7 +217,7 @@ def peer_knobs(base: Settings, open_: bool = False) -> dict[str, Any]:
         "ircot_max_steps": box.slider("IRCoT retrievals at most", 1, 8, key="ircot_max_steps", persist_state="session"),
         "ircot_retriever": box.selectbox("IRCoT retriever", ["base", "ppr"], key="ircot_retriever",
                                          persist_state="session",
-                                         format_func={"base": "the base retriever", "ppr": "PPR"}.get),
+                                         format_func={"base": "the base retriever", "ppr": "PPR"}.__getitem__),
     }
 
 
