@@ -6,7 +6,7 @@ Timing: N saved traces (the folder's, cycled up to N; the bundled walk-through t
 loaded (Trace.load: read + JSON parse + decode) and then diagnosed, each pass timed apart; the load is the reference
 beside it. The target (issue 19): diagnosing 50 saved traces in under 1 s. One measurement per line, `name value unit`.
 
---tables: for a folder of per-method sub-folders (as /work/notes/subset_traces/<method>/), the counts per run in
+--tables: for a folder of per-method sub-folders (scripts/subset_traces.sh writes them), the counts per run in
 Markdown — the funnel (gold passages reaching each stage), where they were lost (first stage missed / stage they left
 the run at), the proposed categories, per hop type — with gold passage texts from the QA set (--qa), as `gear
 diagnose --qa` and `gear eval` have them.

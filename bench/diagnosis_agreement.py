@@ -3,8 +3,8 @@
     python bench/diagnosis_agreement.py TRACES_DIR [--labels bench/diagnosis_labels.json]
         [--qa assets/musique/musique_dev50.json] [--k 5] [--details]
 
-TRACES_DIR holds one sub-folder per method as `gear eval --traces` writes them (/work/notes/subset_traces/<method>/,
-made by replaying the recorded subset); the labels name the method folder and the question id of each labelled run.
+TRACES_DIR holds one sub-folder per method as `gear eval --traces` writes them (scripts/subset_traces.sh makes them
+by replaying the recorded subset); the labels name the method folder and the question id of each labelled run.
 For every labelled run the trace is diagnosed (gold passage texts from the QA set, as `gear diagnose --qa` has them)
 and compared with the label:
 - per gold passage: the label's "lost at" (the shared vocabulary's first stage missed, or "found") against the

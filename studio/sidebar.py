@@ -162,8 +162,8 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
                                          format_func=EXPANSIONS.__getitem__)
     sb.subheader("LLM")
     start("llm_kind", base.llm if base.llm in LLM_KINDS else "auto")
-    kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", persist_state="session", format_func=LLM_KINDS.__getitem__,
-                        help=LLM_HELP)
+    kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", persist_state="session",
+                        format_func=LLM_KINDS.__getitem__, help=LLM_HELP)
     changes["llm"] = kind
     cache = base.llm_cache_dir or demo.LLM_CACHE
     if kind == "replay":
