@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     passage_link_k: int = Field(5, ge=1)  # k of passageLink; unstated in the paper
     gist_read: GistRead = "fused"
     gist_read_k: int = Field(10, ge=1)
+    # the order of passages in a read prompt, which the paper leaves open: retrieval rank (as recorded), or "cache":
+    # what the run's previous read showed first, so the model server's prompt cache skips it (gear/prompts/order.py)
+    read_order: Literal["rank", "cache"] = "rank"
     qa_top_k: int = Field(5, ge=1)
     answer: bool = True  # generate an answer with the paper's QA prompt (SyncGE and GeAR runs)
     # the peers (docs/peers.md). PPR as HippoRAG 2 (Gutiérrez et al. 2025) runs it; defaults are those of its code

@@ -18,6 +18,7 @@ from gear.llm import LLM
 from gear.llm.queue import current_listener, listening
 from gear.parsing import Verdict, parse_answer, parse_next_question, parse_reasoning, parse_triples
 from gear.prompts import format_docs
+from gear.prompts.order import read_order
 from gear.retrieve.expand import Expansion, expand
 from gear.store.base import triple_text
 from gear.store.fusion import rrf
@@ -51,6 +52,7 @@ class Step:
         self.llm: LLM = engine.llm(settings)
         self.profile = settings.prompt_profile
         self.timer = Timer(trace)
+        self.last_read: list[int] = []  # the passages of the run's previous read, as shown (read_order "cache")
 
     def ask(self, request: Request, iteration: int) -> str:
         """One LLM call: a wait for the model's turn and the text as it is written go to the trace's listeners
@@ -87,6 +89,7 @@ class Step:
 
     def read(self, passages: Sequence[int], question: str, memory: Sequence[SPO], iteration: int, role: str,
              source: str) -> list[SPO]:
+        passages = self.last_read = read_order(passages, self.last_read, self.s.read_order)
         docs = format_docs((p.title, p.text) for p in self.backend.passages(list(passages)))
         raw = self.ask(requests.read(self.profile, role, docs, question, list(memory) or None), iteration)
         parsed = parse_triples(raw)
