@@ -26,9 +26,6 @@ if [[ ! -x "$PY" ]]; then
   echo "error: python interpreter '$PY' not found; create the virtualenv first" >&2
   exit 1
 fi
-for tool in cmake c++; do
-  command -v "$tool" >/dev/null || { echo "error: '$tool' is needed to build llama-server (install cmake and a C++ compiler)" >&2; exit 1; }
-done
 BIN_DIR="$(dirname "$PY")"
 TARGET="$BIN_DIR/llama-server"
 STAMP="$TARGET.build"
@@ -63,6 +60,9 @@ if [[ -x "$TARGET" && -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
   exit 0
 fi
 
+for tool in cmake c++; do
+  command -v "$tool" >/dev/null || { echo "error: '$tool' is needed to build llama-server (install cmake and a C++ compiler)" >&2; exit 1; }
+done
 start=$(date +%s)
 mkdir -p "$CACHE"
 ARCHIVE="$CACHE/llama_cpp_python-$VERSION.tar.gz"
