@@ -24,6 +24,7 @@ from gear.llm.llama_server import (
     EmbeddedServer,
     Running,
     ServerConfig,
+    cache_root,
     default_threads,
     find_binary,
     health,
@@ -111,7 +112,7 @@ def shared_embedded_llm(*, model_path: Path | None = None, threads: int | None =
                         gpu_layers: int | None = None, timeout: float = EMBEDDED_TIMEOUT) -> EmbeddedLLM:
     """The process's one EmbeddedLLM per configuration (one queue for all its callers, one server)."""
     key = (str(model_path) if model_path else None, threads or default_threads(), ctx_per_slot, parallel,
-           cache_reuse, gpu_layers, timeout)
+           cache_reuse, gpu_layers, timeout, cache_root())
     with _shared_lock:
         if key not in _shared:
             _shared[key] = EmbeddedLLM(model_path=model_path, threads=threads, ctx_per_slot=ctx_per_slot,

@@ -406,13 +406,14 @@ def register_foreground(config: ServerConfig, port: int, state_dir: Path | None 
     return server.state_path
 
 
-_shared: dict[ServerConfig, EmbeddedServer] = {}
+_shared: dict[tuple[ServerConfig, Path], EmbeddedServer] = {}
 _shared_lock = threading.Lock()
 
 
 def shared_server(config: ServerConfig) -> EmbeddedServer:
-    """The process's one EmbeddedServer for this configuration."""
+    """The process's one EmbeddedServer for this configuration (and cache folder)."""
+    key = (config, cache_root())
     with _shared_lock:
-        if config not in _shared:
-            _shared[config] = EmbeddedServer(config)
-        return _shared[config]
+        if key not in _shared:
+            _shared[key] = EmbeddedServer(config, key[1] / "llama-server")
+        return _shared[key]
