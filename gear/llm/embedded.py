@@ -14,6 +14,8 @@ adds is what a server of one's own needs:
 
 from __future__ import annotations
 
+import os
+import shlex
 import threading
 from pathlib import Path
 
@@ -40,12 +42,14 @@ EMBEDDED_RETRIES = 1  # a refused connection to our own server means it died: sa
 
 def server_config(*, model_path: Path | None = None, threads: int | None = None, ctx_per_slot: int | None = None,
                   parallel: int = 1, cache_reuse: int | None = None, gpu_layers: int | None = None) -> ServerConfig:
-    """The embedded server's configuration from settings (finds the binary and joins the model file if needed)."""
+    """The embedded server's configuration from settings (finds the binary and joins the model file if needed);
+    $GEAR_LLAMA_SERVER_ARGS adds llama-server options of one's own (e.g. "--flash-attn on")."""
     return ServerConfig(binary=find_binary(), model_path=model_path or ensure_model(), alias=DEFAULT_MODEL.name,
                         threads=threads or default_threads(), ctx_per_slot=ctx_per_slot or DEFAULT_CTX_PER_SLOT,
                         parallel=parallel,
                         cache_reuse=DEFAULT_CACHE_REUSE if cache_reuse is None else cache_reuse,
-                        gpu_layers=gpu_layers)
+                        gpu_layers=gpu_layers,
+                        extra_args=tuple(shlex.split(os.environ.get("GEAR_LLAMA_SERVER_ARGS", ""))))
 
 
 class EmbeddedLLM:

@@ -250,3 +250,68 @@ def test_serve_llm_busy_port_and_missing_binary_are_one_line(tmp_path: Path, fak
     result = CliRunner().invoke(app, ["serve-llm"], env={"COLUMNS": "400"})
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert result.exit_code == 2 and len(lines) == 1 and "make llm" in lines[0]
+
+
+# -- turns -------------------------------------------------------------------------------------------------------------
+
+class Cancelled(Exception):
+    """What Streamlit raises in a script whose user pressed Cancel."""
+
+
+@pytest.mark.parametrize("slots", [1, 2])
+def test_calls_take_turns_per_slot_and_waiters_hear_their_place(fake: dict, monkeypatch: pytest.MonkeyPatch,
+                                                                 slots: int) -> None:
+    import threading
+
+    from gear.llm.openai_client import OpenAILLM
+    from gear.llm.queue import listening
+
+    llm = _llm(fake, parallel=slots)
+    llm.ensure_loaded()
+    llm.queue.poll_seconds = 0.01
+    running = {"now": 0, "most": 0}
+    lock = threading.Lock()
+    real = OpenAILLM.complete
+
+    def counting(self: OpenAILLM, *args: object, **kwargs: object) -> object:
+        with lock:
+            running["now"] += 1
+            running["most"] = max(running["most"], running["now"])
+        try:
+            time.sleep(0.1)
+            return real(self, *args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            with lock:
+                running["now"] -= 1
+
+    monkeypatch.setattr(OpenAILLM, "complete", counting)
+    texts: list[str] = []
+    heard: list[list[int]] = [[] for _ in range(4)]
+
+    def call(n: int) -> None:
+        with listening(heard[n].append):
+            texts.append(llm.complete(HI).text)
+
+    threads = [threading.Thread(target=call, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert texts == ["echo: hi"] * 4 and running["most"] == slots  # as many at once as the server has slots
+    assert any(h for h in heard) and all(h[-1] == 0 for h in heard if h)  # the waiters were told, then served
+    assert llm.queue.snapshot() == (0, 0)
+
+
+def test_a_stream_stopped_by_its_listener_gives_the_turn_back(fake: dict) -> None:
+    llm = _llm(fake)
+    pieces: list[str] = []
+
+    def cancel(piece: str) -> None:
+        pieces.append(piece)
+        raise Cancelled
+
+    with pytest.raises(Cancelled):
+        llm.complete(HI, on_text=cancel)
+    assert pieces == ["echo: "] and llm.queue.snapshot() == (0, 0)
+    assert llm.complete(HI).text == "echo: hi"  # the next caller is served, by the same server
+    assert llm.server.starts == 1
