@@ -112,10 +112,13 @@ def free_port(host: str = "127.0.0.1") -> int:
 class ServerConfig:
     """Everything that makes two embedded servers the same: processes with equal configs share one server.
 
-    `ctx_per_slot` is the context each of the `parallel` slots gets (llama-server's `-c` is their sum); sampling is
-    pinned to what the in-process model used (repeat penalty 1.0: llama.cpp applies it before the greedy pick even at
-    temperature 0; seed 0), the chat template is the GGUF's own (Jinja), and `gpu_layers` None leaves llama.cpp's
-    default (offload what fits where a GPU build finds a GPU; ignored on a CPU build)."""
+    `ctx_per_slot` is the context each of the `parallel` slots gets (llama-server's `-c` is their sum). The server
+    answers what the in-process llama-cpp-python model answered (the recorded answers stay valid): the GGUF's own
+    chat template (Jinja), repeat penalty 1.0 (llama.cpp applies it before the greedy pick even at temperature 0),
+    seed 0, and flash attention off, as llama-cpp-python ran it (llama-server's "auto" turns it on for the CPU,
+    which changes the arithmetic: 3 of the 6 steps of bench/llm_server.py answered differently; with it off all 6
+    are the same). `gpu_layers` None leaves llama.cpp's default (offload what fits where a GPU build finds a GPU;
+    ignored on a CPU build)."""
 
     binary: Path
     model_path: Path
@@ -133,7 +136,7 @@ class ServerConfig:
                 "--threads", str(self.threads), "--threads-batch", str(self.threads),
                 "--ctx-size", str(self.ctx_per_slot * self.parallel), "--parallel", str(self.parallel),
                 "--cache-reuse", str(self.cache_reuse), "--jinja", "--repeat-penalty", "1.0", "--seed", "0",
-                "--metrics", "--no-webui"]
+                "--flash-attn", "off", "--metrics", "--no-webui"]
         if self.gpu_layers is not None:
             args += ["--n-gpu-layers", str(self.gpu_layers)]
         return args + list(self.extra_args)

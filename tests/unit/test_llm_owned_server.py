@@ -75,7 +75,7 @@ def test_the_command_line_carries_every_setting(tmp_path: Path) -> None:
                                   "--cache-reuse", "--port")} == {
         "--alias": "qwen", "--threads": "2", "--threads-batch": "2", "--ctx-size": "12288", "--parallel": "3",
         "--cache-reuse": "128", "--port": "9999"}
-    assert "--jinja" in args and args[args.index("--repeat-penalty") + 1] == "1.0"
+    assert "--jinja" in args and pairs["--repeat-penalty"] == "1.0" and pairs["--flash-attn"] == "off"
     assert "--n-gpu-layers" not in args  # llama.cpp's default unless set
     with_gpu = ServerConfig(binary=config.binary, model_path=config.model_path, alias="qwen", threads=2,
                             ctx_per_slot=4096, parallel=3, cache_reuse=128, gpu_layers=20)
