@@ -15,7 +15,7 @@ ARG LLAMA_NATIVE=ON
 RUN apt-get update \
     && apt-get install -y --no-install-recommends build-essential=12.* cmake=3.* ninja-build=1.* \
     && rm -rf /var/lib/apt/lists/*
-COPY scripts/build_llama_server.sh /src/scripts/build_llama_server.sh
+COPY scripts/build_llama_server.sh scripts/llama_glue_o1.cmake /src/scripts/
 RUN python -m venv /opt/llama \
     && GEAR_LLAMA_BACKEND=cpu GEAR_LLAMA_NATIVE="${LLAMA_NATIVE}" GEAR_CACHE_DIR=/tmp/gear-cache \
        bash /src/scripts/build_llama_server.sh /opt/llama/bin/python \

@@ -53,7 +53,10 @@ case "$backend" in
     nvidia_gpu || cmake_args+=(-DCMAKE_CUDA_ARCHITECTURES="${GEAR_CUDA_ARCHITECTURES:-75;80;86;89;90}") ;;
   cpu) [[ "$(uname -s)" == Darwin ]] && cmake_args+=(-DGGML_METAL=OFF) ;;
 esac
-want="llama.cpp from llama-cpp-python $VERSION sha256:$SHA256 backend:$backend ${cmake_args[*]}"
+# the server's HTTP/JSON/CLI glue at -O1 (scripts/llama_glue_o1.cmake: a shorter build, the same speed)
+GLUE="$ROOT/scripts/llama_glue_o1.cmake"
+want="llama.cpp from llama-cpp-python $VERSION sha256:$SHA256 backend:$backend ${cmake_args[*]} glue:$(cksum < "$GLUE" | cut -d' ' -f1)"
+cmake_args+=(-DCMAKE_PROJECT_INCLUDE="$GLUE")
 
 if [[ -x "$TARGET" && -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
   echo "llama-server ($VERSION, $backend) already built: $TARGET"
