@@ -34,9 +34,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.llm]
 
 MODEL = DEFAULT_MODEL.name
 CACHE = Path(__file__).resolve().parents[2] / "assets" / "llm_cache"
-# short recorded calls of the dev50 subset (a verdict, a rewrite, an answer): see test_the_answers_recorded_in_process
+# short recorded calls of the dev50 subset (a verdict, a rewrite) that bench/llm_replay_diff.py found reproduced:
+# see test_the_answers_recorded_in_process
 RECORDED = ["0c8b958ac5e252c021fd93490e453abbd1c9075a78fc844a42dc29506ad7486e",
-            "036c663a65df246dab0d5e4f58f1fc7e4bc05b73cb530562a05ed17af59dff9b"]
+            "3f3e7e7ea5c541efe0da1fc2c5952e02ef2667cd7547d257e6aeda3a5f16d51e"]
 CAPITAL: list[Message] = [{"role": "user", "content": "What is the capital of France? Answer with one word."}]
 BREMEN: list[Message] = [{"role": "user", "content": "Bremen Cathedral is dedicated to St. Peter. Write two short "
                                                      "sentences about Bremen Cathedral."}]
