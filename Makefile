@@ -27,7 +27,8 @@ $(DEV_STAMP): requirements-dev.txt $(DEPS_STAMP)
 	$(PIP) install -r requirements-dev.txt
 	touch $@
 
-$(LLM_STAMP): scripts/install_local_llm.sh $(DEPS_STAMP)
+# the embedded model: llama.cpp's llama-server built from pinned source (cached in ~/.cache/gear) and the GGUF
+$(LLM_STAMP): scripts/install_local_llm.sh scripts/build_llama_server.sh scripts/llama_glue_o1.cmake $(DEPS_STAMP)
 	bash scripts/install_local_llm.sh $(PY)
 	touch $@
 

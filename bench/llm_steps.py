@@ -1,4 +1,8 @@
-"""Cost of each LLM step of the agent on the embedded model, and what each speed change buys, in one run.
+"""Cost of each LLM step of the agent on llama-cpp-python in process, and what each speed change buys, in one run.
+
+The in-process path is gone from gear (the embedded model is llama.cpp's llama-server: bench/llm_server.py compares
+the two on these very requests); this bench stays for the record of what was tried in process, and runs where
+llama-cpp-python is installed.
 
 The requests are rebuilt from a recorded GeAR run (assets/traces/walkthrough_3hop_gear.json: the passages, memory and
 verdicts it holds), so they are the real prompts of a real question; the paper-profile ones are checked against the
@@ -162,7 +166,7 @@ def main() -> int:
     parser.add_argument("--sections", default="steps,busy,stream,kv,lookup,memo,small",
                         help="comma-separated subset of: steps,busy,stream,kv,lookup,memo,small")
     args = parser.parse_args()
-    from gear.llm.local import physical_cores
+    from gear.llm.llama_server import physical_cores
     from gear.llm.model_files import DEFAULT_MODEL
 
     cores = physical_cores()
@@ -274,9 +278,9 @@ def lookup_decoding(results: dict[str, Any], paper: list[Call], cores: int) -> N
 def memo(results: dict[str, Any], sync: Call, cores: int) -> None:
     print("\n# the memo: an identical call again in the same process")
     from gear.llm import MemoLLM
-    from gear.llm.local import LocalLLM
+    from gear.llm.embedded import EmbeddedLLM
 
-    memo = MemoLLM(LocalLLM(n_threads=cores))
+    memo = MemoLLM(EmbeddedLLM(threads=cores))  # the embedded model as gear runs it (its owned llama-server)
     first = memo.complete(sync.messages, json_schema=sync.schema, max_tokens=sync.max_tokens)
     started = time.perf_counter()
     again = memo.complete(sync.messages, json_schema=sync.schema, max_tokens=sync.max_tokens)

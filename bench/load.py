@@ -1,6 +1,6 @@
 """Many people on one GeAR Studio: concurrent browser sessions (Playwright, Debian's Chromium) against one app
 server on 127.0.0.1 over the walk-through demo, as `make run` serves it (default LLM: recorded, else the embedded
-model).
+model: the llama-server each app server starts on its first live call, in a cache folder of its own).
 
     python bench/load.py recorded [--sessions 4,8]       # recorded questions: identical traces, wall times
     python bench/load.py live [--iterations 1]           # 3 new questions on the live model: alone, then together
@@ -100,12 +100,14 @@ def live(iterations: int, work: Path) -> None:
     alone: list[SessionResult] = []
     for n, question in enumerate(LIVE):
         data = demo_data(work / f"alone{n}")
-        with studio_server(data, env, work / f"alone{n}.log") as url:
+        # each app server starts its own llama-server (own cache folder): no prompt cache carried over, nobody else's
+        with studio_server(data, {**env, "GEAR_CACHE_DIR": str(work / f"cache-alone{n}")},
+                           work / f"alone{n}.log") as url:
             result = run(url, [question], work / f"alone{n}", together=False)[0]
         check([result], "alone")
         alone.append(result)
     data = demo_data(work / "together")
-    with studio_server(data, env, work / "together.log") as url:
+    with studio_server(data, {**env, "GEAR_CACHE_DIR": str(work / "cache-together")}, work / "together.log") as url:
         together = run(url, LIVE, work / "together")
     check(together, "together")
     for a, t in zip(alone, together, strict=True):

@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     passage_link_k: int = Field(5, ge=1)  # k of passageLink; unstated in the paper
     gist_read: GistRead = "fused"
     gist_read_k: int = Field(10, ge=1)
+    # the order of passages in a read prompt, which the paper leaves open: retrieval rank (as recorded), or "cache":
+    # what the run's previous read showed first, so the model server's prompt cache skips it (gear/prompts/order.py)
+    read_order: Literal["rank", "cache"] = "rank"
     qa_top_k: int = Field(5, ge=1)
     answer: bool = True  # generate an answer with the paper's QA prompt (SyncGE and GeAR runs)
     # the peers (docs/peers.md). PPR as HippoRAG 2 (Gutiérrez et al. 2025) runs it; defaults are those of its code
@@ -81,6 +84,14 @@ class Settings(BaseSettings):
     llm_cache_dir: Path | None = None  # record/replay cache; for "auto" the user's cache (default ~/.cache/gear/llm)
     llm_bundled_cache: Path | None = BUNDLED_LLM_CACHE if BUNDLED_LLM_CACHE.is_dir() else None
     llm_threads: int | None = Field(None, ge=1)  # embedded model; None = the machine's physical cores
+    # the embedded model's llama-server (gear/llm/llama_server.py): slots (1 measured best on 2 cores: a second slot
+    # re-reads what the first has cached and batching buys little there; more for a bigger machine or a GPU), the
+    # context of each slot, the shortest cached chunk re-used when it is not a prefix (0: prefix only), and the layers
+    # offloaded to a GPU (None: llama.cpp's default, all that fit, where the set-up built for CUDA or Metal)
+    llm_parallel: int = Field(1, ge=1, le=64)
+    llm_ctx_per_slot: int = Field(8192, ge=512, le=131072)
+    llm_cache_reuse: int = Field(256, ge=0)
+    llm_gpu_layers: int | None = Field(None, ge=0)
     # OpenAI-compatible servers: seconds to wait for an answer (not retried: the same request is as slow again), the
     # client's retries of refused connections, 5xx and 429, and at most this many calls at once from this process
     # (1 for a one-at-a-time llama.cpp server: callers then wait in line and are told their place; None = no limit)

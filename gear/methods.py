@@ -85,13 +85,13 @@ METHODS: tuple[Method, ...] = (
            "gear.agent.methods.naive:run", ("retriever", *BEAM_SETTINGS),
            diagnosis="gear.eval.diagnosis.expansion:NAIVE"),
     Method("sync", "SyncGE", "SyncGE", " + SyncGE", (("Hybrid + SyncGE", "hybrid"),),
-           "gear.agent.methods.sync:run", ("retriever", "prompts", *BEAM_SETTINGS, *QA_SETTINGS),
+           "gear.agent.methods.sync:run", ("retriever", "prompts", "read_order", *BEAM_SETTINGS, *QA_SETTINGS),
            needs_llm=True, answers=True, diagnosis="gear.eval.diagnosis.expansion:SYNC",
            typical_tokens=(2860, 34)),  # one read and the QA step: the recorded medians of each (assets/llm_cache)
     Method("gear", "GeAR", "GeAR (multi-step)", " GeAR", (("GeAR (hybrid)", "hybrid"),),
            "gear.agent.methods.gear:run",
            ("retriever", "prompts", *BEAM_SETTINGS, "max_iterations", "agent_k", "passage_link_k", "gist_read",
-            "gist_read_k", *QA_SETTINGS),
+            "gist_read_k", "read_order", *QA_SETTINGS),
            needs_llm=True, multi_step=True, answers=True, diagnosis="gear.eval.diagnosis.expansion:GEAR",
            steps_setting="max_iterations", typical_tokens=(7444, 158)),
     # PPR's dense parts use the dense encoder whatever the retriever: its preset says "dense"

@@ -92,9 +92,9 @@ def llm_status(kind: str, cache_dir: Path | None) -> str:
         return (f"{bundled} recorded answers bundled, {mine} recorded here; anything else is asked live — "
                 + llm_status("local", None))
     if kind == "local":
-        from gear.llm.local import llama_cpp_available
+        from gear.llm.llama_server import llama_server_available
 
-        runtime = llama_cpp_available()
+        runtime = llama_server_available()
         try:
             from gear.llm.model_files import find_parts
 
@@ -103,8 +103,8 @@ def llm_status(kind: str, cache_dir: Path | None) -> str:
         except Exception:
             parts = False
         if runtime and parts:
-            return "local model installed (Qwen2.5-Coder-1.5B, llama.cpp)"
-        return "local model not installed (" + ("no model files" if runtime else "no llama-cpp-python") + \
+            return "local model installed (Qwen2.5-Coder-1.5B, llama.cpp's llama-server)"
+        return "local model not installed (" + ("no model files" if runtime else "no llama-server") + \
             "; run scripts/install_local_llm.sh)"
     return "OpenAI-compatible endpoint (key from OPENAI_API_KEY / GEAR_OPENAI_API_KEY, never shown)"
 

@@ -90,7 +90,7 @@ class ScriptedLLM:
 
 
 class QueuedLLM:
-    """Any scripted LLM behind a model queue, as the embedded model is (gear.llm.local): each call waits for its
+    """Any scripted LLM behind a model queue, as the embedded model is (gear.llm.embedded): each call waits for its
     turn, then writes its answer in `pieces` pieces `delay` seconds apart. For the tests of many sessions on one
     model; `before_turn` runs in the caller's thread first (a test takes the Streamlit script's context there)."""
 

@@ -70,6 +70,7 @@ class RunContext:
     ppr_ready: Callable[[], bool]  # whether that graph is built already (a first build is timed on its own)
     llm: LLM | None = None
     timer: Timer = field(init=False)
+    last_read: list[int] = field(default_factory=list)  # the run's previous read, as shown (read_order "cache")
 
     def __post_init__(self) -> None:
         self.timer = Timer(self.trace)

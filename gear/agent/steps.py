@@ -14,6 +14,7 @@ from gear.agent.context import RunContext
 from gear.eval.measures import exact_match, f1_score
 from gear.parsing import Verdict, parse_answer, parse_next_question, parse_reasoning, parse_triples
 from gear.prompts import format_docs
+from gear.prompts.order import read_order
 from gear.retrieve.expand import Expansion
 from gear.retrieve.expand import expand as expand_from
 from gear.store.base import triple_text
@@ -41,7 +42,9 @@ def base(ctx: RunContext, query: str, k: int, iteration: int) -> list[Scored]:
 
 def read(ctx: RunContext, passages: Sequence[int], question: str, memory: Sequence[SPO], iteration: int, role: str,
          source: str) -> list[SPO]:
-    """read(C, q, G): the proximal triples the LLM finds in `passages` for the question, given the memory."""
+    """read(C, q, G): the proximal triples the LLM finds in `passages` for the question, given the memory (shown in
+    the order settings.read_order says: gear.prompts.order)."""
+    passages = ctx.last_read = read_order(passages, ctx.last_read, ctx.settings.read_order)
     docs = format_docs((p.title, p.text) for p in ctx.backend.passages(list(passages)))
     raw = ctx.ask(asks.read(ctx.settings.prompt_profile, role, docs, question, list(memory) or None), iteration)
     parsed = parse_triples(raw)

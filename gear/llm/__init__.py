@@ -1,8 +1,10 @@
-"""LLM access for GeAR: one protocol, three backends (local llama.cpp, OpenAI-compatible, cache replay).
+"""LLM access for GeAR: one protocol, one live path (the OpenAI-compatible client), and cache replay.
 
-`make_llm` is the only place that turns configuration into a backend, so the engine never branches on which model it
-talks to. Any backend can be wrapped with a record/replay cache to make runs reproducible and demos key-free; the
-default kind "auto" serves recorded answers and calls the live model for the rest. `llm_from_settings` adds the
+The embedded model is llama.cpp's own llama-server, which gear starts on first use (gear.llm.llama_server), reached
+through the same client as any other endpoint (gear.llm.embedded). `make_llm` is the only place that turns
+configuration into a backend, so the engine never branches on which model it talks to. Any backend can be wrapped
+with a record/replay cache to make runs reproducible and demos key-free; the default kind "auto" serves recorded
+answers and calls the live model for the rest. `llm_from_settings` adds the
 process-wide memo (gear.llm.memo) on top, so an identical deterministic call is never paid for twice.
 """
 
@@ -53,16 +55,20 @@ def make_llm(
     timeout: float = 120.0,
     max_retries: int = 3,
     max_concurrent: int | None = None,
-    n_ctx: int | None = None,
     n_threads: int | None = None,
+    parallel: int = 1,
+    ctx_per_slot: int | None = None,
+    cache_reuse: int | None = None,
+    gpu_layers: int | None = None,
 ) -> LLM:
     """Build the configured LLM.
 
-    kind "local": the embedded model; "openai": an OpenAI-compatible endpoint; "replay": answers from `cache_dir`
-    only (error on a miss; `model` defaults to the recorded one); "record": call a live model (OpenAI-compatible when
-    `base_url` or `api_key` is set, else local) and write every answer to `cache_dir`; "auto": answers recorded in
-    `cache_dir` or `bundled_cache` at once, the live model (chosen as for "record") for the rest, recorded into
-    `cache_dir` (default: default_user_cache()), never into `bundled_cache`.
+    kind "local": the embedded model (llama-server, started on first use with `n_threads`, `parallel` slots of
+    `ctx_per_slot` tokens, `cache_reuse` and `gpu_layers`); "openai": an OpenAI-compatible endpoint; "replay":
+    answers from `cache_dir` only (error on a miss; `model` defaults to the recorded one); "record": call a live model
+    (OpenAI-compatible when `base_url` or `api_key` is set, else local) and write every answer to `cache_dir`;
+    "auto": answers recorded in `cache_dir` or `bundled_cache` at once, the live model (chosen as for "record") for
+    the rest, recorded into `cache_dir` (default: default_user_cache()), never into `bundled_cache`.
     For "local"/"openai", a `cache_dir` wraps the model in a cache with `mode` (default "auto": serve hits, record
     misses). An OpenAI-compatible endpoint gets `timeout` seconds per answer, the client's `max_retries`, and at most
     `max_concurrent` calls at once from this process; like the embedded model, one client (and queue) is shared by
@@ -86,13 +92,11 @@ def make_llm(
         inner = shared_openai_llm(model or "gpt-4o-mini", base_url=base_url, api_key=api_key, timeout=timeout,
                                   max_retries=max_retries, max_concurrent=max_concurrent)
     else:
-        from gear.llm.local import DEFAULT_N_CTX, shared_local_llm
+        from gear.llm.embedded import shared_embedded_llm
 
-        inner = shared_local_llm(
-            Path(model) if model and model.endswith(".gguf") else None,
-            n_ctx=n_ctx or DEFAULT_N_CTX,
-            n_threads=n_threads,
-        )
+        inner = shared_embedded_llm(model_path=Path(model) if model and model.endswith(".gguf") else None,
+                                    threads=n_threads, ctx_per_slot=ctx_per_slot, parallel=parallel,
+                                    cache_reuse=cache_reuse, gpu_layers=gpu_layers)
     if kind == "record":
         assert cache_dir is not None
         return CachedLLM(inner, Path(cache_dir), mode or "record")
@@ -108,7 +112,8 @@ def llm_key(settings: Settings) -> tuple[object, ...]:
     """What makes two configurations the same LLM (the engine keeps one loaded model per key)."""
     return (settings.llm, settings.llm_model, settings.llm_base_url, str(settings.llm_cache_dir),
             str(settings.llm_bundled_cache), settings.llm_threads, settings.llm_timeout, settings.llm_max_retries,
-            settings.llm_max_concurrent)
+            settings.llm_max_concurrent, settings.llm_parallel, settings.llm_ctx_per_slot, settings.llm_cache_reuse,
+            settings.llm_gpu_layers)
 
 
 def llm_from_settings(settings: Settings) -> LLM:
@@ -118,4 +123,6 @@ def llm_from_settings(settings: Settings) -> LLM:
     return MemoLLM(make_llm(settings.llm, model=settings.llm_model, base_url=settings.llm_base_url, api_key=api_key,
                             cache_dir=settings.llm_cache_dir, bundled_cache=settings.llm_bundled_cache,
                             timeout=settings.llm_timeout, max_retries=settings.llm_max_retries,
-                            max_concurrent=settings.llm_max_concurrent, n_threads=settings.llm_threads))
+                            max_concurrent=settings.llm_max_concurrent, n_threads=settings.llm_threads,
+                            parallel=settings.llm_parallel, ctx_per_slot=settings.llm_ctx_per_slot,
+                            cache_reuse=settings.llm_cache_reuse, gpu_layers=settings.llm_gpu_layers))

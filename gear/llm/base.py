@@ -28,6 +28,8 @@ class LLMResult:
     model: str
     cached: bool = False  # served without calling the model (source "record" or "memo")
     source: Source = "model"
+    # of prompt_tokens, how many the server took from its prompt cache instead of reading them (None: not reported)
+    cached_prompt_tokens: int | None = None
 
 
 @runtime_checkable

@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -153,16 +154,17 @@ class OpenAILLM:
         with self._turn():
             started = time.perf_counter()
             if on_text is None:
-                text, prompt, completion, model = self._read(self._create(messages, json_schema, max_tokens, False))
+                answer = self._read(self._create(messages, json_schema, max_tokens, False))
             else:
-                text, prompt, completion, model = self._stream(messages, json_schema, max_tokens, on_text)
+                answer = self._stream(messages, json_schema, max_tokens, on_text)
             seconds = time.perf_counter() - started
         return LLMResult(
-            text=text,
-            prompt_tokens=prompt if prompt is not None else estimate_tokens(_prompt_text(messages)),
-            completion_tokens=completion if completion is not None else estimate_tokens(text),
+            text=answer.text,
+            prompt_tokens=answer.prompt if answer.prompt is not None else estimate_tokens(_prompt_text(messages)),
+            completion_tokens=answer.completion if answer.completion is not None else estimate_tokens(answer.text),
             seconds=seconds,
-            model=model or self.model,
+            model=answer.model or self.model,
+            cached_prompt_tokens=answer.cached,
         )
 
     # -- one request, in the first shape the server takes ----------------------------------------------------------
@@ -217,15 +219,16 @@ class OpenAILLM:
 
     # -- reading answers ---------------------------------------------------------------------------------------------
     @staticmethod
-    def _read(response: Any) -> tuple[str, int | None, int | None, str | None]:
+    def _read(response: Any) -> _Answer:
         choices = getattr(response, "choices", None) or []
         message = getattr(choices[0], "message", None) if choices else None
         text = (getattr(message, "content", None) or "") if message is not None else ""
-        prompt, completion = _usage(getattr(response, "usage", None))
-        return text, prompt, completion, getattr(response, "model", None)
+        usage = getattr(response, "usage", None)
+        prompt, completion = _usage(usage)
+        return _Answer(text, prompt, completion, getattr(response, "model", None), _cached(usage))
 
     def _stream(self, messages: list[Message], json_schema: dict | None, max_tokens: int, on_text: TextListener
-                ) -> tuple[str, int | None, int | None, str | None]:
+                ) -> _Answer:
         import openai
 
         stream = self._create(messages, json_schema, max_tokens, True)
@@ -256,14 +259,24 @@ class OpenAILLM:
             if pieces:  # e.g. a llama-cpp-python server that cut this answer short for another request
                 raise broken_stream(self.where, len(pieces), None)
             # nothing arrived: ask once more without streaming; its answer, or its real error, is the caller's
-            text, prompt, completion, model = self._read(self._create(messages, json_schema, max_tokens, False))
-            on_text(text)
-            return text, prompt, completion, model
-        text = "".join(pieces)
+            answer = self._read(self._create(messages, json_schema, max_tokens, False))
+            on_text(answer.text)
+            return answer
         prompt, completion = _usage(usage)
         if completion is None:
             completion = len(pieces)
-        return text, prompt, completion, model
+        return _Answer("".join(pieces), prompt, completion, model, _cached(usage))
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """One answer as the server gave it (None: a count it did not report)."""
+
+    text: str
+    prompt: int | None
+    completion: int | None
+    model: str | None
+    cached: int | None = None
 
 
 def _usage(usage: Any) -> tuple[int | None, int | None]:
@@ -273,6 +286,14 @@ def _usage(usage: Any) -> tuple[int | None, int | None]:
     prompt = getattr(usage, "prompt_tokens", None)
     completion = getattr(usage, "completion_tokens", None)
     return (prompt if isinstance(prompt, int) else None, completion if isinstance(completion, int) else None)
+
+
+def _cached(usage: Any) -> int | None:
+    """Prompt tokens the server took from its cache (OpenAI's and llama-server's prompt_tokens_details.cached_tokens),
+    None where it does not say."""
+    details = getattr(usage, "prompt_tokens_details", None) if usage is not None else None
+    cached = details.get("cached_tokens") if isinstance(details, dict) else getattr(details, "cached_tokens", None)
+    return cached if isinstance(cached, int) else None
 
 
 def _prompt_text(messages: list[Message]) -> str:

@@ -1,9 +1,10 @@
 """What an OpenAI-compatible server's failure means to the user: one line, the API key never in it.
 
 Kept apart from the client so the wording of every failure lives in one place, and the client's code reads as the
-request it makes. The servers word the same failure differently (OpenAI, vLLM and llama-cpp-python's server all say
-"maximum context length is M tokens", with the prompt's size in different phrases), so the context check reads the
-numbers out of any of them.
+request it makes. The servers word the same failure differently (OpenAI, vLLM and llama-cpp-python's server say
+"maximum context length is M tokens", with the prompt's size in different phrases; llama.cpp's llama-server "request
+(N tokens) exceeds the available context size (M tokens)"), so the context check reads the numbers out of any of
+them.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import Any
 from gear.llm.base import LLMError
 
 _KEY_PATTERN = re.compile(r"\b(sk|key|token)-[A-Za-z0-9_\-*]{6,}", re.IGNORECASE)
-_CONTEXT = re.compile(r"maximum context length is (\d+)|exceeds? (?:the )?context (?:window|length|size) of (\d+)",
-                      re.IGNORECASE)
+_CONTEXT = re.compile(r"maximum context length is (\d+)|exceeds? (?:the )?context (?:window|length|size) of (\d+)|"
+                      r"exceeds the available context size \((\d+) tokens\)", re.IGNORECASE)
 _PROMPT = re.compile(r"(\d+) (?:tokens )?in the messages|messages resulted in (\d+) tokens|"
-                     r"requested tokens \((\d+)\)", re.IGNORECASE)
+                     r"requested tokens \((\d+)\)|request \((\d+) tokens\) exceeds", re.IGNORECASE)
 _COMPLETION = re.compile(r"(\d+) in the completion", re.IGNORECASE)
 
 
@@ -59,7 +60,8 @@ def context_overflow(exc: Exception, where: str) -> LLMError | None:
     prompt = _first_int(_PROMPT, text)
     completion = _first_int(_COMPLETION, text)
     size = f"({context})" if context is not None else "(size not reported)"
-    advice = "use fewer or shorter passages, or a server with a larger context (gear serve-llm --n-ctx)"
+    advice = ("use fewer or shorter passages, or a server with a larger context (GEAR_LLM_CTX_PER_SLOT, "
+              "gear serve-llm --n-ctx)")
     if prompt is not None and context is not None and prompt < context and completion:
         return LLMError(f"prompt of {prompt} tokens plus {completion} to generate is longer than the LLM server's "
                         f"context {size} at {where}: {advice}")

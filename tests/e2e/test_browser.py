@@ -377,15 +377,16 @@ LIVE_QUESTION = "Which saint is the Bremen Cathedral dedicated to?"
 def test_a_question_nobody_recorded_runs_live_and_draws_its_graph(tmp_path: Path, browser_page) -> None:
     """On a fresh clone the default LLM answers what is recorded at once and asks the embedded model for the rest:
     a new question runs live, its text streams into the page while the model writes, and its graph is drawn."""
-    from gear.llm.local import llama_cpp_available
+    from gear.llm.llama_server import llama_server_available
 
-    if not llama_cpp_available():
+    if not llama_server_available():
         if os.environ.get("GEAR_REQUIRE_LOCAL_LLM") == "1":
-            pytest.fail("llama-cpp-python is not installed but GEAR_REQUIRE_LOCAL_LLM=1 (run make llm)")
+            pytest.fail("llama.cpp's llama-server is not built but GEAR_REQUIRE_LOCAL_LLM=1 (run make llm)")
         pytest.skip("the embedded local LLM is not installed (make llm)")
     data = demo_data(tmp_path / "live")
     # one iteration keeps the live run to four model calls (≈ 1–2 min on 2 cores)
-    for url in run_server(data, {**AS_SHIPPED, "GEAR_STUDIO_DATA": str(data), "GEAR_MAX_ITERATIONS": "1"}):
+    for url in run_server(data, {**AS_SHIPPED, "GEAR_STUDIO_DATA": str(data), "GEAR_MAX_ITERATIONS": "1",
+                                 "GEAR_CACHE_DIR": str(tmp_path / "gear-cache")}):  # its own llama-server
         page = browser_page
         page.goto(url)
         page.get_by_text("index and embedder ready").wait_for(timeout=180_000)

@@ -4,9 +4,9 @@ Elasticsearch: the noida-db emulator and a real cluster when GEAR_ES_URL is set.
 package (a single binary that speaks the Elasticsearch 8.15 REST API). In CI (CI=true) or with GEAR_REQUIRE_NOIDA=1 an
 emulator that cannot start FAILS the tests instead of skipping them.
 
-LLM: `gear serve-llm` (llama-cpp-python's OpenAI-compatible server with the embedded model) as a subprocess, one for the
-session and more for fault cases; skipped when the model or the server extra is missing, unless
-GEAR_REQUIRE_LOCAL_LLM=1 (`make test`, CI), which fails instead.
+LLM: `gear serve-llm` (llama.cpp's llama-server with the embedded model) as a subprocess, one for the session and more
+for fault cases; skipped when the model or the llama-server binary is missing, unless GEAR_REQUIRE_LOCAL_LLM=1
+(`make test`, CI), which fails instead.
 """
 
 from __future__ import annotations
@@ -152,14 +152,14 @@ SERVE = "import sys; from gear.cli import app; app(sys.argv[1:])"  # `gear serve
 
 
 def require_local_llm() -> Path:
-    """The embedded model's GGUF, with llama-cpp-python and its server extra installed; else skip, or fail when
+    """The embedded model's GGUF, with llama.cpp's llama-server built; else skip, or fail when
     GEAR_REQUIRE_LOCAL_LLM=1 (CI, `make test`), where a missing model must not silently pass."""
     from gear.llm.base import LLMError
+    from gear.llm.llama_server import find_binary
     from gear.llm.model_files import ensure_model
-    from gear.llm.server import require_server
 
     try:
-        require_server()
+        find_binary()
         return ensure_model()
     except LLMError as exc:
         if os.environ.get("GEAR_REQUIRE_LOCAL_LLM") == "1":
@@ -174,7 +174,8 @@ class LLMServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.log_path = log_dir / f"serve-llm-{self.port}.log"
-        env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "400"}
+        # its own cache folder: a server started here is registered there, never in the user's
+        env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "400", "GEAR_CACHE_DIR": str(log_dir / "cache")}
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen([sys.executable, "-c", SERVE, "serve-llm", "--port", str(self.port), *args],
                                          cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,

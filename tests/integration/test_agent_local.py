@@ -1,4 +1,5 @@
-"""The GeAR agent end to end with the real embedded LLM and the real encoder on the walk-through corpus.
+"""The GeAR agent end to end with the real embedded LLM (llama-server, started by gear) and the real encoder on the
+walk-through corpus.
 
 CI sets GEAR_REQUIRE_LOCAL_LLM=1, so a missing model fails instead of skipping.
 """
@@ -24,17 +25,18 @@ pytestmark = [pytest.mark.slow, pytest.mark.llm]
 
 
 def _require_model() -> None:
-    from gear.llm.local import llama_cpp_available
+    from gear.llm.llama_server import llama_server_available
 
-    if llama_cpp_available():
+    if llama_server_available():
         return
     if os.environ.get("GEAR_REQUIRE_LOCAL_LLM") == "1":
-        pytest.fail("llama-cpp-python is not installed but GEAR_REQUIRE_LOCAL_LLM=1 (run make llm)")
+        pytest.fail("llama.cpp's llama-server is not built but GEAR_REQUIRE_LOCAL_LLM=1 (run make llm)")
     pytest.skip("the embedded local LLM is not installed (make llm)")
 
 
-def test_gear_agent_runs_end_to_end_with_the_local_model(tmp_path: Path) -> None:
+def test_gear_agent_runs_end_to_end_with_the_local_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _require_model()
+    monkeypatch.setenv("GEAR_CACHE_DIR", str(tmp_path / "gear-cache"))  # a llama-server of this test's own
     from gear.embed import Encoder
 
     docs, report = load_corpus(ASSETS / "walkthrough_corpus.json")
@@ -44,7 +46,10 @@ def test_gear_agent_runs_end_to_end_with_the_local_model(tmp_path: Path) -> None
     settings = Settings(llm="local", expand="gear", max_iterations=2, retriever="hybrid", prompts="small")
     engine = Engine.open(tmp_path / "index", settings, encoder=encoder)
     trace = Trace()
-    run = engine.retrieve(QUESTION, settings=settings, trace=trace)
+    try:
+        run = engine.retrieve(QUESTION, settings=settings, trace=trace)
+    finally:
+        engine.llm(settings).inner.server.stop()  # type: ignore[attr-defined]  # MemoLLM → EmbeddedLLM
 
     reads = trace.of(ProximalTriples)
     assert reads and any(r.triples for r in reads), "the reader produced no triples at all"

@@ -1,15 +1,16 @@
-"""The OpenAI-compatible client against a real OpenAI-compatible server: `gear serve-llm`, llama-cpp-python's server
-with the embedded Qwen2.5-Coder-1.5B (fixtures in conftest.py).
+"""The OpenAI-compatible client against the real embedded model server: llama.cpp's llama-server with the embedded
+Qwen2.5-Coder-1.5B, as `gear serve-llm` runs it and as gear owns it (fixtures in conftest.py).
 
-What works through it: plain answers with the server's token counts, the same answer as the in-process model,
-schema-constrained JSON, streaming, the GeAR agent configured only by GEAR_LLM=openai settings, and extraction (checked
-in the resume case, to keep the model's time down). What fails, each as one line: server down (after the client's
-retries), killed in the middle of an answer, a prompt over its context (not retried in other shapes), an answer slower
-than the timeout (not retried), and an extraction whose server died mid-run resumes without asking again for what it
-journaled.
+What works through it: plain answers with the server's token counts, the answers recorded in process for the same
+requests, schema-constrained JSON, streaming with usage, the GeAR agent configured only by GEAR_LLM=openai settings,
+and extraction (checked in the resume case, to keep the model's time down); the server gear owns is started on first
+use, found by a second process, and restarted by the next call after it died mid-answer. What fails, each as one line:
+server down (after the client's retries), killed in the middle of an answer, a prompt over its context (not retried in
+other shapes), an answer slower than the timeout (not retried), and an extraction whose server died mid-run resumes
+without asking again for what it journaled.
 
-Skipped when the model or llama-cpp-python's server extra is missing, unless GEAR_REQUIRE_LOCAL_LLM=1 (`make test`,
-CI). Prompts and max_tokens are small: on 2 cores the model reads ≈70 tokens/s and writes ≈10.
+Skipped when the model or llama-server is missing, unless GEAR_REQUIRE_LOCAL_LLM=1 (`make test`, CI). Prompts and
+max_tokens are small: on 2 cores the model reads ≈100 tokens/s and writes ≈30.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ from tests.scripted_llm import passage_title
 pytestmark = [pytest.mark.slow, pytest.mark.llm]
 
 MODEL = DEFAULT_MODEL.name
+CACHE = Path(__file__).resolve().parents[2] / "assets" / "llm_cache"
+# short recorded calls of the dev50 subset (a verdict, a rewrite) that bench/llm_replay_diff.py found reproduced:
+# see test_the_answers_recorded_in_process
+RECORDED = ["0c8b958ac5e252c021fd93490e453abbd1c9075a78fc844a42dc29506ad7486e",
+            "3f3e7e7ea5c541efe0da1fc2c5952e02ef2667cd7547d257e6aeda3a5f16d51e"]
 CAPITAL: list[Message] = [{"role": "user", "content": "What is the capital of France? Answer with one word."}]
 BREMEN: list[Message] = [{"role": "user", "content": "Bremen Cathedral is dedicated to St. Peter. Write two short "
                                                      "sentences about Bremen Cathedral."}]
@@ -64,24 +70,16 @@ def test_plain_answer_with_the_servers_token_counts(llm_server: LLMServer) -> No
     assert result.prompt_tokens > 20 and 1 <= result.completion_tokens <= 8
 
 
-def test_same_answer_in_process_and_through_the_server(llm_server: LLMServer) -> None:
-    from gear.llm.local import LocalLLM
-    from gear.llm.model_files import ensure_model
-
-    local = LocalLLM(ensure_model())
-    here = local.complete(BREMEN, max_tokens=40)
-    del local  # one copy of the model at a time beside the server
-    there = _client(llm_server.url).complete(BREMEN, max_tokens=40)
-    assert there.text == here.text
-    assert (there.prompt_tokens, there.completion_tokens) == (here.prompt_tokens, here.completion_tokens)
-    # why gear serve-llm sets repeat_penalty 1.0 when a request does not: llama-cpp-python's server defaults it to
-    # 1.1 (Llama.create_chat_completion, what LocalLLM calls, to 1.0), and llama.cpp applies it before the greedy pick
-    import openai
-
-    raw = openai.OpenAI(base_url=llm_server.url, api_key="not-needed", max_retries=0, timeout=120)
-    stock = raw.chat.completions.create(model=MODEL, messages=BREMEN, temperature=0, max_tokens=40, seed=0,  # type: ignore[arg-type]
-                                        extra_body={"repeat_penalty": 1.1})
-    assert stock.choices[0].message.content != here.text
+def test_the_answers_recorded_in_process(llm_server: LLMServer) -> None:
+    """Recorded requests (assets/llm_cache, written by llama-cpp-python in process) get the recorded text and token
+    counts from llama-server: the chat template, sampling and stop are aligned (bench/llm_replay_diff.py counts this
+    over the whole recorded subset)."""
+    client = _client(llm_server.url)
+    for name in RECORDED:
+        entry = json.loads((CACHE / f"{name}.json").read_text(encoding="utf-8"))
+        result = client.complete(entry["messages"], json_schema=entry["json_schema"], max_tokens=entry["max_tokens"])
+        assert result.text == entry["text"], name
+        assert (result.prompt_tokens, result.completion_tokens) == (entry["prompt_tokens"], entry["completion_tokens"])
 
 
 def test_schema_constrained_json(llm_server: LLMServer) -> None:
@@ -257,3 +255,55 @@ def test_extraction_resumes_after_the_server_died_mid_run(start_llm_server: Any,
     assert asked == [t for t, _ in PASSAGES[1:]]  # the journaled passage is not asked again
     assert resumed.reused == 1 and resumed.calls == 2 and resumed.failed == 0, resumed.errors
     assert all(resumed.triples) and resumed.triples[0] == broken.triples[0]
+
+
+# -- the server gear owns -------------------------------------------------------------------------------------------
+
+FIND = """
+import sys
+from gear.llm.embedded import EmbeddedLLM
+llm = EmbeddedLLM()
+text = llm.complete([{"role": "user", "content": sys.argv[1]}], max_tokens=8).text
+print(llm.server.ensure().pid, llm.server.starts, text, flush=True)
+"""
+
+
+def test_the_server_gear_owns_is_found_by_a_second_process_and_restarted_after_a_crash(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from gear.llm.embedded import EmbeddedLLM
+    from tests.integration.conftest import REPO, require_local_llm
+
+    require_local_llm()
+    monkeypatch.setenv("GEAR_CACHE_DIR", str(tmp_path / "cache"))
+    llm = EmbeddedLLM()
+    try:
+        assert "Paris" in llm.complete(CAPITAL, max_tokens=8).text
+        pid = llm.server.ensure().pid
+        assert llm.server.starts == 1 and llm.server.log_path.is_file() and str(tmp_path) in str(llm.server.log_path)
+        other = subprocess.run([sys.executable, "-c", FIND, CAPITAL[0]["content"]], cwd=REPO, capture_output=True,
+                               text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+        their_pid, their_starts, text = other.stdout.split(" ", 2)
+        assert (int(their_pid), their_starts) == (pid, "0") and "Paris" in text, other.stderr[-500:]
+
+        shown: list[str] = []
+
+        def crash(piece: str) -> None:
+            shown.append(piece)
+            if len(shown) == 3:
+                os.kill(pid, signal.SIGKILL)
+
+        with pytest.raises(LLMError) as info:
+            llm.complete(STORY, max_tokens=200, on_text=crash)
+        line = str(info.value)
+        _report("owned server killed mid-answer", line)
+        assert "\n" not in line and line.startswith(f"the embedded model's server (llama-server, pid {pid}) stopped "
+                                                    "during this call (killed by signal 9): ask again to restart it")
+        assert "Paris" in llm.complete(CAPITAL, max_tokens=8).text  # the next call starts it again
+        assert llm.server.starts == 2 and llm.server.ensure().pid != pid
+    finally:
+        llm.server.stop()

@@ -1,12 +1,12 @@
-"""The embedded model really answers the paper's reader and reasoning prompts in a parseable way.
+"""The embedded model (llama.cpp's llama-server, started by gear on first use) really answers the paper's reader and
+reasoning prompts in a parseable way.
 
-Skipped when llama-cpp-python or the model parts are missing, unless GEAR_REQUIRE_LOCAL_LLM=1 (CI), where a missing
+Skipped when llama-server or the model parts are missing, unless GEAR_REQUIRE_LOCAL_LLM=1 (CI), where a missing
 model must fail the build instead of silently skipping.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import time
 
@@ -48,28 +48,32 @@ QUESTION = (
 
 
 @pytest.fixture(scope="module")
-def llm():  # type: ignore[no-untyped-def]
-    from gear.llm.local import LocalLLM
+def llm(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from gear.llm.embedded import EmbeddedLLM
+    from gear.llm.llama_server import find_binary
     from gear.llm.model_files import ensure_model
 
-    required = os.environ.get("GEAR_REQUIRE_LOCAL_LLM") == "1"
-    problem = None
-    if importlib.util.find_spec("llama_cpp") is None:
-        problem = "llama-cpp-python is not installed (scripts/install_local_llm.sh)"
-    else:
-        try:
-            path = ensure_model()
-        except LLMError as exc:
-            problem = str(exc)
-    if problem is not None:
-        if required:
-            pytest.fail(f"GEAR_REQUIRE_LOCAL_LLM=1 but {problem}")
-        pytest.skip(problem)
-    model = LocalLLM(path)
+    try:
+        find_binary()
+        path = ensure_model()
+    except LLMError as exc:
+        if os.environ.get("GEAR_REQUIRE_LOCAL_LLM") == "1":
+            pytest.fail(f"GEAR_REQUIRE_LOCAL_LLM=1 but {exc}")
+        pytest.skip(str(exc))
+    saved = os.environ.get("GEAR_CACHE_DIR")
+    os.environ["GEAR_CACHE_DIR"] = str(tmp_path_factory.mktemp("gear-cache"))  # a server of this module's own
+    model = EmbeddedLLM(model_path=path)
     started = time.perf_counter()
     model.ensure_loaded()
-    print(f"\nlocal model loaded in {time.perf_counter() - started:.2f} s")
-    return model
+    print(f"\nllama-server started and the model loaded in {time.perf_counter() - started:.2f} s")
+    try:
+        yield model
+    finally:
+        model.server.stop()
+        if saved is None:
+            os.environ.pop("GEAR_CACHE_DIR", None)
+        else:
+            os.environ["GEAR_CACHE_DIR"] = saved
 
 
 def _rate(label: str, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:

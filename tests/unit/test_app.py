@@ -15,7 +15,7 @@ from gear.config import Settings
 from gear.data.corpus import Document
 from gear.index import build_index
 from gear.llm import CachedLLM
-from gear.llm.local import LocalLLM
+from gear.llm.embedded import EmbeddedLLM
 from gear.trace import (
     Answered,
     BeamsSearched,
@@ -74,7 +74,7 @@ def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
                             answers=q.answers)
     ppr = engine.retrieve(QUESTION, k=10, settings=settings.with_(retriever="dense", expand="ppr"),
                           gold=engine.gold_ids(q.gold), answers=q.answers)
-    monkeypatch.setattr(LocalLLM, "__init__", no_local_model)
+    monkeypatch.setattr(EmbeddedLLM, "__init__", no_local_model)
     monkeypatch.setitem(resources.ENCODER_FACTORIES, "fake-hash-64", FakeEncoder)
     monkeypatch.setenv("GEAR_STUDIO_DATA", str(data))
     monkeypatch.setenv("GEAR_STUDIO_BUILD_DEMOS", "0")

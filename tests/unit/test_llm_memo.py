@@ -83,14 +83,14 @@ def test_auto_is_the_default_and_builds_a_lazy_live_model(tmp_path: Path, monkey
     for var in ("GEAR_LLM", "GEAR_LLM_BASE_URL", "OPENAI_API_KEY", "GEAR_PROMPTS"):
         monkeypatch.delenv(var, raising=False)
     # the process's shared model may already be loaded by an earlier test in this process: start from none
-    monkeypatch.setattr("gear.llm.local._shared", {})
+    monkeypatch.setattr("gear.llm.embedded._shared", {})
     settings = Settings(_env_file=None)
     assert settings.llm == "auto" and settings.live_llm == "local" and settings.prompt_profile == "paper"
     llm = make_llm("auto", cache_dir=tmp_path / "user", bundled_cache=tmp_path / "bundled")
     assert isinstance(llm, CachedLLM) and llm.read_dirs == (tmp_path / "bundled",)
-    from gear.llm.local import LocalLLM
+    from gear.llm.embedded import EmbeddedLLM
 
-    assert isinstance(llm.inner, LocalLLM) and llm.inner._llama is None  # nothing loaded until a miss
+    assert isinstance(llm.inner, EmbeddedLLM) and llm.inner._server is None  # nothing found or started until a miss
     api = Settings(_env_file=None, llm_base_url="http://127.0.0.1:1/v1")
     assert api.live_llm == "openai" and api.prompt_profile == "paper"
     assert Settings(_env_file=None, prompts="small").prompt_profile == "small"

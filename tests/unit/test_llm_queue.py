@@ -5,11 +5,8 @@ waits without storing them; a run that fails or is stopped leaves the model and 
 
 from __future__ import annotations
 
-import sys
 import threading
-import time
-import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -163,94 +160,6 @@ def test_two_slots_admit_two_calls_at_once() -> None:
     assert queue.snapshot() == (0, 0)
     with pytest.raises(ValueError):
         ModelQueue(0)
-
-
-# -- the embedded model takes turns -----------------------------------------------------------------------------------
-def fake_llama(monkeypatch: pytest.MonkeyPatch, seconds: float = 0.05) -> dict[str, Any]:
-    """A llama_cpp module whose model counts how many completions run at the same moment; a stream notes the moment
-    it is closed (`on_close`)."""
-    counts: dict[str, Any] = {"running": 0, "most": 0, "calls": 0, "on_close": lambda: None}
-    lock = threading.Lock()
-
-    def stream() -> Iterator[dict[str, Any]]:
-        try:
-            for piece in ("Medi", "terra", "nean"):
-                yield {"choices": [{"delta": {"content": piece}, "finish_reason": None}]}
-        finally:
-            counts["on_close"]()
-
-    class FakeLlama:
-        n_tokens = 12
-
-        def __init__(self, **kwargs: Any) -> None:
-            pass
-
-        def create_chat_completion(self, **kwargs: Any) -> Any:
-            with lock:
-                counts["running"] += 1
-                counts["calls"] += 1
-                counts["most"] = max(counts["most"], counts["running"])
-            try:
-                time.sleep(seconds)
-            finally:
-                with lock:
-                    counts["running"] -= 1
-            if kwargs.get("stream"):
-                return stream()
-            return {"choices": [{"message": {"content": "Mediterranean"}}],
-                    "usage": {"prompt_tokens": 5, "completion_tokens": 2}}
-
-        def tokenize(self, data: bytes, **kwargs: Any) -> list[int]:
-            return list(range(len(data) // 4))
-
-    monkeypatch.setitem(sys.modules, "llama_cpp", types.SimpleNamespace(Llama=FakeLlama))
-    return counts
-
-
-def test_the_local_model_serves_one_call_at_a_time_and_tells_the_others(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from gear.llm.local import LocalLLM
-
-    counts = fake_llama(monkeypatch)
-    llm = LocalLLM(tmp_path / "m.gguf")
-    llm.queue.poll_seconds = 0.01
-    texts: list[str] = []
-    heard: list[list[int]] = [[] for _ in range(4)]
-
-    def call(n: int) -> None:
-        with listening(heard[n].append):
-            texts.append(llm.complete(MESSAGES).text)
-
-    threads = [start(lambda n=n: call(n)) for n in range(4)]
-    for thread in threads:
-        thread.join(20)
-    assert texts == ["Mediterranean"] * 4 and counts["calls"] == 4
-    assert counts["most"] == 1  # never two completions in the one llama.cpp context at once
-    waits = [changes(h) for h in heard if h]
-    assert waits and all(w[-1] == 0 and max(w) <= 3 for w in waits)
-    assert llm.queue.snapshot() == (0, 0)
-
-
-def test_a_stream_stopped_by_its_listener_gives_the_model_back(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from gear.llm.local import LocalLLM
-
-    counts = fake_llama(monkeypatch, seconds=0.0)
-    llm = LocalLLM(tmp_path / "m.gguf")
-    closed_with: list[tuple[int, int]] = []
-    counts["on_close"] = lambda: closed_with.append(llm.queue.snapshot())
-    pieces: list[str] = []
-
-    def cancel_on_second_piece(piece: str) -> None:
-        pieces.append(piece)
-        if len(pieces) == 2:
-            raise Cancelled
-
-    with pytest.raises(Cancelled):
-        llm.complete(MESSAGES, on_text=cancel_on_second_piece)
-    assert pieces == ["Medi", "terra"] and llm.queue.snapshot() == (0, 0)
-    assert closed_with == [(1, 0)]  # the abandoned generation was closed before the turn was given back
-    assert llm.complete(MESSAGES).text == "Mediterranean"  # the next caller is served
 
 
 # -- a run's waits, through the trace ---------------------------------------------------------------------------------

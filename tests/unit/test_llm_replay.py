@@ -1,12 +1,10 @@
 """LLM plumbing without a model or network: cache record/replay, the factory, the OpenAI client against a fake
-local server, model assembly from fake parts, and LocalLLM against a fake llama_cpp module."""
+local server and model assembly from fake parts."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sys
-import types
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -291,37 +289,3 @@ def test_missing_parts_say_how_to_install(tmp_path: Path) -> None:
     with pytest.raises(LLMError, match=r"install_local_llm\.sh"):
         model_files.ensure_model(spec, tmp_path)
     assert spec.requirements()[0] == "gear-test-no-such-package-part1==0.2.0"
-
-
-# ---- LocalLLM against a fake llama_cpp ----------------------------------------------------------------------------
-
-
-def test_local_llm_lazy_load_and_arguments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gear.llm.local import LocalLLM
-
-    created: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = []
-
-    class FakeLlama:
-        def __init__(self, **kwargs: Any) -> None:
-            created.append(kwargs)
-
-        def create_chat_completion(self, **kwargs: Any) -> dict[str, Any]:
-            calls.append(kwargs)
-            return {
-                "choices": [{"message": {"content": '("a", "b", "c")'}}],
-                "usage": {"prompt_tokens": 5, "completion_tokens": 2},
-            }
-
-    monkeypatch.setitem(sys.modules, "llama_cpp", types.SimpleNamespace(Llama=FakeLlama))
-    monkeypatch.setenv("GEAR_LLM_THREADS", "2")
-    llm = LocalLLM(tmp_path / "m.gguf")
-    assert created == []
-    result = llm.complete(MESSAGES, json_schema={"type": "object"}, max_tokens=20)
-    llm.complete(MESSAGES)
-    assert len(created) == 1
-    assert created[0]["n_threads"] == 2 and created[0]["verbose"] is False and created[0]["n_ctx"] == 8192
-    assert calls[0]["temperature"] == 0 and calls[0]["max_tokens"] == 20
-    assert calls[0]["response_format"] == {"type": "json_object", "schema": {"type": "object"}}
-    assert "response_format" not in calls[1]
-    assert (result.text, result.prompt_tokens, result.completion_tokens, result.model) == ('("a", "b", "c")', 5, 2, "m")
