@@ -50,12 +50,14 @@ run: $(DEPS_STAMP) $(LLM_STAMP)
 
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 unit: $(DEV_STAMP)
 	$(PY) -m pytest tests/unit -q
 
 test: $(DEV_STAMP) $(LLM_STAMP) browser
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	GEAR_REQUIRE_LOCAL_LLM=1 $(PY) -m pytest tests -q --timeout 1200
 
 bench: $(DEPS_STAMP)

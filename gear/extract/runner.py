@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -376,7 +377,7 @@ def _extract_locked(passages: Sequence[tuple[str, str]], llm: LLM, work_dir: Pat
     batch.report()
     if config.concurrency <= 1:
         for key in todo:
-            batch.finish(key, lambda key=key: batch.call(key, on_text), journal)  # type: ignore[misc]
+            batch.finish(key, partial(batch.call, key, on_text), journal)
             batch.report()
     else:
         _extract_pooled(batch, todo, journal)

@@ -116,8 +116,8 @@ def add_passages(directory: Path, docs: Sequence[Document], triples_by_doc: Sequ
         existing.add((doc.title, doc.text))
         pid = len(saved.titles) + len(new_docs)
         new_docs.append(doc)
-        for t in dict.fromkeys(tuple(t) for t in triples):
-            new_triples.append(t)  # type: ignore[arg-type]
+        for t in dict.fromkeys((s, p, o) for s, p, o in triples):
+            new_triples.append(t)
             new_owner.append(pid)
 
     def encode(items: list[str], what: str) -> np.ndarray:

@@ -74,7 +74,7 @@ class EmbeddedLLM:
     def server(self) -> EmbeddedServer:
         with self._lock:
             if self._server is None:
-                self._server = shared_server(server_config(**self._options))  # type: ignore[arg-type]
+                self._server = shared_server(server_config(**self._options))  # type: ignore[arg-type]  # the options are server_config's own keywords, kept as given
             return self._server
 
     def ensure_loaded(self) -> None:

@@ -69,7 +69,8 @@ def _tuple_bodies(text: str) -> list[str]:
         if close - quote > _MAX_TUPLE or "\n" in text[quote:close]:
             continue
         bodies.append(text[quote : close + 1])
-        consumed = _TUPLE_CLOSE.match(text, close).end()  # type: ignore[union-attr]
+        closing = _TUPLE_CLOSE.match(text, close)  # closes[] are where this pattern matches
+        consumed = closing.end() if closing is not None else close + 1
     return bodies
 
 

@@ -522,7 +522,7 @@ class Trace:
         events: list[Event] = []
         for n, raw in enumerate(data.get("events", [])):
             kind = raw.get("kind") if isinstance(raw, dict) else None
-            etype = EVENT_TYPES.get(kind)  # type: ignore[arg-type]
+            etype = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
             if etype is None:
                 raise TraceError(f"{source}: event {n} has unknown kind {kind!r}")
             try:
