@@ -79,7 +79,10 @@ def test_the_answers_recorded_in_process(llm_server: LLMServer) -> None:
         entry = json.loads((CACHE / f"{name}.json").read_text(encoding="utf-8"))
         result = client.complete(entry["messages"], json_schema=entry["json_schema"], max_tokens=entry["max_tokens"])
         assert result.text == entry["text"], name
-        assert (result.prompt_tokens, result.completion_tokens) == (entry["prompt_tokens"], entry["completion_tokens"])
+        assert result.prompt_tokens == entry["prompt_tokens"], name  # the same chat template, token for token
+        # the same text may come as another split into tokens on another CPU (CI's wrote 17 where this one wrote 16):
+        # the count is the server's own, near the recorded one, never an estimate from characters
+        assert abs(result.completion_tokens - entry["completion_tokens"]) <= 2, name
 
 
 def test_schema_constrained_json(llm_server: LLMServer) -> None:
@@ -195,8 +198,9 @@ def test_prompt_over_the_context_is_one_line_and_not_retried(start_llm_server: A
         _report(f"over context ({'streamed' if streaming else 'plain'})", line)
         match = re.match(r"prompt of (\d+) tokens is longer than the LLM server's context \(512\) at ", line)
         assert match and int(match.group(1)) > 512 and "\n" not in line, line
-        # one request (a stream that broke before any text is asked once more, plainly): no other shapes, no retries
-        assert sent == expected
+        # one request, or for a stream one more asked plainly: llama-server either refuses the stream at once (CI) or
+        # opens it and sends the error inside (here), which is asked again without streaming. No other shapes, no retries
+        assert sent in (expected[:1], expected), sent
 
 
 def test_slow_answer_past_the_timeout_is_one_line_and_not_retried(start_llm_server: Any) -> None:
