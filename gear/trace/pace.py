@@ -22,11 +22,11 @@ from typing import Any
 from gear import methods
 from gear.trace import events as t
 
-#: prompt tokens read per second before any live call: the embedded 1.5B model on 2 cores reads ≈70-107 (README,
-#: TESTING.md); recorded QA calls (≈1,430 prompt tokens, 3 written) took a median 19.5 s, i.e. ≈75 tokens/s
-DEFAULT_READ_RATE = 75.0
-#: tokens written per second before any live call (README: ≈10 for the embedded model in-process)
-DEFAULT_WRITE_RATE = 10.0
+#: prompt tokens read per second before any live call: the embedded 1.5B model in llama-server on 2 quiet cores read
+#: 82-93 tokens/s cold (544-2,100 tokens; bench/llm_server.py, docs/results.md "issue 18")
+DEFAULT_READ_RATE = 85.0
+#: tokens written per second before any live call: the same server wrote 19-21 (plain and schema-constrained)
+DEFAULT_WRITE_RATE = 20.0
 #: tokens written per step before the step was seen: medians over the recorded answers (assets/llm_cache)
 TYPICAL_WRITE = {"read": 30, "reason": 35, "rewrite": 20, "think": 20, "qa": 4, "filter": 15}
 #: the words a step's name is shown with

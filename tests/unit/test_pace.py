@@ -59,12 +59,12 @@ def test_the_speed_is_learned_from_live_calls() -> None:
     for prompt, written in ((1400, 30), (180, 40), (1300, 90), (250, 12), (1450, 4), (1350, 60)):
         speed.observe(live(prompt, written))
     s = speed.speed(MODEL)
-    # six calls against two pseudo-calls of the (slower) defaults: close to the true 120 / 20 tokens/s
+    # six calls against two pseudo-calls of the defaults: near the true 120 / 20 tokens/s (writing is the looser fit)
     assert s.calls == 6
-    assert 100 < s.read_rate < 125 and 15 < s.write_rate < 25
+    assert 100 < s.read_rate < 125 and 15 < s.write_rate < 30  # the defaults alone: 85 / 20
     exact = fit([(p, c, p / 120 + c / 20) for p, c in ((1400, 30), (180, 40), (1300, 90))] * 40,
                 speed.default)
-    assert exact.read_rate == pytest.approx(120, rel=0.02) and exact.write_rate == pytest.approx(20, rel=0.02)
+    assert exact.read_rate == pytest.approx(120, rel=0.03) and exact.write_rate == pytest.approx(20, rel=0.03)
 
 
 def test_recorded_and_memo_answers_teach_no_speed_but_what_a_step_writes() -> None:
