@@ -32,7 +32,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from gear.agent import asks  # noqa: E402
 from gear.agent.asks import Ask  # noqa: E402
@@ -95,7 +94,11 @@ class Model:
     """One llama.cpp context with a given thread count (and optionally prompt-lookup decoding)."""
 
     def __init__(self, threads: int, lookup: bool = False) -> None:
+        user_policy = os.environ.get("OMP_WAIT_POLICY")
+        os.environ["OMP_WAIT_POLICY"] = user_policy or "PASSIVE"  # read once, when libgomp loads with llama_cpp
         import llama_cpp
+        if user_policy is None:
+            del os.environ["OMP_WAIT_POLICY"]  # the server gets gear's own setting (gear.llm.llama_server.server_env)
         from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
         from gear.llm.model_files import ensure_model

@@ -156,9 +156,17 @@ class ServerConfig:
 
 
 def server_env() -> dict[str, str]:
-    """The server's environment: llama.cpp's OpenMP workers wait passively, so a busy neighbour process does not
-    collapse generation (spinning workers on 2 cores fell below 1 token/s beside one; never overrides the user)."""
-    return {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+    """The server's environment: llama.cpp's OpenMP workers spin briefly (GOMP_SPINCOUNT=1000), then sleep.
+
+    Measured on 2 quiet cores (docs/results.md, issue 18): waiting passively (OMP_WAIT_POLICY=PASSIVE, the in-process
+    model's setting) costs generation a third, 20 against 32 tokens/s, since the workers sleep and wake around every
+    token; spinning without a bound (libgomp's default) gives 32 alone but falls to 0.4 tokens/s beside one busy
+    process; a short spin keeps 32 alone and 13 beside a busy process (passive: 19). A user's own OMP_WAIT_POLICY or
+    GOMP_SPINCOUNT is kept."""
+    env = dict(os.environ)
+    if "OMP_WAIT_POLICY" not in env:
+        env.setdefault("GOMP_SPINCOUNT", "1000")
+    return env
 
 
 def health(url_root: str, timeout: float = 2.0) -> int | None:

@@ -315,3 +315,19 @@ def test_a_stream_stopped_by_its_listener_gives_the_turn_back(fake: dict) -> Non
     assert pieces == ["echo: "] and llm.queue.snapshot() == (0, 0)
     assert llm.complete(HI).text == "echo: hi"  # the next caller is served, by the same server
     assert llm.server.starts == 1
+
+
+def test_the_server_spins_briefly_unless_the_user_chose_a_wait_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Passive waiting costs a third of generation, unbounded spinning collapses beside a busy process (server_env)."""
+    from gear.llm.llama_server import server_env
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    env = server_env()
+    assert env["GOMP_SPINCOUNT"] == "1000" and "OMP_WAIT_POLICY" not in env
+    monkeypatch.setenv("GOMP_SPINCOUNT", "50")
+    assert server_env()["GOMP_SPINCOUNT"] == "50"
+    monkeypatch.delenv("GOMP_SPINCOUNT")
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
+    env = server_env()
+    assert env["OMP_WAIT_POLICY"] == "PASSIVE" and "GOMP_SPINCOUNT" not in env
