@@ -199,7 +199,7 @@ def test_prompt_over_the_context_is_one_line_and_not_retried(start_llm_server: A
         match = re.match(r"prompt of (\d+) tokens is longer than the LLM server's context \(512\) at ", line)
         assert match and int(match.group(1)) > 512 and "\n" not in line, line
         # one request, or for a stream one more asked plainly: llama-server either refuses the stream at once (CI) or
-        # opens it and sends the error inside (here), which is asked again without streaming. No other shapes, no retries
+        # opens it and sends the error inside (here), which is asked again without streaming; no other shapes or retries
         assert sent in (expected[:1], expected), sent
 
 
