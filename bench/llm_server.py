@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.llm_steps import Call, recorded_calls  # noqa: E402
+from bench.llm_steps import Call, import_llama_cpp, recorded_calls  # noqa: E402
 
 PLAIN = [{"role": "user", "content": "Write a detailed history of Bremen Cathedral, its architecture, its bells and "
                                      "its organs, in at least 300 words."}]
@@ -92,11 +92,7 @@ class InProcess:
     template, json_object + schema)."""
 
     def __init__(self, threads: int) -> None:
-        user_policy = os.environ.get("OMP_WAIT_POLICY")
-        os.environ["OMP_WAIT_POLICY"] = user_policy or "PASSIVE"  # read once, when libgomp loads with llama_cpp
-        import llama_cpp
-        if user_policy is None:
-            del os.environ["OMP_WAIT_POLICY"]  # the server gets gear's own setting (gear.llm.llama_server.server_env)
+        llama_cpp = import_llama_cpp()
 
         from gear.llm.model_files import ensure_model
 

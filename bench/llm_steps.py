@@ -90,15 +90,24 @@ def recorded(call: Call, model: str) -> bool:
     return (CACHE / f"{cache_key(model, call.messages, call.schema, call.max_tokens)}.json").is_file()
 
 
+def import_llama_cpp() -> Any:
+    """llama-cpp-python with its OpenMP workers waiting passively, as gear ran it in process (a spinning worker
+    collapses beside a busy neighbour); libgomp reads the setting once, when it loads with llama_cpp, so the servers
+    started later get gear's own setting (gear.llm.llama_server.server_env)."""
+    user_policy = os.environ.get("OMP_WAIT_POLICY")
+    os.environ["OMP_WAIT_POLICY"] = user_policy or "PASSIVE"
+    import llama_cpp
+
+    if user_policy is None:
+        del os.environ["OMP_WAIT_POLICY"]
+    return llama_cpp
+
+
 class Model:
     """One llama.cpp context with a given thread count (and optionally prompt-lookup decoding)."""
 
     def __init__(self, threads: int, lookup: bool = False) -> None:
-        user_policy = os.environ.get("OMP_WAIT_POLICY")
-        os.environ["OMP_WAIT_POLICY"] = user_policy or "PASSIVE"  # read once, when libgomp loads with llama_cpp
-        import llama_cpp
-        if user_policy is None:
-            del os.environ["OMP_WAIT_POLICY"]  # the server gets gear's own setting (gear.llm.llama_server.server_env)
+        llama_cpp = import_llama_cpp()
         from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
         from gear.llm.model_files import ensure_model
