@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.llm_steps import Call, import_llama_cpp, recorded_calls  # noqa: E402
+from bench.llm_steps import Call, Model, recorded_calls  # noqa: E402
 
 PLAIN = [{"role": "user", "content": "Write a detailed history of Bremen Cathedral, its architecture, its bells and "
                                      "its organs, in at least 300 words."}]
@@ -87,32 +87,14 @@ class ServerSide:
         return len(post(f"{self.root}/tokenize", {"content": text})["tokens"])
 
 
-class InProcess:
+class InProcess(Model):
     """llama-cpp-python in process, called as the removed LocalLLM called it (temperature 0, seed 0, the GGUF's chat
-    template, json_object + schema)."""
+    template, json_object + schema): bench/llm_steps.Model with one thread count, and the seconds it took to load."""
 
     def __init__(self, threads: int) -> None:
-        llama_cpp = import_llama_cpp()
-
-        from gear.llm.model_files import ensure_model
-
         started = time.perf_counter()
-        self.llama = llama_cpp.Llama(model_path=str(ensure_model()), n_ctx=8192, n_threads=threads,
-                                     n_threads_batch=threads, seed=0, verbose=False)
+        super().__init__(threads)
         self.start_seconds = time.perf_counter() - started
-
-    def run(self, call: Call, *, fresh: bool) -> dict[str, Any]:
-        if fresh:
-            self.llama.reset()
-        kwargs: dict[str, Any] = {"messages": call.messages, "temperature": 0.0, "max_tokens": call.max_tokens,
-                                  "seed": 0}
-        if call.schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": call.schema}
-        started = time.perf_counter()
-        response = self.llama.create_chat_completion(**kwargs)
-        usage = response["usage"]
-        return {"text": response["choices"][0]["message"]["content"] or "", "seconds": time.perf_counter() - started,
-                "prompt_tokens": usage["prompt_tokens"], "completion_tokens": usage["completion_tokens"]}
 
 
 def line(name: str, value: float, unit: str, ref: float | None = None, note: str = "", higher_is_better: bool = False
