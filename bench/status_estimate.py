@@ -3,7 +3,8 @@ not hold, run live on the configured model, with gear.trace.pace.RunProgress lis
 
 For every LLM call it prints the line shown before the model started ("Iteration 2 of up to 4 · gist read · the model
 is reading 1,300 tokens (≈ 15 s)"), the estimate, the model's measured seconds (LLMCalled) and the wall time from the
-announcement to the answer, and the speed learned so far. The reference beside each estimate is the measured time of
+announcement to the answer, the prompt tokens the line took as already read by the server beside those the server
+reported taking from its cache, and the speed learned so far. The reference beside each estimate is the measured time of
 the very same call.
 
     GEAR_LLM=local HF_HUB_OFFLINE=1 .venv/bin/python bench/status_estimate.py data/indexes/musique \
@@ -42,7 +43,22 @@ def main() -> None:
     else:
         question = next(q for q in questions if replays_at_once(engine, q.question, settings) is False)
     print(f"question {question.id}: {question.question}")
-    print(f"llm {settings.llm}; speed before the run: {MODEL_SPEED.speed(engine.llm(settings).model)}")
+    model = engine.llm(settings)
+    print(f"llm {settings.llm}; speed before the run: {MODEL_SPEED.speed(model.model)}")
+    server_cached: list[int | None] = []
+
+    class Counting:
+        """The run's LLM, keeping the cached prompt tokens each answer reports (LLMCalled does not carry them)."""
+
+        def __init__(self) -> None:
+            self.model = model.model
+
+        def complete(self, messages, **kwargs):  # type: ignore[no-untyped-def]
+            result = model.complete(messages, **kwargs)
+            server_cached.append(result.cached_prompt_tokens)
+            return result
+
+    engine.set_llm(settings, Counting())  # type: ignore[arg-type]
     progress = RunProgress()
     rows: list[dict] = []
     pending: dict = {}
@@ -51,12 +67,13 @@ def main() -> None:
         progress.update(event)
         if isinstance(event, LLMAsking):
             pending.update(line=progress.line(), estimate=progress.estimate, at=time.perf_counter(),
-                           asked=event.prompt_tokens, shown=MODEL_SPEED.prompt_tokens(event))
+                           asked=event.prompt_tokens, shown=MODEL_SPEED.prompt_tokens(event),
+                           read_before=MODEL_SPEED.cached_tokens(event))
         elif isinstance(event, LLMCalled) and pending:
             rows.append({**pending, "step": step_name(event.step), "iteration": event.iteration,
                          "seconds": event.seconds, "wall": time.perf_counter() - pending["at"],
                          "prompt": event.prompt_tokens, "written": event.completion_tokens, "source": event.source,
-                         "speed": MODEL_SPEED.speed(event.model)})
+                         "speed": MODEL_SPEED.speed(event.model), "server_cached": server_cached[-1]})
             pending.clear()
 
     trace = Trace()
@@ -66,12 +83,15 @@ def main() -> None:
                           gold=engine.gold_ids(question.gold), answers=question.answers, trace=trace)
     total = time.perf_counter() - started
     print()
-    print("| it. | step | prompt tokens shown / counted | written | estimate s | model s | wall s | estimate/model |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| it. | step | prompt tokens shown / counted | already read: shown / server | written | estimate s "
+          "| model s | wall s | estimate/model |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         ratio = r["estimate"] / r["seconds"] if r["seconds"] else float("nan")
-        print(f"| {r['iteration']} | {r['step']} ({r['source']}) | {r['shown']:,} / {r['prompt']:,} | {r['written']} | "
-              f"{r['estimate']:.1f} | {r['seconds']:.1f} | {r['wall']:.1f} | {ratio:.2f} |")
+        cached = "–" if r["server_cached"] is None else f"{r['server_cached']:,}"
+        print(f"| {r['iteration']} | {r['step']} ({r['source']}) | {r['shown']:,} / {r['prompt']:,} | "
+              f"{r['read_before']:,} / {cached} | {r['written']} | {r['estimate']:.1f} | {r['seconds']:.1f} | "
+              f"{r['wall']:.1f} | {ratio:.2f} |")
     print()
     for r in rows:
         print(f"line: {r['line']}")

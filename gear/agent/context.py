@@ -95,7 +95,9 @@ class RunContext:
         if self.llm is None:
             raise RuntimeError(f"{ask.step}: this run was given no LLM (its method's record in gear.methods says it "
                                "asks none)")
-        asking = LLMAsking(iteration, ask.step, self.llm.model, estimate_tokens(ask.prompt), ask.max_tokens)
+        head = MODEL_SPEED.cached_head(self.llm.model, ask.prompt)  # what the server has read of it already
+        asking = LLMAsking(iteration, ask.step, self.llm.model, estimate_tokens(ask.prompt), ask.max_tokens,
+                           estimate_tokens(ask.prompt[:head]))
         self.trace.emit_transient(asking)  # what the run waits for, before the model starts (gear.trace.pace)
         written: list[str] = []
 
@@ -115,7 +117,7 @@ class RunContext:
                                        max_tokens=ask.max_tokens, on_text=stream)
         called = LLMCalled(iteration, ask.step, result.model, result.prompt_tokens, result.completion_tokens,
                            result.seconds, result.cached, result.source)
-        MODEL_SPEED.observe(called, asking)  # this process's measured model speed, for the next estimates
+        MODEL_SPEED.observe(called, asking, result.cached_prompt_tokens, ask.prompt)  # speed for the next estimates
         self.trace.emit(called)
         return result.text
 

@@ -369,9 +369,10 @@ class LLMCalled(Event):
 
 @dataclass(frozen=True)
 class LLMAsking(Event):
-    """An LLM step is about to ask the model: its prompt's size (estimated before the call, ≈4 characters a token)
-    and the most it may write, so a listener can say what the run waits for and for how long (gear.trace.pace).
-    Listeners see it; a trace never stores it (the LLMCalled after it records the real counts)."""
+    """An LLM step is about to ask the model: its prompt's size (estimated before the call, ≈4 characters a token),
+    how much of it the server has already read (gear.trace.pace.ModelSpeed.cached_head) and the most it may write, so
+    a listener can say what the run waits for and for how long (gear.trace.pace). Listeners see it; a trace never
+    stores it (the LLMCalled after it records the real counts)."""
 
     kind: ClassVar[str] = "llm_asking"
     transient: ClassVar[bool] = True
@@ -379,6 +380,7 @@ class LLMAsking(Event):
     model: str
     prompt_tokens: int
     max_tokens: int
+    cached_tokens: int = 0  # of prompt_tokens, the head a server with a prompt cache has already read (an estimate)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,13 @@ the recent calls; before the first call, stated defaults hold (DEFAULT_READ_RATE
 the speed is assumed. The prompt's size is known before the call from the LLMAsking event (≈4 characters a token),
 corrected by the ratio of counted to estimated tokens of the calls so far; how much the model will write is the mean
 of what it wrote at that step before (TYPICAL_WRITE until then).
+
+A server with a prompt cache (llama-server, the embedded model; OpenAI's API too) does not read again the head of a
+prompt it has already read: GeAR's reads of one iteration, and of the next, share most of their passages, and such a
+read takes 2 s instead of 20. So the estimate reads only what the server has not seen: the longest head the prompt
+shares with a recent prompt the model was sent (`ModelSpeed.cached_head`, llama-server's rules for which earlier
+prompt it keeps), once the server has shown that it caches (a call that reported cached prompt tokens); and the
+reading speed is learned from the tokens the server says it really read.
 """
 
 from __future__ import annotations
@@ -33,6 +40,13 @@ TYPICAL_WRITE = {"read": 30, "reason": 35, "rewrite": 20, "think": 20, "qa": 4, 
 STEP_NAMES = {"read (sync)": "sync read", "read (gist)": "gist read", "reason": "reasoner", "rewrite": "rewriter",
               "qa": "QA step", "think": "IRCoT thought", "filter": "recognition filter"}
 
+#: earlier prompts remembered per model for the cache estimate: llama-server keeps its slot's last prompt and, in
+#: RAM, the prompts it had to put aside (8 GiB by default, hundreds of GeAR reads)
+RECENT_PROMPTS = 16
+#: an earlier prompt other than the last counts only when the shared head is at least this share of it: llama-server
+#: does not restore a prompt from its RAM cache for less (server_prompt_cache::load, "f_keep < 0.25")
+KEEP_SHARE = 0.25
+
 _PRIOR_TOKENS = (1000.0, 50.0)  # the two pseudo-calls that hold the defaults until real calls outweigh them
 
 
@@ -43,6 +57,21 @@ def step_kind(step: str) -> str:
 
 def step_name(step: str) -> str:
     return STEP_NAMES.get(step, step)
+
+
+def common_head(a: str, b: str) -> int:
+    """Length of the longest common prefix of two strings."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]: halve (string slices compare in C)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 @dataclass(frozen=True)
@@ -59,8 +88,9 @@ class Speed:
 
 class ModelSpeed:
     """Per model name: the speeds learned from its live calls (the most recent `window`), the ratio of counted to
-    estimated prompt tokens, and the tokens written per step. Thread-safe: every session of an app process teaches
-    and reads one instance (MODEL_SPEED)."""
+    estimated prompt tokens, the tokens written per step, and the recent prompts its server has read (for servers
+    that have shown a prompt cache). Thread-safe: every session of an app process teaches and reads one instance
+    (MODEL_SPEED), as every session shares the one embedded server."""
 
     def __init__(self, window: int = 24, read_rate: float = DEFAULT_READ_RATE,
                  write_rate: float = DEFAULT_WRITE_RATE) -> None:
@@ -68,22 +98,47 @@ class ModelSpeed:
         self._calls: dict[str, deque[tuple[int, int, float]]] = {}
         self._ratios: dict[str, deque[float]] = {}
         self._written: dict[str, deque[int]] = {}
+        self._prompts: dict[str, deque[str]] = {}
+        self._caching: set[str] = set()  # models whose server reported prompt tokens taken from its cache
         self._window = window
         self._lock = threading.Lock()
 
-    def observe(self, called: t.LLMCalled, asked: t.LLMAsking | None = None) -> None:
-        """Learn from one finished call: its speed when the model answered it now, and (any source) what the step
-        wrote and how far the prompt estimate was off."""
+    def observe(self, called: t.LLMCalled, asked: t.LLMAsking | None = None, cached_prompt_tokens: int | None = None,
+                prompt: str = "") -> None:
+        """Learn from one finished call: when the model answered it now, its speed (over the prompt tokens the server
+        says it read, not those it took from its cache) and its prompt (what the server now holds); from any source,
+        what the step wrote and how far the prompt estimate was off."""
         model = asked.model if asked is not None else called.model  # the name estimates will ask by
+        live = (called.source or ("record" if called.cached else "model")) == "model"
         with self._lock:
             self._written.setdefault(step_kind(called.step), deque(maxlen=self._window)).append(
                 called.completion_tokens)
             if asked is not None and asked.prompt_tokens > 0 and called.prompt_tokens > 0:
                 self._ratios.setdefault(model, deque(maxlen=self._window)).append(
                     called.prompt_tokens / asked.prompt_tokens)
-            if (called.source or ("record" if called.cached else "model")) == "model" and called.seconds > 0:
+            if live and called.seconds > 0:
+                read = max(0, called.prompt_tokens - (cached_prompt_tokens or 0))
                 self._calls.setdefault(model, deque(maxlen=self._window)).append(
-                    (called.prompt_tokens, called.completion_tokens, called.seconds))
+                    (read, called.completion_tokens, called.seconds))
+            if live and cached_prompt_tokens:
+                self._caching.add(model)
+            if live and prompt:
+                self._prompts.setdefault(model, deque(maxlen=RECENT_PROMPTS)).append(prompt)
+
+    def cached_head(self, model: str, prompt: str) -> int:
+        """Characters at the start of `prompt` that the model's server has already read: the longest head shared with
+        the last prompt it was sent, or with an earlier one whose share it keeps (KEEP_SHARE); 0 until the server has
+        reported a cache."""
+        with self._lock:
+            if model not in self._caching:
+                return 0
+            recent = list(self._prompts.get(model, ()))
+        best = 0
+        for position, earlier in enumerate(recent):
+            shared = common_head(earlier, prompt)
+            if position == len(recent) - 1 or shared >= KEEP_SHARE * len(earlier):
+                best = max(best, shared)
+        return best
 
     def speed(self, model: str) -> Speed:
         with self._lock:
@@ -94,10 +149,16 @@ class ModelSpeed:
 
     def prompt_tokens(self, asked: t.LLMAsking) -> int:
         """The prompt's size in the model's tokens: the estimate, times the ratio seen on earlier calls."""
+        return max(1, round(asked.prompt_tokens * self._ratio(asked.model)))
+
+    def cached_tokens(self, asked: t.LLMAsking) -> int:
+        """Of the prompt's tokens, those the server has already read (the announced head, in the model's tokens)."""
+        return min(self.prompt_tokens(asked), round(asked.cached_tokens * self._ratio(asked.model)))
+
+    def _ratio(self, model: str) -> float:
         with self._lock:
-            ratios = sorted(self._ratios.get(asked.model, ()))
-        ratio = ratios[len(ratios) // 2] if ratios else 1.0
-        return max(1, round(asked.prompt_tokens * ratio))
+            ratios = sorted(self._ratios.get(model, ()))
+        return ratios[len(ratios) // 2] if ratios else 1.0
 
     def written(self, step: str, max_tokens: int) -> float:
         """Tokens the step is expected to write: its mean so far, else the typical count, never above the cap."""
@@ -108,8 +169,10 @@ class ModelSpeed:
         return min(float(max_tokens), expected)
 
     def estimate(self, asked: t.LLMAsking) -> float:
-        """Seconds the call will take once the model starts on it."""
-        return self.speed(asked.model).seconds(self.prompt_tokens(asked), self.written(asked.step, asked.max_tokens))
+        """Seconds the call will take once the model starts on it: reading what the server has not read yet, and
+        writing."""
+        unread = self.prompt_tokens(asked) - self.cached_tokens(asked)
+        return self.speed(asked.model).seconds(unread, self.written(asked.step, asked.max_tokens))
 
     def run_seconds(self, model: str, method: methods.Method, settings: Mapping[str, Any] | object) -> float | None:
         """Seconds a live run of `method` is expected to spend on its LLM calls (its typical tokens per question at
@@ -237,9 +300,11 @@ class RunProgress:
 
     def reading_text(self, asked: t.LLMAsking) -> str:
         tokens = self.speed.prompt_tokens(asked)
+        cached = self.speed.cached_tokens(asked)
+        seen = f"{cached:,} already read; " if cached >= 0.05 * tokens and cached > 0 else ""
         speed = self.speed.speed(asked.model)
         assumed = "" if speed.calls else ", assumed speed"
-        return f"the model is reading {tokens:,} tokens ({seconds_text(self.estimate or 0)}{assumed})"
+        return f"the model is reading {tokens:,} tokens ({seen}{seconds_text(self.estimate or 0)}{assumed})"
 
     def line(self) -> str:
         """"Iteration 2 of up to 4 · gist read · the model is reading 1,300 tokens (≈ 15 s)"."""

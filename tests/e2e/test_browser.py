@@ -424,7 +424,7 @@ def slow_server(data_dir: Path):
 
 
 STATUS_READING = re.compile(r"^Iteration 1 of up to 1 · (sync|gist) read · the model is reading [\d,]+ tokens "
-                            r"\(≈ \d+ s(, assumed speed)?\)$")
+                            r"\(([\d,]+ already read; )?≈ \d+ s(, assumed speed)?\)$")
 
 
 def test_a_second_question_starts_on_a_clean_page_with_a_status_line(slow_server: str, browser_page) -> None:

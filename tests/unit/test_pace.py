@@ -3,6 +3,7 @@ size announced before each call (LLMAsking, never stored), and the line itself a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -28,9 +29,11 @@ from gear.trace import (
 from gear.trace.pace import (
     DEFAULT_READ_RATE,
     DEFAULT_WRITE_RATE,
+    KEEP_SHARE,
     TYPICAL_WRITE,
     ModelSpeed,
     RunProgress,
+    common_head,
     fit,
     seconds_text,
 )
@@ -82,6 +85,70 @@ def test_the_prompt_estimate_is_corrected_by_the_counted_tokens() -> None:
     assert speed.prompt_tokens(asked) == 1000
     speed.observe(live(1100, 20), asked)  # the model counted 10 % more than ≈4 characters a token
     assert speed.prompt_tokens(LLMAsking(2, "read (gist)", MODEL, 2000, 384)) == 2200
+
+
+HEAD = "Your task is to find facts. " * 20  # 560 characters every read starts with
+PASSAGES = "Wikipedia Title: Sicily\nSicily is the largest island in the Mediterranean Sea.\n\n" * 30
+
+
+def test_common_head() -> None:
+    assert [common_head(a, b) for a, b in (("", "x"), ("abc", "abd"), ("abc", "abc"), ("abc", "abcdef"),
+                                            ("xbc", "abc"))] == [0, 2, 3, 3, 0]
+    long = "a" * 10_000
+    assert common_head(long + "b", long + "c") == 10_000
+
+
+def test_the_head_the_server_has_read_counts_once_it_has_shown_a_cache() -> None:
+    speed = ModelSpeed()
+    first = HEAD + PASSAGES + "Question: where is Etna?"
+    again = HEAD + PASSAGES + "Question: which sea?"
+    speed.observe(live(600, 20), prompt=first)  # the server reported no cached tokens: it may not cache
+    assert speed.cached_head(MODEL, again) == 0
+    speed.observe(live(600, 20), cached_prompt_tokens=12, prompt=first)
+    assert speed.cached_head(MODEL, again) == len(HEAD + PASSAGES + "Question: wh")
+    assert speed.cached_head("another model", again) == 0
+    # an earlier prompt other than the last counts only where the server would restore it from its RAM cache
+    speed.observe(live(50, 5), cached_prompt_tokens=3, prompt="Reason about the memory.")
+    assert speed.cached_head(MODEL, again) == len(HEAD + PASSAGES + "Question: wh")
+    short = HEAD + "Wikipedia Title: Other\n"  # shares only HEAD with `first`: under KEEP_SHARE of it
+    assert len(short) < KEEP_SHARE * len(first)
+    assert speed.cached_head(MODEL, short) == 0
+    speed.observe(live(500, 5), cached_prompt_tokens=3, prompt=HEAD + "Wikipedia Title: Malta\n")
+    assert speed.cached_head(MODEL, short) == len(HEAD + "Wikipedia Title: ")  # the last prompt always counts
+
+
+def test_recorded_and_memo_answers_never_reach_the_server_so_leave_no_cache() -> None:
+    speed = ModelSpeed()
+    speed.observe(live(600, 20), cached_prompt_tokens=12, prompt="unrelated")
+    speed.observe(live(600, 20, source="memo"), prompt=HEAD + PASSAGES)
+    speed.observe(live(600, 20, source="record"), prompt=HEAD + PASSAGES)
+    assert speed.cached_head(MODEL, HEAD + PASSAGES + "Question: ?") == 0
+
+
+def test_the_reading_speed_is_learned_from_what_the_server_read() -> None:
+    speed = ModelSpeed()
+    for prompt, cached, written in ((1400, 24, 30), (1500, 1300, 40), (1300, 900, 90), (250, 200, 12)) * 6:
+        seconds = (prompt - cached) / 100 + written / 25
+        speed.observe(LLMCalled(1, "read (sync)", MODEL, prompt, written, seconds), cached_prompt_tokens=cached)
+    s = speed.speed(MODEL)
+    assert s.read_rate == pytest.approx(100, rel=0.05) and s.write_rate == pytest.approx(25, rel=0.1)
+
+
+def test_the_estimate_reads_only_what_the_server_has_not_read() -> None:
+    speed = ModelSpeed()
+    cold = LLMAsking(2, "read (sync)", MODEL, 1500, 384)
+    warm = LLMAsking(2, "read (sync)", MODEL, 1500, 384, cached_tokens=1300)
+    assert speed.cached_tokens(warm) == 1300 and speed.cached_tokens(cold) == 0
+    written = TYPICAL_WRITE["read"] / DEFAULT_WRITE_RATE
+    assert speed.estimate(cold) == pytest.approx(1500 / DEFAULT_READ_RATE + written)
+    assert speed.estimate(warm) == pytest.approx(200 / DEFAULT_READ_RATE + written)
+    progress = RunProgress(speed, clock=lambda: 0.0)
+    progress.update(start(max_iterations=4))
+    progress.update(warm)
+    assert progress.line() == (f"gist read · the model is reading 1,500 tokens (1,300 already read; "
+                               f"{seconds_text(speed.estimate(warm))}, assumed speed)").replace("gist", "sync")
+    progress.update(cold)
+    assert "already read" not in progress.line()
 
 
 def test_a_rate_the_data_would_make_negative_keeps_the_default() -> None:
@@ -171,9 +238,11 @@ def test_each_llm_call_is_announced_before_the_model_starts_and_never_stored(tin
     order: list[str] = []
 
     class Announced(ScriptedLLM):
+        model = "scripted, with a prompt cache"
+
         def complete(self, messages, **kwargs):
             order.append("model")
-            return super().complete(messages, **kwargs)
+            return replace(super().complete(messages, **kwargs), cached_prompt_tokens=3)  # as llama-server reports
 
     engine.set_llm(settings, CachedLLM(Announced(), tmp_path, "record"))
     trace = Trace()
@@ -191,6 +260,10 @@ def test_each_llm_call_is_announced_before_the_model_starts_and_never_stored(tin
     assert calls and order == ["asked", "model"] * len(calls)
     assert [a.step for a in asked] == [c.step for c in calls]
     for a, c in zip(asked, calls, strict=True):  # ≈4 characters a token: within a factor of two of the count
-        assert a.model == "scripted" and a.max_tokens > 0
+        assert a.model == Announced.model and a.max_tokens > 0
         assert 0.5 < a.prompt_tokens / max(1, c.prompt_tokens) < 2 or c.prompt_tokens == 0
+    # the first call cannot know of a cache; a later read starts as the reads before it did, which the server holds
+    assert asked[0].cached_tokens == 0
+    reads = [a for a in asked if a.step.startswith("read")]
+    assert len(reads) > 1 and all(0 < a.cached_tokens <= a.prompt_tokens for a in reads[1:])
     assert "llm_asking" not in trace.to_json()
