@@ -18,7 +18,7 @@ from gear.agent.asks import Ask
 from gear.agent.run import Timer
 from gear.config import Retriever, Settings
 from gear.llm import LLM
-from gear.llm.base import estimate_tokens
+from gear.llm.base import Message, answered_at_once, estimate_tokens
 from gear.llm.queue import current_listener, listening
 from gear.retrieve.beam import BeamParams
 from gear.retrieve.ppr import PPRIndex
@@ -95,9 +95,11 @@ class RunContext:
         if self.llm is None:
             raise RuntimeError(f"{ask.step}: this run was given no LLM (its method's record in gear.methods says it "
                                "asks none)")
-        head = MODEL_SPEED.cached_head(self.llm.model, ask.prompt)  # what the server has read of it already
+        messages: list[Message] = [{"role": "user", "content": ask.prompt}]
+        instant = answered_at_once(self.llm, messages, ask.schema, ask.max_tokens)  # the memo or a recording
+        head = 0 if instant else MODEL_SPEED.cached_head(self.llm.model, ask.prompt)  # what the server has read
         asking = LLMAsking(iteration, ask.step, self.llm.model, estimate_tokens(ask.prompt), ask.max_tokens,
-                           estimate_tokens(ask.prompt[:head]))
+                           estimate_tokens(ask.prompt[:head]), instant or "")
         self.trace.emit_transient(asking)  # what the run waits for, before the model starts (gear.trace.pace)
         written: list[str] = []
 
@@ -113,8 +115,7 @@ class RunContext:
                 outer(ahead)
 
         with listening(wait):
-            result = self.llm.complete([{"role": "user", "content": ask.prompt}], json_schema=ask.schema,
-                                       max_tokens=ask.max_tokens, on_text=stream)
+            result = self.llm.complete(messages, json_schema=ask.schema, max_tokens=ask.max_tokens, on_text=stream)
         called = LLMCalled(iteration, ask.step, result.model, result.prompt_tokens, result.completion_tokens,
                            result.seconds, result.cached, result.source)
         MODEL_SPEED.observe(called, asking, result.cached_prompt_tokens, ask.prompt)  # speed for the next estimates

@@ -79,10 +79,8 @@ def cache_of(llm: LLM) -> CachedLLM | None:
 def is_recorded(llm: LLM, request: Request) -> bool:
     """Whether the LLM's cache (or the recordings it reads) holds the answer to `request`."""
     cache = cache_of(llm)
-    if cache is None or cache.mode == "record":
-        return False
-    path = cache.path_for(request.messages, request.json_schema, request.max_tokens)
-    return any(p.is_file() for p in (path, *(d / path.name for d in cache.read_dirs)))
+    return cache is not None and cache.answers_at_once(request.messages, request.json_schema,
+                                                        request.max_tokens) == "record"
 
 
 def replays_at_once(engine: Engine, question: str, settings: Settings) -> bool | None:

@@ -58,6 +58,14 @@ def estimate_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4) if text else 0
 
 
+def answered_at_once(llm: LLM, messages: list[Message], json_schema: dict | None, max_tokens: int) -> Source | None:
+    """Who will answer this request without the model, told before it is sent: "memo" (an identical call earlier in
+    this process), "record" (a recorded answer), or None (the model, now). Asks the wrappers that can tell
+    (MemoLLM, CachedLLM: their `answers_at_once`); any other LLM is the model."""
+    check = getattr(llm, "answers_at_once", None)
+    return check(messages, json_schema, max_tokens) if callable(check) else None
+
+
 def last_user_content(messages: list[Message]) -> str:
     """The text of the last user message (used to name a prompt in errors without dumping it)."""
     for message in reversed(messages):

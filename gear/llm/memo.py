@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import replace
 
-from gear.llm.base import LLM, LLMResult, Message, TextListener
+from gear.llm.base import LLM, LLMResult, Message, Source, TextListener, answered_at_once
 from gear.llm.replay import cache_key
 
 MAX_ENTRIES = 4096
@@ -28,6 +28,13 @@ class MemoLLM:
         self.max_entries = max_entries
         self._memo: OrderedDict[str, LLMResult] = OrderedDict()
         self._lock = threading.Lock()
+
+    def answers_at_once(self, messages: list[Message], json_schema: dict | None, max_tokens: int) -> Source | None:
+        """"memo" when this request was answered before in this process, else what the wrapped LLM says."""
+        with self._lock:
+            if cache_key(self.inner.model, messages, json_schema, max_tokens) in self._memo:
+                return "memo"
+        return answered_at_once(self.inner, messages, json_schema, max_tokens)
 
     def complete(self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512,
                  on_text: TextListener | None = None) -> LLMResult:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from gear.files import atomic_write_json
-from gear.llm.base import LLM, LLMError, LLMResult, Message, TextListener, last_user_content
+from gear.llm.base import LLM, LLMError, LLMResult, Message, Source, TextListener, last_user_content
 
 Mode = Literal["record", "replay", "auto"]
 _MODES = ("record", "replay", "auto")
@@ -86,6 +86,14 @@ class CachedLLM:
 
     def path_for(self, messages: list[Message], json_schema: dict | None, max_tokens: int) -> Path:
         return self.cache_dir / f"{cache_key(self.model, messages, json_schema, max_tokens)}.json"
+
+    def answers_at_once(self, messages: list[Message], json_schema: dict | None, max_tokens: int) -> Source | None:
+        """"record" when a recorded answer to this request exists where `complete` would look (never in record mode,
+        which always asks the model)."""
+        if self.mode == "record":
+            return None
+        path = self.path_for(messages, json_schema, max_tokens)
+        return "record" if any(p.is_file() for p in (path, *(d / path.name for d in self.read_dirs))) else None
 
     def _load(self, path: Path) -> LLMResult | None:
         try:

@@ -381,6 +381,7 @@ class LLMAsking(Event):
     prompt_tokens: int
     max_tokens: int
     cached_tokens: int = 0  # of prompt_tokens, the head a server with a prompt cache has already read (an estimate)
+    answered_by: str = ""  # "memo" or "record" when the answer is there already and the model will not be asked
 
 
 @dataclass(frozen=True)

@@ -225,6 +225,9 @@ def iteration_limit(method: methods.Method | None, settings: Mapping[str, Any]) 
     return int(value) if isinstance(value, int | float) else None
 
 
+#: what the line says of a call that the model is not asked (LLMAsking.answered_by): no estimate to show
+ANSWERED_BY = {"record": "answered from the recordings", "memo": "answered by the memo (asked before in this process)"}
+
 #: what a run does after each event, until the next one arrives (events the line does not change for are absent)
 NEXT_STEP: dict[type[t.Event], str] = {
     t.IterationStarted: "base retrieval", t.BaseRetrieved: "expanding from the base passages",
@@ -274,13 +277,13 @@ class RunProgress:
                 self.step, self.detail = NEXT_STEP[t.IterationStarted], ""
         elif isinstance(event, t.LLMAsking):
             self.asked, self.asked_at = event, self.clock()
-            self.estimate = self.speed.estimate(event)
+            self.estimate = 0.0 if event.answered_by else self.speed.estimate(event)
             self.step = step_name(event.step)
-            self.detail = self.reading_text(event)
+            self.detail = ANSWERED_BY.get(event.answered_by) or self.reading_text(event)
         elif isinstance(event, t.LLMWaiting):
             self.step = step_name(event.step)
             self.detail = f"waiting for the model: {event.ahead} ahead" if event.ahead > 0 else (
-                self.reading_text(self.asked) if self.asked is not None else "")
+                self.reading_text(self.asked) if self.asked is not None and not self.asked.answered_by else "")
             if event.ahead > 0:
                 self.asked_at = self.clock()  # the call's time starts with its turn
         elif isinstance(event, t.LLMText):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gear.config import Settings
 from gear.llm import CachedLLM, LLMResult, MemoLLM, make_llm
+from gear.llm.base import answered_at_once
 from gear.llm.replay import cache_key
 
 MESSAGES = [{"role": "user", "content": "Where is Mount Etna?"}]
@@ -58,6 +59,22 @@ def _record(directory: Path, model: str, text: str) -> Path:
     path.write_text(json.dumps({"model": model, "messages": MESSAGES, "json_schema": None, "max_tokens": 512,
                                 "text": text, "prompt_tokens": 100, "completion_tokens": 7, "seconds": 31.0}))
     return path
+
+
+def test_who_will_answer_is_told_before_the_request_is_sent(tmp_path: Path) -> None:
+    """The status line must not show a reading estimate for a call the memo or a recording answers (it flashed)."""
+    inner = CountingLLM()
+    assert answered_at_once(inner, MESSAGES, None, 512) is None  # a plain model: the model answers
+    recorded = tmp_path / "bundled"
+    _record(recorded, "m", "Sicily")
+    llm = MemoLLM(CachedLLM(inner, tmp_path / "user", "auto", read_dirs=[recorded]))
+    assert answered_at_once(llm, MESSAGES, None, 512) == "record"
+    assert answered_at_once(llm, MESSAGES, None, 64) is None  # another request: not recorded
+    assert llm.complete(MESSAGES, max_tokens=512).source == "record"
+    assert answered_at_once(llm, MESSAGES, None, 512) == "memo"  # now the process has it
+    assert inner.calls == 0
+    assert llm.complete(MESSAGES, max_tokens=64).source == "model"  # as told
+    assert answered_at_once(CachedLLM(inner, recorded, "record"), MESSAGES, None, 512) is None  # record asks anew
 
 
 def test_recorded_else_live_serves_the_bundled_answer_and_records_new_ones_only_in_the_user_cache(

@@ -11,7 +11,7 @@ import pytest
 from gear import methods
 from gear.agent.engine import Engine
 from gear.config import Settings, public_settings
-from gear.llm import CachedLLM
+from gear.llm import CachedLLM, MemoLLM
 from gear.trace import (
     BaseRetrieved,
     FinalRanking,
@@ -151,6 +151,19 @@ def test_the_estimate_reads_only_what_the_server_has_not_read() -> None:
     assert "already read" not in progress.line()
 
 
+def test_a_call_the_model_is_not_asked_shows_who_answers_not_an_estimate() -> None:
+    progress = RunProgress(ModelSpeed(), clock=lambda: 0.0)
+    progress.update(start(max_iterations=4))
+    progress.update(IterationStarted(1, "q"))
+    progress.update(LLMAsking(1, "read (sync)", MODEL, 1500, 384, answered_by="record"))
+    assert progress.line() == "Iteration 1 of up to 4 · sync read · answered from the recordings"
+    assert progress.estimate == 0.0
+    progress.update(LLMWaiting(1, "read (sync)", 0))
+    assert progress.line() == "Iteration 1 of up to 4 · sync read"
+    progress.update(LLMAsking(1, "reason", MODEL, 300, 160, answered_by="memo"))
+    assert progress.line().endswith("reasoner · answered by the memo (asked before in this process)")
+
+
 def test_a_rate_the_data_would_make_negative_keeps_the_default() -> None:
     s = fit([(1000, 10, 0.001)] * 5 + [(10, 100, 60.0)] * 5, ModelSpeed().default)
     assert s.read_rate > 0 and s.write_rate > 0
@@ -267,3 +280,19 @@ def test_each_llm_call_is_announced_before_the_model_starts_and_never_stored(tin
     reads = [a for a in asked if a.step.startswith("read")]
     assert len(reads) > 1 and all(0 < a.cached_tokens <= a.prompt_tokens for a in reads[1:])
     assert "llm_asking" not in trace.to_json()
+
+
+def test_each_call_is_announced_with_who_will_answer_it(tiny_index: Path, make_encoder, tmp_path: Path) -> None:
+    engine = Engine.open(tiny_index, Settings(), encoder=make_encoder())
+    settings = Settings().with_(retriever="bm25", expand="gear", llm="replay", llm_cache_dir=tmp_path)
+    engine.set_llm(settings, MemoLLM(CachedLLM(ScriptedLLM(), tmp_path / "user", "auto", read_dirs=[tmp_path / "r"])))
+    question = "Which sea is the island with Mount Etna the largest island in?"
+    for answered in ("model", "memo"):  # live, then the same run again: every answer from the memo
+        trace = Trace()
+        asked: list[LLMAsking] = []
+        trace.subscribe(lambda e, into=asked: into.append(e) if isinstance(e, LLMAsking) else None)
+        engine.retrieve(question, k=4, settings=settings, trace=trace)
+        calls = trace.of(LLMCalled)
+        assert calls and [a.answered_by or "model" for a in asked] == [c.source for c in calls]
+        assert {c.source for c in calls} >= {answered}
+    assert {c.source for c in calls} == {"memo"}
