@@ -4,6 +4,7 @@ be taught, downloaded or saved. Its pieces live here so the page file reads as t
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import uuid
@@ -76,10 +77,14 @@ def slug(text: str) -> str:
 
 
 def first_visit() -> None:
-    """The demo opens with the paper's walk-through question ready (and its recorded run, when bundled)."""
+    """The demo opens with the paper's walk-through question ready (and its recorded run, when bundled); an app
+    started on another index (GEAR_STUDIO_INDEX) opens on an empty question box and that index's own examples, not
+    on a question and a run its index does not hold."""
     if st.session_state.get("ask_ready"):
         return
     st.session_state["ask_ready"] = True
+    if os.environ.get("GEAR_STUDIO_INDEX", "walkthrough") not in ("", "walkthrough"):
+        return
     st.session_state.setdefault("question", demo.WALKTHROUGH_QUESTION)
     examples = [demo.BUNDLED_TRACES / "walkthrough.json", *sorted(demo.BUNDLED_TRACES.glob("walkthrough_*.json"))]
     for example in examples:

@@ -400,9 +400,11 @@ def test_index_page_shows_statistics_and_neighbourhood(studio: dict) -> None:
     assert "&lt;img" in page or "\\u0026lt;img" in page  # the XSS triple is escaped in the tooltip
 
 
-def test_first_visit_opens_the_walkthrough_question_with_its_bundled_run(studio: dict) -> None:
+def test_first_visit_opens_the_walkthrough_question_with_its_bundled_run(studio: dict,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from studio import demo
 
+    monkeypatch.delenv("GEAR_STUDIO_INDEX", raising=False)
     at = AppTest.from_file(APP, default_timeout=60)
     at.session_state["index_selected"] = "tiny"
     at.run()
@@ -414,6 +416,17 @@ def test_first_visit_opens_the_walkthrough_question_with_its_bundled_run(studio:
     assert statuses(at)  # the recorded run replays at once, without an LLM
     assert any("new vis.Network" in page for page in iframes(at))
     assert "Bremen Cathedral" in " ".join(iframes(at))
+
+
+def test_an_app_started_on_another_index_opens_on_its_own_examples(studio: dict,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """GEAR_STUDIO_INDEX names the index to open: the walk-through question and its run belong to another one."""
+    monkeypatch.setenv("GEAR_STUDIO_INDEX", "tiny")
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    assert at.text_input(key="question").value in ("", None)
+    assert not statuses(at) and not iframes(at)
+    assert at.selectbox(key="example").value  # the tiny index's own example questions are offered
 
 
 def test_index_page_builds_an_index_from_uploaded_corpus_and_openie(studio: dict,
