@@ -14,31 +14,22 @@ import json
 import os
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from local_http import FakeEndpoint  # run as a script: tests/ is on sys.path
 
 READY_AT = time.monotonic() + float(os.environ.get("FAKE_LOAD_SECONDS", "0.3"))
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(FakeEndpoint):
     alias = "fake"
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _json(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def do_GET(self) -> None:
         if self.path == "/health":
             if time.monotonic() < READY_AT:
-                return self._json(503, {"error": {"code": 503, "message": "Loading model"}})
-            return self._json(200, {"status": "ok"})
-        return self._json(404, {"error": {"message": "not found"}})
+                return self.send_json(503, {"error": {"code": 503, "message": "Loading model"}})
+            return self.send_json(200, {"status": "ok"})
+        return self.send_json(404, {"error": {"message": "not found"}})
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -48,21 +39,18 @@ class Handler(BaseHTTPRequestHandler):
         if not body.get("stream"):
             if "DIE" in text:
                 os._exit(3)
-            return self._json(200, {"id": "1", "object": "chat.completion", "created": 0, "model": self.alias,
+            return self.send_json(200, {"id": "1", "object": "chat.completion", "created": 0, "model": self.alias,
                                     "choices": [{"index": 0, "finish_reason": "stop",
                                                  "message": {"role": "assistant", "content": text}}],
                                     "usage": usage})
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.end_headers()
+        self.start_events()
 
         def event(delta: dict, finish: str | None = None, with_usage: bool = False) -> None:
             chunk = {"id": "1", "object": "chat.completion.chunk", "created": 0, "model": self.alias,
                      "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
             if with_usage:
                 chunk = {**chunk, "choices": [], "usage": usage}
-            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            self.wfile.flush()
+            self.send_event(chunk)
 
         for piece in (text[:6], text[6:]):
             event({"content": piece})
@@ -70,7 +58,7 @@ class Handler(BaseHTTPRequestHandler):
                 os._exit(3)
         event({}, "stop")
         event({}, with_usage=True)
-        self.wfile.write(b"data: [DONE]\n\n")
+        self.end_events()
 
 
 def main() -> None:

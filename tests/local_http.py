@@ -1,11 +1,41 @@
-"""A test HTTP server on 127.0.0.1, for the fakes of an OpenAI-compatible endpoint: one way to start and stop it."""
+"""A test HTTP server on 127.0.0.1, for the fakes of an OpenAI-compatible endpoint: one way to start and stop it,
+and one way for a fake to answer (a JSON body, or server-sent events)."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeEndpoint(BaseHTTPRequestHandler):
+    """The base of the tests' fake servers: quiet, and answering the two ways an OpenAI-compatible server does."""
+
+    def log_message(self, *args: object) -> None:  # keep test output clean
+        pass
+
+    def send_json(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def start_events(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+
+    def send_event(self, data: dict[str, Any]) -> None:
+        self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
+        self.wfile.flush()
+
+    def end_events(self) -> None:
+        self.wfile.write(b"data: [DONE]\n\n")
 
 
 @contextmanager

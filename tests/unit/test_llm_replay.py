@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -14,7 +13,7 @@ import pytest
 
 from gear.llm import CachedLLM, LLMError, LLMResult, make_llm, model_files
 from gear.llm.base import Message
-from tests.local_http import serving
+from tests.local_http import FakeEndpoint, serving
 
 MESSAGES: list[Message] = [{"role": "user", "content": "When did Vatican City become a country?"}]
 
@@ -127,19 +126,17 @@ def test_make_llm_kinds(tmp_path: Path) -> None:
 SECRET = "sk-test-SECRET0123456789abcdef"
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(FakeEndpoint):
     requests: ClassVar[list[dict[str, Any]]] = []
     behaviour: str = "ok"
 
-    def log_message(self, *args: object) -> None:  # keep test output clean
-        pass
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
         behaviour = type(self).behaviour
         if behaviour == "auth":
-            self._send(
+            self.send_json(
                 401,
                 {
                     "error": {
@@ -150,14 +147,14 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             )
         elif behaviour == "no_schema" and "response_format" in body:
-            self._send(400, {"error": {"message": "response_format json_schema not supported"}})
+            self.send_json(400, {"error": {"message": "response_format json_schema not supported"}})
         elif behaviour == "not_found":
-            self._send(404, {"error": {"message": "model 'nope' not found"}})
+            self.send_json(404, {"error": {"message": "model 'nope' not found"}})
         else:
             usage = (
                 None if behaviour == "no_usage" else {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49}
             )
-            self._send(
+            self.send_json(
                 200,
                 {
                     "id": "chatcmpl-1",
@@ -175,13 +172,6 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             )
 
-    def _send(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
 
 @pytest.fixture()

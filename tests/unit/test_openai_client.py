@@ -11,7 +11,6 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from typing import Any, ClassVar
 
 import pytest
@@ -21,7 +20,7 @@ from gear.llm import LLMError, llm_key, make_llm
 from gear.llm.base import Message
 from gear.llm.openai_client import OpenAILLM, shared_openai_llm
 from gear.llm.queue import listening
-from tests.local_http import serving
+from tests.local_http import FakeEndpoint, serving
 
 MESSAGES: list[Message] = [{"role": "user", "content": "Which saint is Bremen Cathedral dedicated to?"}]
 SCHEMA = {"type": "object", "properties": {"saint": {"type": "string"}}, "required": ["saint"]}
@@ -42,7 +41,7 @@ LLAMA_CPP_CONTEXT_400 = {"error": {"message": "This model's maximum context leng
                                    "code": "context_length_exceeded"}}
 
 
-class _Server(BaseHTTPRequestHandler):
+class _Server(FakeEndpoint):
     """Answers per `behaviour`; records every request body; counts requests in flight."""
 
     requests: ClassVar[list[dict[str, Any]]] = []
@@ -52,9 +51,6 @@ class _Server(BaseHTTPRequestHandler):
     most_in_flight: ClassVar[int] = 0
     generation: ClassVar[int] = 0  # one per test: a request left over from an earlier test must not count here
     lock = threading.Lock()
-
-    def log_message(self, *args: object) -> None:
-        pass
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -75,37 +71,32 @@ class _Server(BaseHTTPRequestHandler):
         behaviour, fmt = type(self).behaviour, body.get("response_format") or {}
         time.sleep(type(self).delay)
         if behaviour == "llama_cpp" and fmt.get("type") == "json_schema":
-            return self._json(500, LLAMA_CPP_SCHEMA_500)
+            return self.send_json(500, LLAMA_CPP_SCHEMA_500)
         if behaviour == "no_formats" and fmt:
-            return self._json(400, {"error": {"message": "response_format is not supported"}})
+            return self.send_json(400, {"error": {"message": "response_format is not supported"}})
         if behaviour == "flaky" and len(type(self).requests) == 1:
-            return self._json(503, {"error": {"message": "loading the model"}})
+            return self.send_json(503, {"error": {"message": "loading the model"}})
         if behaviour == "context":
-            return self._json(400, LLAMA_CPP_CONTEXT_400)
+            return self.send_json(400, LLAMA_CPP_CONTEXT_400)
         if behaviour == "context_stream" and not body.get("stream"):
-            return self._json(400, LLAMA_CPP_CONTEXT_400)
+            return self.send_json(400, LLAMA_CPP_CONTEXT_400)
         if body.get("stream"):
             return self._stream(body, behaviour)
-        return self._json(200, {"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
+        return self.send_json(200, {"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
                                 "choices": [{"index": 0, "finish_reason": "stop",
                                              "message": {"role": "assistant", "content": ANSWER}}],
                                 "usage": {"prompt_tokens": 40, "completion_tokens": 7, "total_tokens": 47}})
 
     def _stream(self, body: dict[str, Any], behaviour: str) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.end_headers()
+        self.start_events()
         if behaviour in ("stream_empty", "context_stream"):
             return  # the connection closes: a stream with no events (how a failing llama.cpp stream looks)
-
-        def event(data: dict[str, Any]) -> None:
-            self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
-            self.wfile.flush()
 
         def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict | None = None) -> dict[str, Any]:
             return {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"],
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], "usage": usage}
 
+        event = self.send_event
         event(chunk({"role": "assistant"}))
         for piece in PIECES:
             event(chunk({"content": piece}))
@@ -117,15 +108,8 @@ class _Server(BaseHTTPRequestHandler):
         if with_usage:
             event({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"],
                    "choices": [], "usage": usage})
-        self.wfile.write(b"data: [DONE]\n\n")
+        self.end_events()
 
-    def _json(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
 
 @pytest.fixture()
