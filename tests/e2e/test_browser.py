@@ -453,8 +453,10 @@ def test_a_second_question_starts_on_a_clean_page_with_a_status_line(slow_server
     ask = ask_button(page)
     settled(page)
     ask.click()
-    # the second run waits for the model's first read: the line says so …
-    expect(page.get_by_text(re.compile(r"· sync read · the model is reading"))).to_be_visible(timeout=60_000)
+    # the second run waits for the model's first read: the line says so, and how much of it the server has read
+    # already (the reader's instructions and the passages the first run's read began with) …
+    expect(page.get_by_text(re.compile(r"· sync read · the model is reading [\d,]+ tokens \([\d,]+ already read; ≈ "
+                                       ))).to_be_visible(timeout=60_000)
     shot(page, "20_ask_second_question_mid_run")
     # … and no element of the first run's trace is in the page
     for leftover in ("Final answer", "first graph drawn", "Gist memory", "Reasoner", "Recall", "Final ranking"):
