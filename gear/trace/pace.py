@@ -30,10 +30,11 @@ from gear import methods
 from gear.trace import events as t
 
 #: prompt tokens read per second before any live call: the embedded 1.5B model in llama-server on 2 quiet cores read
-#: 82-93 tokens/s cold (544-2,100 tokens; bench/llm_server.py, docs/results.md "issue 18")
+#: 89-101 tokens/s cold (550-2,100 tokens; bench/llm_server.py, docs/results.md "issue 18")
 DEFAULT_READ_RATE = 85.0
-#: tokens written per second before any live call: the same server wrote 19-21 (plain and schema-constrained)
-DEFAULT_WRITE_RATE = 20.0
+#: tokens written per second before any live call: the same server wrote 29 (plain and schema-constrained, through
+#: gear's client, with its OpenMP workers spinning briefly: gear.llm.llama_server.server_env); a busy machine less
+DEFAULT_WRITE_RATE = 25.0
 #: tokens written per step before the step was seen: medians over the recorded answers (assets/llm_cache)
 TYPICAL_WRITE = {"read": 30, "reason": 35, "rewrite": 20, "think": 20, "qa": 4, "filter": 15}
 #: the words a step's name is shown with
