@@ -24,6 +24,7 @@ from gear.agent.engine import Engine
 from gear.agent.recorded import replays_at_once
 from gear.config import Settings
 from gear.data.corpus import load_qa
+from gear.llm.base import answered_at_once
 from gear.trace import LLMAsking, LLMCalled, Trace
 from gear.trace.pace import MODEL_SPEED, RunProgress, step_name
 
@@ -52,6 +53,9 @@ def main() -> None:
 
         def __init__(self) -> None:
             self.model = model.model
+
+        def answers_at_once(self, messages, json_schema, max_tokens):  # type: ignore[no-untyped-def]
+            return answered_at_once(model, messages, json_schema, max_tokens)  # the memo inside, as the app asks
 
         def complete(self, messages, **kwargs):  # type: ignore[no-untyped-def]
             result = model.complete(messages, **kwargs)

@@ -525,6 +525,18 @@ def test_the_sidebar_says_who_answered_the_run_just_made(studio: dict) -> None:
     assert origins_line(at) == []
 
 
+def test_the_read_order_is_a_sidebar_choice_that_reaches_the_run(studio: dict) -> None:
+    """The paper leaves the order of passages in a read open: rank (default, as recorded) or cache (docs/results.md)."""
+    at = start(studio)
+    assert at.selectbox(key="read_order").value == "rank"
+    at.selectbox(key="read_order").set_value("cache").run()
+    at.selectbox(key="example").set_value(QUESTION).run()
+    at.button(key="ask").click().run()
+    assert not at.exception
+    trace = at.session_state["trace"]
+    assert trace.events[0].settings["read_order"] == "cache"
+
+
 def test_the_peers_knobs_unfold_when_a_peer_is_the_expansion(studio: dict) -> None:
     def peers_box_open(at: AppTest) -> bool:
         box = next(e for e in at.sidebar.expander if e.label == "PPR and IRCoT knobs")
