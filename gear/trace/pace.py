@@ -19,6 +19,7 @@ reading speed is learned from the tokens the server says it really read.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import deque
@@ -62,17 +63,7 @@ def step_name(step: str) -> str:
 
 def common_head(a: str, b: str) -> int:
     """Length of the longest common prefix of two strings."""
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]: halve (string slices compare in C)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return len(os.path.commonprefix((a, b)))  # noqa: RUF071 - characters, as meant (prompts, not paths)
 
 
 @dataclass(frozen=True)
