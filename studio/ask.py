@@ -4,7 +4,6 @@ be taught, downloaded or saved. Its pieces live here so the page file reads as t
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 import uuid
@@ -83,7 +82,7 @@ def first_visit() -> None:
     if st.session_state.get("ask_ready"):
         return
     st.session_state["ask_ready"] = True
-    if os.environ.get("GEAR_STUDIO_INDEX", "walkthrough") not in ("", "walkthrough"):
+    if demo.wanted_index() not in ("", "walkthrough"):
         return
     st.session_state.setdefault("question", demo.WALKTHROUGH_QUESTION)
     examples = [demo.BUNDLED_TRACES / "walkthrough.json", *sorted(demo.BUNDLED_TRACES.glob("walkthrough_*.json"))]

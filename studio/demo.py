@@ -96,6 +96,11 @@ DEMOS: dict[str, Demo] = {
 _build_lock = threading.Lock()
 
 
+def wanted_index() -> str:
+    """The index the app is to open on ($GEAR_STUDIO_INDEX, an index's name); "" when unset: the walk-through demo."""
+    return os.environ.get("GEAR_STUDIO_INDEX", "")
+
+
 def data_dir() -> Path:
     """Where the app writes indexes, traces and evaluations: $GEAR_STUDIO_DATA or ./data in the project."""
     env = os.environ.get("GEAR_STUDIO_DATA")

@@ -3,7 +3,6 @@ those choices in one place (and in session state), so switching pages never lose
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +64,7 @@ def choose_index(key: str = "index_choice", container: Any = None) -> Path | Non
     labels = list(options)
     selected = st.session_state.get("index_selected")
     if selected not in labels:
-        wanted = os.environ.get("GEAR_STUDIO_INDEX", "")
+        wanted = demo.wanted_index()
         preferred = [lbl for lbl in labels if wanted and lbl.split(" ")[0] == wanted] + \
                     [lbl for lbl in labels if lbl.startswith("walkthrough")] + \
                     [lbl for lbl in labels if not lbl.endswith("(demo)")] + labels
