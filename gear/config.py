@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gear import methods
@@ -26,12 +26,9 @@ EMBEDDERS = {
 }
 
 
-class Settings(BaseSettings):
-    """Defaults are the paper's (App. B) unless a comment says otherwise."""
+class SearchSettings(BaseModel):
+    """What is searched and how: the store, the encoder, the base retriever and the method."""
 
-    model_config = SettingsConfigDict(env_prefix="GEAR_", env_file=".env", extra="ignore", frozen=True)
-
-    # search
     backend: Literal["memory", "elasticsearch"] = "memory"
     embedder: str = "all-MiniLM-L6-v2"  # the paper used all-mpnet-base-v2; MiniLM is 7x faster on CPU
     embed_bf16: bool = False
@@ -41,76 +38,6 @@ class Settings(BaseSettings):
     retriever: Retriever = "hybrid"
     expand: str = "none"  # the method: a name registered in gear.methods (base retriever only, NaiveGE, …, IRCoT)
     rrf_k: int = Field(60, ge=1)
-    # graph expansion (Alg. 1)
-    beam_width: int = Field(10, ge=1)
-    beam_length: int = Field(2, ge=1)
-    max_neighbours: int = Field(100, ge=1)
-    gamma: float | None = Field(None, gt=0)  # None = 2 * beam_width, as in the paper
-    diversity: bool = True
-    score_mode: Literal["exact", "fast"] = "exact"
-    # agent
-    max_iterations: int = Field(4, ge=1)
-    agent_k: int = Field(10, ge=1)  # passages retrieved before each read (paper: 10, matching IRCoT)
-    passage_link_k: int = Field(5, ge=1)  # k of passageLink; unstated in the paper
-    gist_read: GistRead = "fused"
-    gist_read_k: int = Field(10, ge=1)
-    # the order of passages in a read prompt, which the paper leaves open: retrieval rank (as recorded), or "cache":
-    # what the run's previous read showed first, so the model server's prompt cache skips it (gear/prompts/order.py)
-    read_order: Literal["rank", "cache"] = "rank"
-    qa_top_k: int = Field(5, ge=1)
-    answer: bool = True  # generate an answer with the paper's QA prompt (SyncGE and GeAR runs)
-    # the peers (docs/peers.md). PPR as HippoRAG 2 (Gutiérrez et al. 2025) runs it; defaults are those of its code
-    # (OSU-NLP-Group/HippoRAG, src/hipporag/utils/config_utils.py)
-    ppr_damping: float = Field(0.5, gt=0, lt=1)  # `damping`: probability of following an edge (1 − reset)
-    ppr_synonym_threshold: float = Field(0.8, ge=-1, le=1)  # `synonymy_edge_sim_threshold` (cosine of entity names)
-    ppr_passage_weight: float = Field(0.05, ge=0)  # `passage_node_weight`: factor on the passages' dense scores
-    ppr_seed_triples: int = Field(5, ge=1)  # `linking_top_k`: triples matched to the query (before the filter)
-    ppr_seed_entities: int = Field(5, ge=1)  # `linking_top_k` again: the entity seeds kept, by weight
-    ppr_filter: bool = False  # the LLM "recognition memory" over the matched triples (on in HippoRAG 2's runs)
-    # IRCoT (Trivedi et al. 2023): k = agent_k passages per retrieval (the paper's "matching IRCoT")
-    ircot_max_steps: int = Field(4, ge=1)  # retrievals per question (GeAR's max_iterations; HippoRAG's max_qa_steps)
-    ircot_retriever: Literal["base", "ppr"] = "base"  # each retrieval: the base retriever, or PPR as above
-    ircot_max_passages: int = Field(15, ge=1)  # paragraphs the reasoner reads at most (IRCoT's cap of 15)
-    # final ranking: collected passages in retrieval order (IRCoT), or by best score over the retrievals (HippoRAG's)
-    ircot_ranking: Literal["retrieval", "score"] = "retrieval"
-    # None = "paper" (the appendix prompts verbatim) for every model: on the measured dev50 subset the paper's prompts
-    # beat the small-model profile with the embedded model too (docs/results.md); "small" is a choice
-    prompts: PromptProfile | None = None
-    # llm: "auto" serves recorded answers and calls the live model (local, or the endpoint when one is set) otherwise
-    llm: LLMKind = "auto"
-    llm_model: str | None = None
-    llm_base_url: str | None = None
-    llm_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
-    llm_cache_dir: Path | None = None  # record/replay cache; for "auto" the user's cache (default ~/.cache/gear/llm)
-    llm_bundled_cache: Path | None = BUNDLED_LLM_CACHE if BUNDLED_LLM_CACHE.is_dir() else None
-    llm_threads: int | None = Field(None, ge=1)  # embedded model; None = the machine's physical cores
-    # the embedded model's llama-server (gear/llm/llama_server.py): slots (1 measured best on 2 cores: a second slot
-    # re-reads what the first has cached and batching buys little there; more for a bigger machine or a GPU), the
-    # context of each slot, the shortest cached chunk re-used when it is not a prefix (0: prefix only), and the layers
-    # offloaded to a GPU (None: llama.cpp's default, all that fit, where the set-up built for CUDA or Metal)
-    llm_parallel: int = Field(1, ge=1, le=64)
-    llm_ctx_per_slot: int = Field(8192, ge=512, le=131072)
-    llm_cache_reuse: int = Field(256, ge=0)
-    llm_gpu_layers: int | None = Field(None, ge=0)
-    # OpenAI-compatible servers: seconds to wait for an answer (not retried: the same request is as slow again), the
-    # client's retries of refused connections, 5xx and 429, and at most this many calls at once from this process
-    # (1 for a one-at-a-time llama.cpp server: callers then wait in line and are told their place; None = no limit)
-    llm_timeout: float = Field(120.0, gt=0)
-    llm_max_retries: int = Field(3, ge=0, le=10)
-    llm_max_concurrent: int | None = Field(None, ge=1)
-    # elasticsearch
-    es_url: str | None = None
-    es_api_key: SecretStr | None = None
-    es_username: str | None = None
-    es_password: SecretStr | None = None
-    es_ca_certs: Path | None = None
-    es_prefix: str = "gear"
-    es_index_type: Literal["int8_hnsw", "hnsw", "int4_hnsw", "bbq_hnsw", "flat", "int8_flat"] = "int8_hnsw"
-    es_num_candidates: int = Field(100, ge=1)
-    es_oversample: int = Field(2, ge=1)  # kNN fetches oversample·k candidates, re-ranked by exact cosine
-    es_rescore: bool = True
-    es_neighbour_cap: int = Field(10_000, ge=1)
-    es_timeout: float = Field(30.0, gt=0)
 
     @field_validator("embedder")
     @classmethod
@@ -123,6 +50,73 @@ class Settings(BaseSettings):
     @classmethod
     def _known_method(cls, value: str) -> str:
         return methods.get(value).name  # an unknown name is an error that lists the registered ones
+
+
+class BeamSettings(BaseModel):
+    """Graph expansion: Diverse Triple Beam Search (Alg. 1) and how its sequences are scored."""
+
+    beam_width: int = Field(10, ge=1)
+    beam_length: int = Field(2, ge=1)
+    max_neighbours: int = Field(100, ge=1)
+    gamma: float | None = Field(None, gt=0)  # None = 2 * beam_width, as in the paper
+    diversity: bool = True
+    score_mode: Literal["exact", "fast"] = "exact"
+
+    @property
+    def effective_gamma(self) -> float:
+        return self.gamma if self.gamma is not None else 2.0 * self.beam_width
+
+
+class AgentSettings(BaseModel):
+    """The GeAR agent's loop (and the QA step of every method that answers)."""
+
+    max_iterations: int = Field(4, ge=1)
+    agent_k: int = Field(10, ge=1)  # passages retrieved before each read (paper: 10, matching IRCoT)
+    passage_link_k: int = Field(5, ge=1)  # k of passageLink; unstated in the paper
+    gist_read: GistRead = "fused"
+    gist_read_k: int = Field(10, ge=1)
+    # the order of passages in a read prompt, which the paper leaves open: retrieval rank (as recorded), or "cache":
+    # what the run's previous read showed first, so the model server's prompt cache skips it (gear/prompts/order.py)
+    read_order: Literal["rank", "cache"] = "rank"
+    qa_top_k: int = Field(5, ge=1)
+    answer: bool = True  # generate an answer with the paper's QA prompt (SyncGE and GeAR runs)
+
+
+class PPRSettings(BaseModel):
+    """The peers (docs/peers.md): PPR as HippoRAG 2 (Gutiérrez et al. 2025) runs it; defaults are those of its code
+    (OSU-NLP-Group/HippoRAG, src/hipporag/utils/config_utils.py)."""
+
+    ppr_damping: float = Field(0.5, gt=0, lt=1)  # `damping`: probability of following an edge (1 − reset)
+    ppr_synonym_threshold: float = Field(0.8, ge=-1, le=1)  # `synonymy_edge_sim_threshold` (cosine of entity names)
+    ppr_passage_weight: float = Field(0.05, ge=0)  # `passage_node_weight`: factor on the passages' dense scores
+    ppr_seed_triples: int = Field(5, ge=1)  # `linking_top_k`: triples matched to the query (before the filter)
+    ppr_seed_entities: int = Field(5, ge=1)  # `linking_top_k` again: the entity seeds kept, by weight
+    ppr_filter: bool = False  # the LLM "recognition memory" over the matched triples (on in HippoRAG 2's runs)
+
+
+class IRCoTSettings(BaseModel):
+    """IRCoT (Trivedi et al. 2023): k = agent_k passages per retrieval (the paper's "matching IRCoT")."""
+
+    ircot_max_steps: int = Field(4, ge=1)  # retrievals per question (GeAR's max_iterations; HippoRAG's max_qa_steps)
+    ircot_retriever: Literal["base", "ppr"] = "base"  # each retrieval: the base retriever, or PPR as above
+    ircot_max_passages: int = Field(15, ge=1)  # paragraphs the reasoner reads at most (IRCoT's cap of 15)
+    # final ranking: collected passages in retrieval order (IRCoT), or by best score over the retrievals (HippoRAG's)
+    ircot_ranking: Literal["retrieval", "score"] = "retrieval"
+
+
+class LLMSettings(BaseModel):
+    """Which LLM answers and how it is asked: the prompt profile, the model, the endpoint, the recordings."""
+
+    # None = "paper" (the appendix prompts verbatim) for every model: on the measured dev50 subset the paper's prompts
+    # beat the small-model profile with the embedded model too (docs/results.md); "small" is a choice
+    prompts: PromptProfile | None = None
+    # llm: "auto" serves recorded answers and calls the live model (local, or the endpoint when one is set) otherwise
+    llm: LLMKind = "auto"
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
+    llm_cache_dir: Path | None = None  # record/replay cache; for "auto" the user's cache (default ~/.cache/gear/llm)
+    llm_bundled_cache: Path | None = BUNDLED_LLM_CACHE if BUNDLED_LLM_CACHE.is_dir() else None
 
     @property
     def live_llm(self) -> Literal["local", "openai"] | None:
@@ -140,9 +134,59 @@ class Settings(BaseSettings):
         and recall with that model, so the numbers decided."""
         return self.prompts if self.prompts is not None else "paper"
 
-    @property
-    def effective_gamma(self) -> float:
-        return self.gamma if self.gamma is not None else 2.0 * self.beam_width
+
+class LlamaServerSettings(BaseModel):
+    """The embedded model's llama-server (gear/llm/llama_server.py)."""
+
+    llm_threads: int | None = Field(None, ge=1)  # None = the machine's physical cores
+    # slots (1 measured best on 2 cores: a second slot re-reads what the first has cached and batching buys little
+    # there; more for a bigger machine or a GPU), the context of each slot, the shortest cached chunk re-used when it
+    # is not a prefix (0: prefix only), and the layers offloaded to a GPU (None: llama.cpp's default, all that fit,
+    # where the set-up built for CUDA or Metal)
+    llm_parallel: int = Field(1, ge=1, le=64)
+    llm_ctx_per_slot: int = Field(8192, ge=512, le=131072)
+    llm_cache_reuse: int = Field(256, ge=0)
+    llm_gpu_layers: int | None = Field(None, ge=0)
+
+
+class LLMClientSettings(BaseModel):
+    """The client of an OpenAI-compatible server (the embedded one too): seconds to wait for an answer (not retried:
+    the same request is as slow again), its retries of refused connections, 5xx and 429, and at most this many calls
+    at once from this process (1 for a one-at-a-time llama.cpp server: callers then wait in line and are told their
+    place; None = no limit)."""
+
+    llm_timeout: float = Field(120.0, gt=0)
+    llm_max_retries: int = Field(3, ge=0, le=10)
+    llm_max_concurrent: int | None = Field(None, ge=1)
+
+
+class ElasticsearchSettings(BaseModel):
+    """The Elasticsearch backend (gear/store/elastic/; docs/elasticsearch.md)."""
+
+    es_url: str | None = None
+    es_api_key: SecretStr | None = None
+    es_username: str | None = None
+    es_password: SecretStr | None = None
+    es_ca_certs: Path | None = None
+    es_prefix: str = "gear"
+    es_index_type: Literal["int8_hnsw", "hnsw", "int4_hnsw", "bbq_hnsw", "flat", "int8_flat"] = "int8_hnsw"
+    es_num_candidates: int = Field(100, ge=1)
+    es_oversample: int = Field(2, ge=1)  # kNN fetches oversample·k candidates, re-ranked by exact cosine
+    es_rescore: bool = True
+    es_neighbour_cap: int = Field(10_000, ge=1)
+    es_timeout: float = Field(30.0, gt=0)
+
+
+class Settings(ElasticsearchSettings, LLMClientSettings, LlamaServerSettings, LLMSettings, IRCoTSettings, PPRSettings,
+               AgentSettings, BeamSettings, SearchSettings, BaseSettings):
+    """Every knob, one group per role (as ColBERT's `ColBERTConfig` joins its `RunSettings`, `SearchSettings`, …), read
+    flat: `settings.beam_width`, `GEAR_BEAM_WIDTH`. A function that needs one role may take its group's type. Defaults
+    are the paper's (App. B) unless a comment says otherwise.
+
+    The groups are listed bottom-up because pydantic collects fields from the last base first: fields are dumped in
+    reading order (search, beam, agent, PPR, IRCoT, LLM, Elasticsearch), as traces have always recorded them."""
+
+    model_config = SettingsConfigDict(env_prefix="GEAR_", env_file=".env", extra="ignore", frozen=True)
 
     def with_(self, **changes: object) -> Settings:
         """A copy with some knobs changed and validated (settings are frozen so runs cannot alter each other)."""

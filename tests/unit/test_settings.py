@@ -1,0 +1,59 @@
+"""Settings are grouped by role (as ColBERT's config is) but read flat: every field sits in exactly one group, keeps
+its GEAR_* variable, and dumps in the order traces have always recorded."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+
+from gear import config
+from gear.config import Settings, public_settings
+
+GROUPS = [base for base in Settings.__mro__[1:] if issubclass(base, BaseModel) and base.__module__ == config.__name__]
+
+
+def test_every_field_sits_in_exactly_one_group() -> None:
+    owners: dict[str, list[str]] = {}
+    for group in GROUPS:
+        for name in group.__annotations__:
+            if name in Settings.model_fields:
+                owners.setdefault(name, []).append(group.__name__)
+    assert len(GROUPS) >= 7
+    assert set(owners) == set(Settings.model_fields)
+    assert {name: groups for name, groups in owners.items() if len(groups) != 1} == {}
+
+
+def test_fields_dump_in_reading_order() -> None:
+    """Search first, Elasticsearch last: a trace's recorded settings read as they always did."""
+    names = list(public_settings(Settings(_env_file=None)))
+    assert names[0] == "backend" and names[-1] == "es_timeout"
+    assert names.index("beam_width") < names.index("max_iterations") < names.index("ppr_damping")
+    assert names.index("ircot_ranking") < names.index("prompts") < names.index("llm") < names.index("es_url")
+
+
+@pytest.mark.parametrize(("variable", "field", "value"), [
+    ("GEAR_RETRIEVER", "retriever", "bm25"),
+    ("GEAR_BEAM_WIDTH", "beam_width", 3),
+    ("GEAR_MAX_ITERATIONS", "max_iterations", 2),
+    ("GEAR_PPR_DAMPING", "ppr_damping", 0.7),
+    ("GEAR_IRCOT_MAX_STEPS", "ircot_max_steps", 6),
+    ("GEAR_LLM_MODEL", "llm_model", "m"),
+    ("GEAR_LLM_PARALLEL", "llm_parallel", 2),
+    ("GEAR_LLM_TIMEOUT", "llm_timeout", 7.0),
+    ("GEAR_ES_PREFIX", "es_prefix", "p"),
+])
+def test_each_group_reads_its_gear_variables(monkeypatch: pytest.MonkeyPatch, variable: str, field: str,
+                                             value: object) -> None:
+    monkeypatch.setenv(variable, str(value))
+    settings = Settings(_env_file=None)
+    assert getattr(settings, field) == value
+    assert getattr(settings.with_(expand="naive"), field) == value  # a copy keeps it
+
+
+def test_a_group_validates_as_before() -> None:
+    """Validators and derived values moved with their group: γ follows b, the method name is checked."""
+    assert Settings(_env_file=None, beam_width=4).effective_gamma == 8.0
+    with pytest.raises(ValueError, match="unknown embedder"):
+        Settings(_env_file=None, embedder="bert")
+    with pytest.raises(ValueError, match="beam_width"):
+        Settings(_env_file=None).with_(beam_width=0)
