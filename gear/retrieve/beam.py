@@ -8,6 +8,9 @@
    (the diversity penalty; off = factor 1).
 4. A beam with no candidates carries forward unchanged. The step keeps the global top b.
 Flattening is breadth-first: hop-1 triples of all beams in beam order, then hop-2, and so on.
+
+`beam_search` reads as the paper's pseudocode; the helpers below it do each line's work for all beams of a step at
+once (one scorer call per step, candidates as arrays, Beam records only for the b that survive).
 """
 
 from __future__ import annotations
@@ -46,10 +49,72 @@ class BeamSearchResult:
         return self.steps[-1] if self.steps else []
 
 
+def beam_search(query_vector: np.ndarray, initial: Sequence[int], backend: SearchBackend,
+                scorer: SequenceScorer, params: BeamParams) -> BeamSearchResult:
+    """Diverse Triple Beam Search (Algorithm 1), every step B_0 … B_{l−1} kept for the trace. The paper's lines, and
+    the helper that does each for all beams of a step at once:
+
+         1  B0 ← [ ]                                                    initial_beams
+         2  for t ∈ {t1, …, tn}:                                        (each initial triple once)
+         3      s ← score(q, [t])
+         4      B0.add(⟨s, [t]⟩)
+         6  B0 ← top(B0, b)                                             top
+         7  for i ∈ {1, …, l − 1}:
+         8      B ← [ ]
+         9      for ⟨s, T⟩ ∈ B_{i−1}:
+        10          V ← [ ]
+        11          for t ∈ get_neighbours(T.last()):                   neighbours (at most max_neighbours,
+        12              if exists(t, B_{i−1}): continue                   the most query-similar: App. B)
+        15              s' ← s + score(q, T∘t)                          extend (one scorer call per step)
+        16              V.add(⟨s', T∘t⟩)
+        18          sort(V, descending)                                 diversify
+        19          for n ∈ {0, …, V.length() − 1}:
+        20              ⟨s', T∘t⟩ ← V[n]
+        21              s' ← s' × e^(−min(n, γ)/γ)
+        22              B.add(⟨s', T∘t⟩)
+        25      B_i ← top(B, b)                                         top_extensions
+        27  return B_i
+
+    Where the paper is silent: a beam with no neighbour left (V empty) carries forward unchanged and competes in
+    top(B, b) at its place, instead of vanishing; ties in top and sort keep the order of insertion."""
+    result = BeamSearchResult()
+    starts = list(dict.fromkeys(int(t) for t in initial))
+    if not starts:
+        return result
+    result.steps.append(top(initial_beams(query_vector, starts, scorer), params.width))
+    result.candidates_scored += len(starts)
+    for _ in range(1, params.length):
+        previous = result.steps[-1]
+        found = neighbours(backend, query_vector, previous, params.max_neighbours)
+        extensions = extend(query_vector, previous, found, scorer)
+        result.steps.append(top_extensions(previous, extensions, diversify(extensions, params), params.width))
+        result.candidates_scored += extensions.scored
+    return result
+
+
+def initial_beams(query_vector: np.ndarray, starts: Sequence[int], scorer: SequenceScorer) -> list[Beam]:
+    """⟨score(q, [t]), [t]⟩ for each initial triple, in one scorer call."""
+    scores = scorer(query_vector, [(t,) for t in starts])
+    return [Beam((t,), float(s), (float(s),), (1.0,)) for t, s in zip(starts, scores, strict=True)]
+
+
 def top(beams: list[Beam], b: int) -> list[Beam]:
     """The b best by score; equal scores keep their insertion order (deterministic)."""
     order = sorted(range(len(beams)), key=lambda i: (-beams[i].score, i))
     return [beams[i] for i in order[:b]]
+
+
+def neighbours(backend: SearchBackend, query_vector: np.ndarray, beams: Sequence[Beam],
+               limit: int) -> list[np.ndarray]:
+    """For each beam ⟨s, T⟩: get_neighbours(T.last()) less every triple that exists in `beams`, capped at `limit`."""
+    visited = np.sort(np.fromiter({t for beam in beams for t in beam.triple_ids}, dtype=np.int64))
+    found = []
+    for beam in beams:
+        candidates = backend.neighbours(beam.triple_ids[-1])
+        if len(candidates):
+            candidates = candidates[~_member(candidates, visited)]
+        found.append(select_neighbours(backend, query_vector, candidates, limit))
+    return found
 
 
 def select_neighbours(backend: SearchBackend, query_vector: np.ndarray, candidates: np.ndarray,
@@ -62,83 +127,6 @@ def select_neighbours(backend: SearchBackend, query_vector: np.ndarray, candidat
     return np.sort(candidates[keep])
 
 
-def beam_search(query_vector: np.ndarray, initial: Sequence[int], backend: SearchBackend,
-                scorer: SequenceScorer, params: BeamParams) -> BeamSearchResult:
-    result = BeamSearchResult()
-    starts = list(dict.fromkeys(int(t) for t in initial))
-    if not starts:
-        return result
-    first = scorer(query_vector, [(t,) for t in starts])
-    result.candidates_scored += len(starts)
-    b0 = [Beam((t,), float(s), (float(s),), (1.0,)) for t, s in zip(starts, first, strict=True)]
-    result.steps.append(top(b0, params.width))
-
-    # the diversity factors exp(−min(n, γ)/γ) for n = 0 … (computed with math.exp, as BeamParams.penalty)
-    factors = np.array([params.penalty(n) for n in range(max(1, int(min(params.max_neighbours,
-                                                                         math.ceil(params.gamma))) + 1))])
-
-    for _ in range(1, params.length):
-        previous = result.steps[-1]
-        visited = np.sort(np.fromiter({t for beam in previous for t in beam.triple_ids}, dtype=np.int64))
-        per_beam: list[np.ndarray] = []
-        for beam in previous:
-            cands = backend.neighbours(beam.triple_ids[-1])
-            if len(cands):
-                cands = cands[~_member(cands, visited)]
-            per_beam.append(select_neighbours(backend, query_vector, cands, params.max_neighbours))
-        sequences = [(*beam.triple_ids, t) for beam, cands in zip(previous, per_beam, strict=True)
-                     for t in cands.tolist()]
-        raw = np.asarray(scorer(query_vector, sequences)) if sequences else np.zeros(0)
-        result.candidates_scored += len(sequences)
-
-        # Score every candidate in arrays; Beam objects are made only for the b that survive.
-        # Insertion order (the tie-break of `top`): beams in order; a beam's candidates sorted by s' (stable);
-        # a beam without candidates stands for itself.
-        finals: list[np.ndarray] = []  # s' × factor, in insertion order
-        accs: list[np.ndarray] = []  # s' (before the factor)
-        ranks: list[np.ndarray] = []  # n: the position within the beam's sorted candidates (−1: carried beam)
-        picks: list[np.ndarray] = []  # index into the beam's candidates
-        owners: list[np.ndarray] = []
-        offsets: list[int] = []
-        offset = 0
-        for bi, (beam, cands) in enumerate(zip(previous, per_beam, strict=True)):
-            m = len(cands)
-            offsets.append(offset)
-            if m == 0:  # no neighbours: carry forward unchanged
-                finals.append(np.array([beam.score]))
-                accs.append(finals[-1])
-                ranks.append(np.array([-1]))
-                picks.append(np.array([-1]))
-                owners.append(np.array([bi]))
-                continue
-            scores = raw[offset:offset + m]
-            offset += m
-            accumulated = beam.score + scores.astype(np.float64)
-            order = np.argsort(-accumulated, kind="stable")
-            acc_sorted = accumulated[order]
-            finals.append(acc_sorted * _factors(factors, m))
-            accs.append(acc_sorted)
-            ranks.append(np.arange(m))
-            picks.append(order)
-            owners.append(np.full(m, bi))
-        final = np.concatenate(finals)
-        winners = np.lexsort((np.arange(len(final)), -final))[:params.width]
-        acc_all, rank_all = np.concatenate(accs), np.concatenate(ranks)
-        pick_all, owner_all = np.concatenate(picks), np.concatenate(owners)
-        step: list[Beam] = []
-        for w in winners.tolist():
-            bi, j, n = int(owner_all[w]), int(pick_all[w]), int(rank_all[w])
-            beam = previous[bi]
-            if n < 0:
-                step.append(beam)
-                continue
-            factor = float(factors[min(n, len(factors) - 1)])
-            step.append(Beam((*beam.triple_ids, int(per_beam[bi][j])), float(acc_all[w] * factor),
-                             (*beam.hop_scores, float(raw[offsets[bi] + j])), (*beam.penalties, factor)))
-        result.steps.append(step)
-    return result
-
-
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """values ∈ sorted_set, elementwise (np.isin without its per-call overhead, for a small sorted set)."""
     if len(sorted_set) == 0:
@@ -147,11 +135,70 @@ def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[np.minimum(pos, len(sorted_set) - 1)] == values
 
 
-def _factors(table: np.ndarray, m: int) -> np.ndarray:
-    """The first m diversity factors (the last entry, n ≥ γ, repeats)."""
-    if m <= len(table):
-        return table[:m]
-    return np.concatenate([table, np.full(m - len(table), table[-1])])
+@dataclass(frozen=True)
+class Extensions:
+    """Every beam's V in one step, one row per sequence T∘t, beam by beam in neighbour order: the beam ⟨s, T⟩ it
+    extends (index into B_{i−1}), t, score(q, T∘t) and s' = s + score(q, T∘t). A beam with no neighbour left is one
+    row standing for itself (t = −1, s' = s), so that it carries forward."""
+
+    beam: np.ndarray
+    triple: np.ndarray
+    hop: np.ndarray
+    accumulated: np.ndarray
+
+    @property
+    def scored(self) -> int:
+        return int(np.count_nonzero(self.triple >= 0))
+
+
+def extend(query_vector: np.ndarray, beams: Sequence[Beam], found: Sequence[np.ndarray],
+           scorer: SequenceScorer) -> Extensions:
+    """s' ← s + score(q, T∘t) for every beam's candidates, in one scorer call."""
+    beam = np.repeat(np.arange(len(beams)), [max(len(c), 1) for c in found])
+    triple = np.concatenate([c if len(c) else [-1] for c in found]).astype(np.int64)
+    extended = np.flatnonzero(triple >= 0)
+    sequences = [(*beams[i].triple_ids, t) for i, t in zip(beam[extended].tolist(), triple[extended].tolist(),
+                                                              strict=True)]
+    hop = np.zeros(len(triple))
+    if sequences:
+        hop[extended] = scorer(query_vector, sequences)
+    s = np.array([b.score for b in beams], dtype=np.float64)
+    return Extensions(beam, triple, hop, s[beam] + hop)
+
+
+@dataclass(frozen=True)
+class Weighted:
+    """B in Algorithm 1's order — beam by beam, each beam's V sorted by s' descending — as rows of the Extensions,
+    each with its weight e^(−min(n, γ)/γ) for its position n in V (1 for a beam carried forward) and s' × weight."""
+
+    rows: np.ndarray
+    weight: np.ndarray
+    score: np.ndarray
+
+
+def diversify(extensions: Extensions, params: BeamParams) -> Weighted:
+    """sort(V, descending) for every beam at once (equal s' keep neighbour order), then s' × e^(−min(n, γ)/γ)."""
+    rows = np.lexsort((-extensions.accumulated, extensions.beam))
+    owner = extensions.beam[rows]
+    n = np.arange(len(rows)) - np.searchsorted(owner, owner)  # the position within the beam's V
+    # e^(−min(n, γ)/γ) with math.exp, as BeamParams.penalty; every n ≥ γ weighs e^(−1), the table's last entry
+    table = np.array([params.penalty(i) for i in range(min(params.max_neighbours, math.ceil(params.gamma)) + 1)])
+    weight = np.where(extensions.triple[rows] >= 0, table[np.minimum(n, len(table) - 1)], 1.0)
+    return Weighted(rows, weight, extensions.accumulated[rows] * weight)
+
+
+def top_extensions(beams: Sequence[Beam], extensions: Extensions, weighted: Weighted, b: int) -> list[Beam]:
+    """top(B, b), with Beam records made only for the b that survive."""
+    kept: list[Beam] = []
+    for w in np.argsort(-weighted.score, kind="stable")[:b].tolist():
+        row = int(weighted.rows[w])
+        beam, t = beams[int(extensions.beam[row])], int(extensions.triple[row])
+        if t < 0:
+            kept.append(beam)
+            continue
+        kept.append(Beam((*beam.triple_ids, t), float(weighted.score[w]),
+                         (*beam.hop_scores, float(extensions.hop[row])), (*beam.penalties, float(weighted.weight[w]))))
+    return kept
 
 
 def flatten(beams: Sequence[Beam]) -> list[int]:
