@@ -12,9 +12,12 @@ import os
 import shutil
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -50,8 +53,20 @@ def atomic_write_json(path: Path, data: Any, *, indent: int | None = 1, sort_key
 _swapping = threading.Lock()  # one directory swap at a time in this process (two renames that must not interleave)
 
 
-def atomic_directory(out: Path, write: Callable[[Path], None]) -> None:
-    """Let `write` fill a temporary sibling directory, then swap it into place (the old one is restored on error)."""
+def directory_lock(directory: Path, timeout: float = 60.0) -> FileLock:
+    """The lock around read-modify-write of the files a person keeps inside `directory` (an index's own QA set), held
+    by every writer of them and by `atomic_directory` while it swaps the directory: one process or thread at a time,
+    across processes too. A sibling file (`.NAME.lock`), so it outlives the swap it guards."""
+    directory = Path(directory).resolve()
+    return FileLock(directory.parent / f".{directory.name}.lock", timeout=timeout)
+
+
+def atomic_directory(out: Path, write: Callable[[Path], None], keep: Sequence[str] = ()) -> None:
+    """Let `write` fill a temporary sibling directory, then swap it into place (the old one is restored on error).
+
+    `keep`: files of the directory being replaced that the new one inherits unless `write` made its own (a person's
+    files inside an index, which a rebuild must not lose), copied under `directory_lock` just before the swap, so a
+    save that lands while `write` runs is carried over too."""
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     # unique per call, not only per process: two threads (app sessions) writing the same directory must not share
@@ -62,7 +77,10 @@ def atomic_directory(out: Path, write: Callable[[Path], None]) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         write(tmp)
-        with _swapping:
+        with _swapping, directory_lock(out) if keep else nullcontext():
+            for name in keep:
+                if (out / name).is_file() and not (tmp / name).exists():
+                    shutil.copy2(out / name, tmp / name)
             if out.exists():
                 out.rename(old)
             try:

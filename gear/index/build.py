@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from gear.data.corpus import Document
+from gear.data.qa_set import QA_FILE
 from gear.embed import Encoder
 from gear.files import atomic_directory
 from gear.index.manifest import FORMAT_VERSION, Manifest, require_intact, sha256_file
@@ -100,7 +101,7 @@ def save_index(out: Path, backend: MemoryBackend, manifest: Manifest, counts: np
         if progress:
             progress("saving", 1, 1)
 
-    atomic_directory(out, write)
+    atomic_directory(out, write, keep=(QA_FILE,))  # the person's own QA set outlives a rebuild (gear.data.qa_set)
 
 
 def open_memory_backend(directory: Path, manifest: Manifest, encoder: Encoder, rrf_k: int = 60) -> MemoryBackend:
