@@ -20,6 +20,7 @@ from gear.agent import steps
 from gear.agent.context import RunContext, beam_params, search_base
 from gear.agent.methods import runner
 from gear.agent.run import Run
+from gear.agent.views import passage_views
 from gear.config import Settings, public_settings
 from gear.embed import Encoder
 from gear.eval.measures import recall_at_cutoffs
@@ -30,7 +31,6 @@ from gear.retrieve.ppr import PPRIndex
 from gear.retrieve.scoring import ExactScorer, FastScorer, SequenceScorer
 from gear.store.base import SearchBackend
 from gear.trace import FinalRanking, RunFinished, RunStarted, Trace
-from gear.trace.views import passage_views
 from gear.types import Scored
 
 MAX_LLMS = 8  # LLM configurations an engine keeps (least recently used dropped first)

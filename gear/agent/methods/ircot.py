@@ -24,10 +24,10 @@ from gear.agent import steps
 from gear.agent.asks import Ask
 from gear.agent.context import Outcome, RunContext
 from gear.agent.methods.ppr import ppr_search
+from gear.agent.views import passage_views
 from gear.parsing import Thought, parse_thought
 from gear.prompts import peers
 from gear.trace import BaseRetrieved, IterationStarted, PassagesAdded, ThoughtWritten, Warned
-from gear.trace.views import passage_views
 from gear.types import Scored
 
 THOUGHT_TOKENS = 96  # one sentence (≈20-40 tokens), with room for a model that starts restating the chain

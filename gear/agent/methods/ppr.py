@@ -13,11 +13,11 @@ import time
 
 from gear.agent.asks import Ask
 from gear.agent.context import Outcome, RunContext
+from gear.agent.views import passage_views, ppr_events
 from gear.parsing import parse_kept_facts
 from gear.prompts import peers
 from gear.retrieve.ppr import PPRResult, ranked
 from gear.trace import BaseRetrieved, IterationStarted
-from gear.trace.views import passage_views, ppr_events
 from gear.types import Scored
 
 FILTER_TOKENS = 64  # a handful of numbers in JSON
