@@ -4,10 +4,11 @@ whether it asks an LLM or iterates, the settings it reads, where its runner live
 Everything that lists methods reads this registry — the settings (which names are valid), the engine (which runner
 to call), the evaluation report (multi-step or not), the diagnosis (which stages a run has), the charts and the trace
 view (labels), the sidebar (choices and presets) and the CLI's help — so adding a method is one runner module under
-gear/agent/methods/ and one `Method(…)` line in METHODS below. The record sits at the bottom of the package tree (it
-imports nothing of gear) so that configuration, evaluation and pictures can read it without importing the engine; the
-runner and the diagnosis family are named by their import paths and loaded where they are used
-(gear.agent.methods.runner, gear.eval.diagnosis.registry).
+gear/agent/methods/ (listed in that package's RUNNERS) and one `Method(…)` line in METHODS below. The record sits at
+the bottom of the package tree (it imports nothing of gear) so that configuration, evaluation and pictures can read it
+without importing the engine; so it names its runner and its diagnosis family, which live above it, and the layers
+that own them hold the objects, imported statically: gear.agent.methods.RUNNERS (runner module → its `run`) and
+gear.eval.diagnosis.registry (family name → Family).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class Method:
     choice: str  # the sidebar's expansion list
     report_name: str  # after the retriever in an evaluation's name: "Hybrid" + " GeAR", "Hybrid" + " + NaiveGE"
     presets: tuple[tuple[str, str], ...]  # (label, retriever) pairs the Compare and Evaluate pages offer
-    runner: str  # "module:function" of its runner; every runner has the signature of gear.agent.context.Runner
+    runner: str  # its runner's module in gear/agent/methods/ (gear.agent.methods.RUNNERS); a gear.agent.context.Runner
     settings: tuple[str, ...]  # the Settings fields its run reads (the LLM's own configuration aside)
     needs_llm: bool = False  # every run asks an LLM
     llm_setting: str = ""  # ... or only when this boolean setting is on (PPR's recognition filter)
@@ -66,7 +67,7 @@ class Method:
     base_note: str = ""  # what its base list is, under the trace view's base retrieval
     uses_ppr: Callable[[Mapping[str, Any] | object], bool] = _never  # runs PPR (its first run builds the graph)
     retriever_shown: Callable[[str, Mapping[str, Any] | object], str] = _as_set  # the retriever, as a run shows it
-    diagnosis: str = ""  # "module:name" of the gear.eval.diagnosis Family that follows gold passages through its runs
+    diagnosis: str = ""  # the name of the gear.eval.diagnosis Family that follows gold passages through its runs
     steps_setting: str = ""  # the setting that caps its iterations (a live run's status line: "of up to N")
     #: (prompt, completion) tokens one question costs when its LLM answers live: the means over the recorded dev50
     #: subset (docs/evals/dev50_every2_n20_*.json), for the expected time of a live run (gear.trace.pace)
@@ -80,34 +81,31 @@ class Method:
 METHODS: tuple[Method, ...] = (
     Method("none", "base retriever only", "none (base retriever only)", "",
            (("BM25", "bm25"), ("Dense", "dense"), ("Hybrid", "hybrid")),
-           "gear.agent.methods.base:run", ("retriever",), diagnosis="gear.eval.diagnosis.expansion:BASE_ONLY"),
+           "base", ("retriever",), diagnosis="base"),
     Method("naive", "NaiveGE", "NaiveGE", " + NaiveGE", (("Hybrid + NaiveGE", "hybrid"),),
-           "gear.agent.methods.naive:run", ("retriever", *BEAM_SETTINGS),
-           diagnosis="gear.eval.diagnosis.expansion:NAIVE"),
+           "naive", ("retriever", *BEAM_SETTINGS), diagnosis="NaiveGE"),
     Method("sync", "SyncGE", "SyncGE", " + SyncGE", (("Hybrid + SyncGE", "hybrid"),),
-           "gear.agent.methods.sync:run", ("retriever", "prompts", "read_order", *BEAM_SETTINGS, *QA_SETTINGS),
-           needs_llm=True, answers=True, diagnosis="gear.eval.diagnosis.expansion:SYNC",
+           "sync", ("retriever", "prompts", "read_order", *BEAM_SETTINGS, *QA_SETTINGS),
+           needs_llm=True, answers=True, diagnosis="SyncGE",
            typical_tokens=(2860, 34)),  # one read and the QA step: the recorded medians of each (assets/llm_cache)
     Method("gear", "GeAR", "GeAR (multi-step)", " GeAR", (("GeAR (hybrid)", "hybrid"),),
-           "gear.agent.methods.gear:run",
-           ("retriever", "prompts", *BEAM_SETTINGS, "max_iterations", "agent_k", "passage_link_k", "gist_read",
-            "gist_read_k", "read_order", *QA_SETTINGS),
-           needs_llm=True, multi_step=True, answers=True, diagnosis="gear.eval.diagnosis.expansion:GEAR",
+           "gear", ("retriever", "prompts", *BEAM_SETTINGS, "max_iterations", "agent_k", "passage_link_k",
+                    "gist_read", "gist_read_k", "read_order", *QA_SETTINGS),
+           needs_llm=True, multi_step=True, answers=True, diagnosis="GeAR",
            steps_setting="max_iterations", typical_tokens=(7444, 158)),
     # PPR's dense parts use the dense encoder whatever the retriever: its preset says "dense"
     Method("ppr", "PPR (HippoRAG 2 style)", "PPR, HippoRAG 2 style (no LLM)", " + PPR",
-           (("PPR (HippoRAG 2)", "dense"),), "gear.agent.methods.ppr:run", PPR_SETTINGS,
+           (("PPR (HippoRAG 2)", "dense"),), "ppr", PPR_SETTINGS,
            llm_setting="ppr_filter", peer=True, cli_note="HippoRAG 2-style PageRank, no LLM",
            base_note="The dense top k: every passage's dense score seeds its node in the PPR graph.", uses_ppr=_always,
            retriever_shown=lambda retriever, settings: "dense (PPR's fact matching and passage seeds)",
-           diagnosis="gear.eval.diagnosis.ppr:PPR", typical_tokens=(222, 15)),  # with the filter on
+           diagnosis="PPR", typical_tokens=(222, 15)),  # with the filter on
     Method("ircot", "IRCoT", "IRCoT (multi-step)", " IRCoT", (("IRCoT (hybrid)", "hybrid"),),
-           "gear.agent.methods.ircot:run",
-           ("retriever", "agent_k", "ircot_max_steps", "ircot_retriever", "ircot_max_passages", "ircot_ranking",
-            *PPR_SETTINGS, *QA_SETTINGS),
+           "ircot", ("retriever", "agent_k", "ircot_max_steps", "ircot_retriever", "ircot_max_passages",
+                     "ircot_ranking", *PPR_SETTINGS, *QA_SETTINGS),
            needs_llm=True, multi_step=True, answers=True, peer=True, cli_note="IRCoT, LLM", uses_ppr=_ircot_on_ppr,
            retriever_shown=lambda retriever, settings: "PPR at every step" if _ircot_on_ppr(settings) else retriever,
-           diagnosis="gear.eval.diagnosis.ircot:IRCOT", steps_setting="ircot_max_steps",
+           diagnosis="IRCoT", steps_setting="ircot_max_steps",
            typical_tokens=(4692, 45)),
 )
 

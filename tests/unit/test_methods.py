@@ -4,6 +4,7 @@ other place in the code spells out the method list."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 from pathlib import Path
@@ -15,10 +16,20 @@ from streamlit.testing.v1 import AppTest
 from gear import methods, viz
 from gear.agent import steps
 from gear.agent.engine import Engine
-from gear.agent.methods import runner
+from gear.agent.methods import RUNNERS, runner
 from gear.cli.app import ExpandOpt
 from gear.config import Settings
-from gear.trace import Answered, FinalRanking, IterationStarted, LLMCalled, RunFinished, RunStarted, Trace
+from gear.eval.diagnosis.registry import FAMILIES
+from gear.trace import (
+    Answered,
+    FinalRanking,
+    IterationStarted,
+    LLMCalled,
+    RunFinished,
+    RunStarted,
+    StageTimed,
+    Trace,
+)
 from tests.scripted_llm import ScriptedLLM
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,8 +66,15 @@ def test_an_unknown_method_is_refused_with_the_known_ones() -> None:
 
 @pytest.mark.parametrize("method", methods.METHODS, ids=lambda m: m.name)
 def test_every_runner_is_a_function_of_the_agent(method: methods.Method) -> None:
-    assert callable(runner(method))
-    assert method.runner.startswith("gear.agent.methods.")
+    found = runner(method)
+    assert callable(found) and found.__module__ == f"gear.agent.methods.{method.runner}"
+
+
+def test_every_runner_module_serves_a_method_and_a_wrong_name_says_which_exist() -> None:
+    assert set(RUNNERS) == {m.runner for m in methods.METHODS}
+    assert set(FAMILIES) == {m.name for m in methods.METHODS}
+    with pytest.raises(LookupError, match=r"no runner module 'pagerank' in gear\.agent\.methods"):
+        runner(dataclasses.replace(methods.get("ppr"), runner="pagerank"))
 
 
 @pytest.mark.parametrize("method", methods.METHODS, ids=lambda m: m.name)
@@ -73,7 +91,8 @@ def test_every_method_runs_through_the_engine_as_its_record_says(engine: Engine,
         assert ranking is not None and [p.id for p in ranking.passages] == result.ids != []
         assert bool(trace.of(LLMCalled)) == method.uses_llm(settings), changes
         assert (trace.first(Answered) is not None) == method.answers == (result.answer is not None)
-        assert result.timings_ms["total"] >= 0 and ("qa" in result.timings_ms) == method.answers
+        assert set(result.timings_ms) == {e.stage for e in trace.of(StageTimed)} | {"total"}  # each timed stage
+        assert ("qa" in result.timings_ms) == method.answers
         if not method.multi_step:
             assert trace.iterations() == [1] and finish.iterations == 1
         assert finish.iterations == max(trace.iterations())

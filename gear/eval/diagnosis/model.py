@@ -188,7 +188,7 @@ class Diagnosis:
 @dataclass(frozen=True)
 class Family:
     """How a method's runs are diagnosed: its stages before the final ranking (pipeline order) and the function that
-    marks a gold passage at each. A method's record (gear.methods.Method.diagnosis) names its family by import path."""
+    marks a gold passage at each. A method's record (gear.methods.Method.diagnosis) names its family by `name`."""
 
     name: str
     stages: tuple[str, ...]  # before the final ranking, in pipeline order

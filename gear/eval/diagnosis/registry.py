@@ -1,10 +1,8 @@
 """Which family diagnoses which method: read from the method registry (gear.methods), where each Method names its
-family by import path, so adding a method stays one runner module, one family (or an existing one) and one
-registration line. A method not registered is recognised by the events its trace holds."""
+family, so adding a method stays one runner module, one family (or an existing one) and one registration line. A
+method not registered is recognised by the events its trace holds."""
 
 from __future__ import annotations
-
-from importlib import import_module
 
 from gear import methods
 from gear.eval.diagnosis.expansion import BASE_ONLY, GEAR, NAIVE, SYNC
@@ -14,13 +12,15 @@ from gear.eval.diagnosis.model import Family
 from gear.eval.diagnosis.ppr import PPR
 from gear.trace import InitialNodes, PassagesAdded, PassagesLinked, PPRRanked, ProximalTriples
 
+#: family name → Family: what a Method's `diagnosis` names
+BY_NAME: dict[str, Family] = {f.name: f for f in (BASE_ONLY, NAIVE, SYNC, GEAR, PPR, IRCOT)}
+
 
 def _family(method: methods.Method) -> Family:
-    module, _, name = method.diagnosis.partition(":")
-    family = getattr(import_module(module), name, None)
-    if not isinstance(family, Family):
-        raise ImportError(f"method {method.name!r}: its diagnosis {method.diagnosis!r} is not a Family")
-    return family
+    if method.diagnosis not in BY_NAME:
+        raise LookupError(f"method {method.name!r}: no diagnosis family {method.diagnosis!r} "
+                          f"(there are {', '.join(BY_NAME)})")
+    return BY_NAME[method.diagnosis]
 
 
 #: method name -> its family, as the method registry says
