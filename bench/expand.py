@@ -8,8 +8,12 @@ the raw reference encodes everything in one call; `ratio expansion/its-own-encod
 The ratio expansion / raw encode is the issue's target (≤ 1.25).
 A warm run (same query again, cache full) and the fast mode are printed next to it for reference.
 
+With `--against REV`, `beam_search` as it was at git revision REV runs beside the current one on the same initial
+nodes, alternating which goes first: cold (empty encoder cache), warm (cache full: the search itself) and fast, with
+the ratio current / REV of each, and a check that both return the same beams.
+
     python bench/expand.py [/tmp/idx/musique] [--qa dev50.json] [--retriever bm25] [--k 10] [--limit N] [--bf16]
-                           [--profile]
+                           [--profile] [--against REV]
 
 Output: one measurement per line, `name value unit` pairs, script-readable.
 """
@@ -20,7 +24,9 @@ import argparse
 import cProfile
 import io
 import pstats
+import subprocess
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +35,10 @@ from gear.agent.engine import Engine
 from gear.config import Settings
 from gear.data.corpus import load_qa
 from gear.embed import Encoder
+from gear.retrieve import beam
 from gear.retrieve.expand import expand, naive_initial_nodes
 from gear.retrieve.scoring import ExactScorer, FastScorer
+from gear.trace import Trace
 
 
 class RecordingEncoder:
@@ -49,6 +57,51 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
 
+def beam_module_at(revision: str) -> types.ModuleType:
+    """gear/retrieve/beam.py as it was at a git revision, loaded as a module of its own."""
+    root = Path(__file__).resolve().parents[1]
+    source = subprocess.run(["git", "show", f"{revision}:gear/retrieve/beam.py"], cwd=root, check=True,
+                            capture_output=True, text=True).stdout
+    module = types.ModuleType(f"beam_at_{revision}")
+    exec(compile(source, f"{revision}:gear/retrieve/beam.py", "exec"), module.__dict__)
+    return module
+
+
+def against(revision: str, engine: Engine, ctx, questions, k: int) -> None:
+    """The current beam_search beside REV's on every question's NaiveGE initial nodes: seconds summed over the
+    questions, each side the best of 3 when warm or fast; cold alternates which side goes first."""
+    reference = beam_module_at(revision)
+    sides = {"current": beam.beam_search, revision: reference.beam_search}
+    totals = {mode: dict.fromkeys(sides, 0.0) for mode in ("cold", "warm", "fast")}
+    differ = 0
+    for i, q in enumerate(questions):
+        qv = engine.encode_query(q.question)
+        initial = naive_initial_nodes(engine.backend, [p.id for p in ctx.base_retrieve(q.question, k, qv)])
+        results = {}
+        for name in (list(sides) if i % 2 == 0 else list(reversed(sides))):
+            engine.encoder._cache.clear()
+            t = time.perf_counter()
+            results[name] = sides[name](qv, initial, engine.backend, ExactScorer(engine.backend, engine.encoder),
+                                        ctx.beam)
+            totals["cold"][name] += time.perf_counter() - t
+        first, second = results.values()
+        differ += first.steps != second.steps or first.candidates_scored != second.candidates_scored
+        warm, fast = ExactScorer(engine.backend, engine.encoder), FastScorer(engine.backend)
+        for mode, scorer in (("warm", warm), ("fast", fast)):
+            for name, search in sides.items():
+                best = float("inf")
+                for _ in range(3):
+                    t = time.perf_counter()
+                    search(qv, initial, engine.backend, scorer, ctx.beam)
+                    best = min(best, time.perf_counter() - t)
+                totals[mode][name] += best
+    print(f"beam_search against {revision}: questions {len(questions)} different results {differ}")
+    for mode, seconds in totals.items():
+        now, then = seconds["current"], seconds[revision]
+        print(f"beam_search {mode} current {now * 1000:.1f} ms {revision} {then * 1000:.1f} ms "
+              f"ratio current/{revision} {now / max(then, 1e-12):.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("index", nargs="?", default="/tmp/idx/musique")
@@ -58,6 +111,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--bf16", action="store_true", help="bf16 encoder (Settings.embed_bf16)")
     ap.add_argument("--profile", action="store_true", help="cProfile the expansions; print the top entries")
+    ap.add_argument("--against", metavar="REV", help="also time beam_search as it was at this git revision")
     args = ap.parse_args()
 
     settings = Settings().with_(retriever=args.retriever, expand="naive", embed_bf16=args.bf16)
@@ -65,14 +119,15 @@ def main() -> None:
     encoder = engine.encoder
     questions, _ = load_qa(args.qa)
     questions = questions[: args.limit] if args.limit else questions
-    params = engine.beam_params(settings)
+    ctx = engine.context(settings, Trace(), ())  # a run's view: base retrieval, Algorithm 1's parameters
+    params = ctx.beam
     encoder.encode(["warm up the model"])  # model load is not part of any measurement
 
     cold, raw, warm, fast, n_texts, search_only = [], [], [], [], [], []
     profiler = cProfile.Profile() if args.profile else None
     for q in questions:
         qv = engine.encode_query(q.question)
-        base = [p.id for p in engine.base_retrieve(q.question, args.k, settings, qv)]
+        base = [p.id for p in ctx.base_retrieve(q.question, args.k, qv)]
         initial = naive_initial_nodes(engine.backend, base)
         # cold: nothing of this query's candidates cached
         encoder._cache.clear()
@@ -130,6 +185,8 @@ def main() -> None:
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
         print(out.getvalue())
+    if args.against:
+        against(args.against, engine, ctx, questions, args.k)
 
 
 if __name__ == "__main__":

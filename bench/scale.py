@@ -145,6 +145,7 @@ def build(args: argparse.Namespace) -> None:
 
 
 def query(args: argparse.Namespace) -> None:
+    from gear.agent.context import beam_params
     from gear.agent.engine import Engine
     from gear.config import Settings
     from gear.index import Manifest
@@ -200,7 +201,7 @@ def query(args: argparse.Namespace) -> None:
     bm25_t = timed(lambda q: backend.search_triples([q], 10, "bm25"), queries)
     bases = [[s.id for s in pt.index.search(v, 10)[0]] for v in qvs]
     inits = [naive_initial_nodes(backend, b) for b in bases]
-    params = engine.beam_params(engine.settings)
+    params = beam_params(engine.settings)
     fast = FastScorer(backend)
     t_fast = timed(lambda i: expand(qvs[i], bases[i], inits[i], backend, fast, params), range(n))
     print(f"rss after production-path queries {rss_gb():.2f} GB {rss_split()}", flush=True)

@@ -2,8 +2,9 @@
 
 The engine builds a RunContext for every run (Engine.retrieve) and hands it to the method's runner (gear.methods names
 it): the index's backend, the encoder behind a cached `encode`, the LLM when the method asks one, the beam-search
-scorer and parameters, the PPR graph on demand, the trace, the gold passages and the settings. Runners see nothing
-else of the engine, so they cannot reach past what a run needs, and the engine owns the run's life around them.
+scorer and parameters, the PPR graph on demand, the trace, the gold passages, the settings, and the engine's record of
+the model's speed (which each LLM call teaches and the next call's announcement reads). Runners see nothing else of the
+engine, so they cannot reach past what a run needs, and the engine owns the run's life around them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 from gear.agent.asks import Ask
 from gear.agent.run import Timer
-from gear.config import Retriever, Settings
+from gear.config import BeamSettings, Retriever, Settings
 from gear.llm import LLM
 from gear.llm.base import Message, answered_at_once, estimate_tokens
 from gear.llm.queue import current_listener, listening
@@ -25,7 +26,7 @@ from gear.retrieve.ppr import PPRIndex
 from gear.retrieve.scoring import SequenceScorer
 from gear.store.base import SearchBackend
 from gear.trace import LLMAsking, LLMCalled, LLMText, LLMWaiting, Trace, Warned
-from gear.trace.pace import MODEL_SPEED
+from gear.trace.pace import ModelSpeed
 from gear.types import Scored
 
 Encode = Callable[[Sequence[str]], np.ndarray]  # texts → unit vectors (one row each), through the encoder's cache
@@ -40,7 +41,7 @@ class Outcome:
     iterations: int = 1
 
 
-def beam_params(settings: Settings) -> BeamParams:
+def beam_params(settings: BeamSettings) -> BeamParams:
     """Algorithm 1's parameters from the settings (γ as in force: 2b unless set)."""
     return BeamParams(settings.beam_width, settings.beam_length, settings.max_neighbours, settings.effective_gamma,
                       settings.diversity)
@@ -68,6 +69,7 @@ class RunContext:
     make_scorer: Callable[[], SequenceScorer]  # score(q, T) for Diverse Triple Beam Search, exact or fast
     ppr_index: Callable[[], PPRIndex]  # the index's PPR graph for these settings, built on first use
     ppr_ready: Callable[[], bool]  # whether that graph is built already (a first build is timed on its own)
+    speed: ModelSpeed  # the engine's: what the model's server has read, and how fast it reads and writes
     llm: LLM | None = None
     timer: Timer = field(init=False)
     last_read: list[int] = field(default_factory=list)  # the run's previous read, as shown (read_order "cache")
@@ -97,7 +99,7 @@ class RunContext:
                                "asks none)")
         messages: list[Message] = [{"role": "user", "content": ask.prompt}]
         instant = answered_at_once(self.llm, messages, ask.schema, ask.max_tokens)  # the memo or a recording
-        head = 0 if instant else MODEL_SPEED.cached_head(self.llm.model, ask.prompt)  # what the server has read
+        head = 0 if instant else self.speed.cached_head(self.llm.model, ask.prompt)  # what the server has read
         asking = LLMAsking(iteration, ask.step, self.llm.model, estimate_tokens(ask.prompt), ask.max_tokens,
                            estimate_tokens(ask.prompt[:head]), instant or "")
         self.trace.emit_transient(asking)  # what the run waits for, before the model starts (gear.trace.pace)
@@ -118,7 +120,7 @@ class RunContext:
             result = self.llm.complete(messages, json_schema=ask.schema, max_tokens=ask.max_tokens, on_text=stream)
         called = LLMCalled(iteration, ask.step, result.model, result.prompt_tokens, result.completion_tokens,
                            result.seconds, result.cached, result.source)
-        MODEL_SPEED.observe(called, asking, result.cached_prompt_tokens, ask.prompt)  # speed for the next estimates
+        self.speed.observe(called, asking, result.cached_prompt_tokens, ask.prompt)  # speed for the next estimates
         self.trace.emit(called)
         return result.text
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from gear import methods
 from gear.agent import steps
-from gear.agent.context import RunContext, beam_params, search_base
+from gear.agent.context import RunContext
 from gear.agent.methods import runner
 from gear.agent.run import Run
 from gear.agent.views import passage_views
@@ -26,12 +26,11 @@ from gear.embed import Encoder
 from gear.eval.measures import recall_at_cutoffs
 from gear.index import Manifest, open_memory_backend
 from gear.llm import LLM, llm_from_settings, llm_key
-from gear.retrieve.beam import BeamParams
 from gear.retrieve.ppr import PPRIndex
 from gear.retrieve.scoring import ExactScorer, FastScorer, SequenceScorer
 from gear.store.base import SearchBackend
 from gear.trace import FinalRanking, RunFinished, RunStarted, Trace
-from gear.types import Scored
+from gear.trace.pace import MODEL_SPEED, ModelSpeed
 
 MAX_LLMS = 8  # LLM configurations an engine keeps (least recently used dropped first)
 
@@ -46,16 +45,21 @@ class Engine:
         settings: Settings,
         manifest: Manifest | None = None,
         directory: Path | None = None,
+        speed: ModelSpeed | None = None,
     ) -> None:
         self.backend, self.encoder, self.settings = backend, encoder, settings
         self.manifest, self.directory = manifest, directory
+        #: the model's speed as this engine's runs measure it (the status line's estimates); by default the one this
+        #: process shares, as its engines share the one embedded model server
+        self.speed = speed if speed is not None else MODEL_SPEED
         self._llms: OrderedDict[tuple[object, ...], LLM] = OrderedDict()  # most recently used last
         self._llm_lock = threading.Lock()
         self._ppr: dict[float, PPRIndex] = {}
         self._ppr_lock = threading.Lock()
 
     @classmethod
-    def open(cls, directory: str | Path, settings: Settings | None = None, encoder: Encoder | None = None) -> Engine:
+    def open(cls, directory: str | Path, settings: Settings | None = None, encoder: Encoder | None = None,
+             speed: ModelSpeed | None = None) -> Engine:
         directory = Path(directory)
         manifest = Manifest.read(directory)
         base = settings or Settings()
@@ -67,7 +71,7 @@ class Engine:
             backend = open_elastic_backend(directory, manifest, base, encoder)
         else:
             backend = open_memory_backend(directory, manifest, encoder, base.rrf_k)
-        return cls(backend, encoder, base, manifest, directory)
+        return cls(backend, encoder, base, manifest, directory, speed)
 
     def llm(self, settings: Settings | None = None) -> LLM:
         """The configured LLM, created once per configuration (the local model takes seconds to load)."""
@@ -101,15 +105,6 @@ class Engine:
     def scorer(self, settings: Settings) -> SequenceScorer:
         return FastScorer(self.backend) if settings.score_mode == "fast" else ExactScorer(self.backend, self.encoder)
 
-    @staticmethod
-    def beam_params(settings: Settings) -> BeamParams:
-        return beam_params(settings)
-
-    def base_retrieve(
-        self, query: str, k: int, settings: Settings, query_vector: np.ndarray | None = None
-    ) -> list[Scored]:
-        return search_base(self.backend, self.encoder.encode_cached, query, k, settings.retriever, query_vector)
-
     def ppr_index(self, settings: Settings) -> PPRIndex:
         """The index's PPR graph for this synonym threshold, built on first use (entity vectors and synonym edges
         cached in `<index>/ppr/` when the directory is writable)."""
@@ -132,7 +127,7 @@ class Engine:
         """What one run may use of this engine (a runner sees nothing else of it)."""
         return RunContext(settings, trace, frozenset(gold), self.backend, self.encoder.encode_cached,
                           lambda: self.scorer(settings), lambda: self.ppr_index(settings),
-                          lambda: self.has_ppr_index(settings), llm)
+                          lambda: self.has_ppr_index(settings), self.speed, llm)
 
     def retrieve(
         self,

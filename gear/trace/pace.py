@@ -81,8 +81,8 @@ class Speed:
 class ModelSpeed:
     """Per model name: the speeds learned from its live calls (the most recent `window`), the ratio of counted to
     estimated prompt tokens, the tokens written per step, and the recent prompts its server has read (for servers
-    that have shown a prompt cache). Thread-safe: every session of an app process teaches and reads one instance
-    (MODEL_SPEED), as every session shares the one embedded server."""
+    that have shown a prompt cache). An engine owns the one its runs teach (gear.agent.engine.Engine.speed; each LLM
+    call of a run reads and teaches it through its RunContext). Thread-safe: the sessions of an app share it."""
 
     def __init__(self, window: int = 24, read_rate: float = DEFAULT_READ_RATE,
                  write_rate: float = DEFAULT_WRITE_RATE) -> None:
@@ -199,6 +199,8 @@ def fit(calls: list[tuple[int, int, float]], prior: Speed) -> Speed:
 
 
 #: the process's one record of its models' speeds (every engine run teaches it; gear.agent.context.RunContext.ask)
+#: the process's shared instance: every Engine's unless it is given its own (the engines of one process share the one
+#: embedded model server), and what the app's status line and example list read
 MODEL_SPEED = ModelSpeed()
 
 

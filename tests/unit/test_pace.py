@@ -30,6 +30,7 @@ from gear.trace.pace import (
     DEFAULT_READ_RATE,
     DEFAULT_WRITE_RATE,
     KEEP_SHARE,
+    MODEL_SPEED,
     TYPICAL_WRITE,
     ModelSpeed,
     RunProgress,
@@ -296,3 +297,24 @@ def test_each_call_is_announced_with_who_will_answer_it(tiny_index: Path, make_e
         assert calls and [a.answered_by or "model" for a in asked] == [c.source for c in calls]
         assert {c.source for c in calls} >= {answered}
     assert {c.source for c in calls} == {"memo"}
+
+
+def test_a_run_teaches_its_engines_speed_and_nothing_else(tiny_index: Path, make_encoder, tmp_path: Path) -> None:
+    """The speed is the engine's (Engine.speed, handed to each run's context), not a global the run writes: an engine
+    given its own learns from its runs' live calls, and the process's shared one (MODEL_SPEED) stays as it was."""
+    own = ModelSpeed()
+    engine = Engine.open(tiny_index, Settings(), encoder=make_encoder(), speed=own)
+    settings = Settings().with_(retriever="bm25", expand="gear", llm="replay", llm_cache_dir=tmp_path)
+
+    class Timed(ScriptedLLM):
+        model = "scripted, timed"
+
+        def complete(self, messages, **kwargs):
+            return replace(super().complete(messages, **kwargs), seconds=0.5, source="model")
+
+    engine.set_llm(settings, Timed())
+    shared_before = MODEL_SPEED.speed(Timed.model)
+    run = engine.retrieve("Which sea is the island with Mount Etna the largest island in?", k=4, settings=settings)
+    assert own.speed(Timed.model).calls == len(run.trace.of(LLMCalled)) > 0
+    assert MODEL_SPEED.speed(Timed.model) == shared_before and shared_before.calls == 0
+    assert Engine.open(tiny_index, encoder=make_encoder()).speed is MODEL_SPEED  # by default the process's shared one
