@@ -18,6 +18,12 @@ disagree on is handled here, once:
   with the abandoned one, so a read timeout is final at once (see `_SlowAnswerIsFinal`).
 - `max_concurrent` callers at a time per client, in a `ModelQueue`: a llama.cpp server computes one answer at a time,
   and callers in line are told their place (the app shows it) instead of silently waiting on a socket.
+- A caller that stops waiting stops the server too. The request runs in a worker thread while the caller's thread
+  waits for its pieces, hearing a heartbeat (the queue's listener, "your turn", every HEARTBEAT_SECONDS) until the
+  first text arrives; whatever the caller raises there or in `on_text` (Streamlit's stop on Cancel, Ctrl-C) shuts
+  the request's connection down at once. llama-server notices the closed connection within a second and frees the
+  slot at its next batch, so the next call starts at once instead of after an answer nobody reads. Each request
+  therefore gets a connection of its own (no keep-alive: its socket is the handle to close).
   `shared_openai_llm` gives the whole process one client (and so one queue) per server, model, key and timeout.
 
 Whatever is left after that becomes an `LLMError` whose one line says what to do and never carries the API key.
@@ -26,10 +32,12 @@ Whatever is left after that becomes an `LLMError` whose one line says what to do
 from __future__ import annotations
 
 import hashlib
+import queue
+import socket
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,10 +46,11 @@ import httpx2
 from gear.llm.base import LLMError, LLMResult, Message, TextListener, estimate_tokens
 from gear.llm.openai_errors import broken_stream, context_overflow, describe, message_of
 from gear.llm.openai_errors import scrub as scrub
-from gear.llm.queue import ModelQueue
+from gear.llm.queue import ModelQueue, current_listener
 
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key but the client insists on one
 FORMATS = ("json_schema", "json_object", "text")  # structured-output request shapes, in the order they are tried
+HEARTBEAT_SECONDS = 0.25  # how often a caller waiting for the first text hears "still your turn" (and may stop)
 
 
 def response_format(kind: str, schema: dict | None) -> dict | None:
@@ -81,17 +90,60 @@ class _TimeoutStream(httpx2.SyncByteStream):
         self._inner.close()
 
 
+class _Connections:
+    """The sockets one call's requests opened (httpcore's "trace" extension reports each new connection), so the
+    caller can shut them down from its own thread while the worker is blocked reading: a plain close() would not wake
+    the blocked read, shutdown() does, and the server sees the connection end."""
+
+    def __init__(self) -> None:
+        self._sockets: list[socket.socket] = []
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        if event != "connection.connect_tcp.complete":
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if not isinstance(sock, socket.socket):
+            return
+        with self._lock:
+            self._sockets.append(sock)
+            closed = self._closed
+        if closed:  # closed before this connection was made (a retry racing the caller's stop)
+            _shut(sock)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    with suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+_call = threading.local()  # the worker thread's _Connections, read by the transport
+
+
 class _SlowAnswerIsFinal(httpx2.BaseTransport):
     """The default transport, with read timeouts raised as openai.APITimeoutError: the openai client retries httpx's
     own errors but passes its own exceptions through unretried, so a slow answer fails after one timeout while refused
-    connections, 5xx and 429 keep the client's retries."""
+    connections, 5xx and 429 keep the client's retries. Connections are not kept alive, and each new one is reported
+    to the calling worker's _Connections, so a stopped call can be cut off (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._inner = httpx2.HTTPTransport()
+        self._inner = httpx2.HTTPTransport(limits=httpx2.Limits(max_keepalive_connections=0))
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         import openai
 
+        connections = getattr(_call, "connections", None)
+        if connections is not None:
+            request.extensions["trace"] = connections.trace
         try:
             response = self._inner.handle_request(request)
         except httpx2.ReadTimeout:
@@ -154,9 +206,9 @@ class OpenAILLM:
         with self._turn():
             started = time.perf_counter()
             if on_text is None:
-                answer = self._read(self._create(messages, json_schema, max_tokens, False))
+                answer = _stoppable(lambda _: self._read(self._create(messages, json_schema, max_tokens, False)), None)
             else:
-                answer = self._stream(messages, json_schema, max_tokens, on_text)
+                answer = _stoppable(lambda pieces: self._stream(messages, json_schema, max_tokens, pieces), on_text)
             seconds = time.perf_counter() - started
         return LLMResult(
             text=answer.text,
@@ -266,6 +318,48 @@ class OpenAILLM:
         if completion is None:
             completion = len(pieces)
         return _Answer("".join(pieces), prompt, completion, model, _cached(usage))
+
+
+def _stoppable(work: Callable[[TextListener], _Answer], on_text: TextListener | None) -> _Answer:
+    """Run `work` (one request) in a worker thread and wait for it in the caller's: its text pieces are passed to
+    `on_text` here, a heartbeat goes to the queue's listener in context until the first piece arrives, and if the
+    caller raises while waiting (a listener's stop, KeyboardInterrupt) the request's connections are shut down before
+    the exception goes on, so the server stops working on it."""
+    inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+    connections = _Connections()
+
+    def run() -> None:
+        _call.connections = connections
+        try:
+            inbox.put(("done", work(lambda piece: inbox.put(("text", piece)))))
+        except BaseException as exc:  # handed to the caller's thread, which raises it
+            inbox.put(("error", exc))
+        finally:
+            _call.connections = None
+
+    heartbeat = current_listener()
+    worker = threading.Thread(target=run, name="gear-llm-call", daemon=True)
+    worker.start()
+    writing = False
+    try:
+        while True:
+            try:
+                kind, value = inbox.get(timeout=HEARTBEAT_SECONDS)
+            except queue.Empty:
+                if heartbeat is not None and not writing:
+                    heartbeat(0)  # still our turn: the model is reading (a point where the caller may stop)
+                continue
+            if kind == "text":
+                writing = True
+                if on_text is not None:
+                    on_text(value)
+            elif kind == "done":
+                return value  # type: ignore[no-any-return]  # the worker's _Answer
+            else:
+                raise value
+    except BaseException:
+        connections.close()  # the caller stopped waiting (or the call failed): free the server at once
+        raise
 
 
 @dataclass(frozen=True, slots=True)
