@@ -33,72 +33,40 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+from gear.extract import outputs
 from gear.extract.journal import JOURNAL as JOURNAL
 from gear.extract.journal import Journal, Record
+from gear.extract.outputs import DEMO_PASSAGE, DEMO_TITLE, JOINT, OutputName
 from gear.files import atomic_write_json
 from gear.llm.base import LLM, LLMError, LLMResult, Message
-from gear.parsing import parse_entities, parse_triples
 from gear.prompts import extraction_prompt
 from gear.types import SPO
 
 Style = Literal["paper", "one-shot"]
 
-PROMPT_VERSION = "gear-triple-extraction/1"
+PROMPT_VERSION = JOINT.prompt_version  # the paper's answer; each output shape names its own (gear.extract.outputs)
 MAX_TRIPLES = 18  # schema cap (measured: 1.5B loops repeat until the cap; MuSiQue passages average ≈10 facts)
 MAX_ENTITIES = 12
 MAX_TOKENS = 1024
 MAX_PART_CHARS = 200  # subject/predicate/object longer than this are run-on sentences, not graph nodes
-
-# The paper's Demonstration #1 (Magic Johnson), written as valid JSON; used as the one-shot assistant turn.
-DEMO_TITLE = "Magic Johnson"
-DEMO_PASSAGE = (
-    'After winning a national championship with Michigan State in 1979, Johnson was selected first overall in the 1979 '
-    'NBA draft by the Lakers, leading the team to five NBA championships during their "Showtime" era.'
-)
-DEMO_ANSWER = {
-    "named_entities": [
-        "Michigan State", "national championship", "1979", "Magic Johnson", "National Basketball Association",
-        "Los Angeles Lakers", "NBA Championship",
-    ],
-    "triples": [
-        ["Magic Johnson", "member of sports team", "Michigan State"],
-        ["Michigan State", "award", "national championship"],
-        ["Michigan State", "award date", "1979"],
-        ["Magic Johnson", "draft pick number", "1"],
-        ["Magic Johnson", "drafted in", "1979"],
-        ["Magic Johnson", "drafted by", "Los Angeles Lakers"],
-        ["Magic Johnson", "member of sports team", "Los Angeles Lakers"],
-        ["Magic Johnson", "league", "National Basketball Association"],
-        ["Los Angeles Lakers", "league", "National Basketball Association"],
-        ["Los Angeles Lakers", "award received", "NBA Championship"],
-    ],
-}
+DEFAULT_OUTPUT: OutputName = "joint"
 
 
-def extraction_schema(max_triples: int = MAX_TRIPLES, max_entities: int = MAX_ENTITIES) -> dict[str, Any]:
-    """JSON schema of the answer: entity list and [s, p, o] string triples, capped to stop repetition loops."""
-    return {
-        "type": "object",
-        "properties": {
-            "named_entities": {"type": "array", "items": {"type": "string"}, "maxItems": max_entities},
-            "triples": {
-                "type": "array",
-                "maxItems": max_triples,
-                "items": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3},
-            },
-        },
-        "required": ["named_entities", "triples"],
-    }
+def extraction_schema(max_triples: int = MAX_TRIPLES, max_entities: int = MAX_ENTITIES,
+                      output: OutputName = "joint") -> dict[str, Any]:
+    """JSON schema of the answer in the given shape, capped to stop repetition loops."""
+    return outputs.get(output).schema(max_triples, max_entities)
 
 
-def extraction_messages(title: str, passage: str, style: Style = "one-shot") -> list[Message]:
+def extraction_messages(title: str, passage: str, style: Style = "one-shot", output: OutputName = "joint"
+                        ) -> list[Message]:
     """The chat messages sent for one passage (see the module docstring for the two styles)."""
     final = {"role": "user", "content": extraction_prompt(title, passage)}
     if style == "paper":
         return [final]
     return [
         {"role": "user", "content": extraction_prompt(DEMO_TITLE, DEMO_PASSAGE)},
-        {"role": "assistant", "content": json.dumps(DEMO_ANSWER, ensure_ascii=False)},
+        {"role": "assistant", "content": outputs.get(output).demo_answer()},
         final,
     ]
 
@@ -113,15 +81,20 @@ class ExtractionConfig:
     max_tokens: int = MAX_TOKENS
     require_grounded: bool = False
     concurrency: int = 1
+    output: OutputName = DEFAULT_OUTPUT
 
     def schema(self) -> dict[str, Any] | None:
-        return extraction_schema(self.max_triples) if self.use_schema else None
+        return extraction_schema(self.max_triples, output=self.output) if self.use_schema else None
+
+    def messages(self, title: str, passage: str) -> list[Message]:
+        return extraction_messages(title, passage, self.style, self.output)
 
 
 def passage_key(model: str, title: str, text: str, config: ExtractionConfig) -> str:
-    """sha256 of everything that decides the LLM's answer for this passage."""
+    """sha256 of everything that decides the LLM's answer for this passage (the output shape through its prompt
+    version and schema; the paper's shape keeps the keys written before the shapes existed)."""
     payload = {
-        "prompt": PROMPT_VERSION,
+        "prompt": outputs.get(config.output).prompt_version,
         "style": config.style,
         "schema": config.schema(),
         "max_tokens": config.max_tokens,
@@ -166,23 +139,22 @@ _DROPPED = re.compile(r"dropped (\d+) item")
 _DUPES = re.compile(r"removed (\d+) duplicate")
 
 
-def parse_extraction(text: object, title: str = "", passage: str = "", *, require_grounded: bool = False
-                     ) -> tuple[list[SPO], list[str], CleanStats, list[str]]:
-    """Triples and named entities from one LLM answer, with drop counts and warnings. Never raises."""
+def parse_extraction(text: object, title: str = "", passage: str = "", *, require_grounded: bool = False,
+                     output: OutputName = "joint") -> tuple[list[SPO], list[str], CleanStats, list[str]]:
+    """Triples and named entities from one LLM answer in the given shape, with drop counts and warnings. Never
+    raises."""
     stats = CleanStats()
     try:
-        parsed = parse_triples(text)
-        warnings = list(parsed.warnings)
+        found, entities, warnings = outputs.get(output).read(text)
         for warning in warnings:
             if m := _DROPPED.search(warning):
                 stats.malformed += int(m.group(1))
             if m := _DUPES.search(warning):
                 stats.duplicates += int(m.group(1))
-        entities = parse_entities(text)
         words = _words(f"{title} {passage}") if require_grounded else set()
         triples: list[SPO] = []
         seen: set[tuple[str, str, str]] = set()
-        for s, p, o in parsed.triples:
+        for s, p, o in found:
             if max(len(s), len(p), len(o)) > MAX_PART_CHARS:
                 stats.too_long += 1
                 continue
@@ -195,6 +167,8 @@ def parse_extraction(text: object, title: str = "", passage: str = "", *, requir
                 continue
             seen.add(key)
             triples.append((s, p, o))
+        if output != "joint":
+            entities = outputs.entities_of(triples)  # what was dropped above is no entity of the graph either
         return triples, entities, stats, warnings
     except Exception as exc:  # contract: never raise on model output
         return [], [], stats, [f"could not parse extraction ({type(exc).__name__})"]
@@ -230,7 +204,8 @@ class ExtractionResult:
         return {
             "method": "llm",
             "model": model,
-            "prompt": PROMPT_VERSION,
+            "prompt": outputs.get(config.output).prompt_version,
+            "output": config.output,
             "style": config.style,
             "json_schema": config.use_schema,
             "max_triples": config.max_triples,
@@ -255,10 +230,10 @@ def extract_one(llm: LLM, title: str, text: str, config: ExtractionConfig, key: 
                 on_text: Callable[[str], None] | None = None) -> Record:
     """Call the LLM for one passage and clean its answer (LLMError propagates); `on_text` hears the answer as it is
     written."""
-    messages = extraction_messages(title, text, config.style)
-    result: LLMResult = llm.complete(messages, json_schema=config.schema(), max_tokens=config.max_tokens,
-                                     on_text=on_text)
-    triples, entities, stats, _ = parse_extraction(result.text, title, text, require_grounded=config.require_grounded)
+    result: LLMResult = llm.complete(config.messages(title, text), json_schema=config.schema(),
+                                     max_tokens=config.max_tokens, on_text=on_text)
+    triples, entities, stats, _ = parse_extraction(result.text, title, text, require_grounded=config.require_grounded,
+                                                   output=config.output)
     return Record(
         key=key or passage_key(llm.model, title, text, config), title=title, text=text, raw=result.text,
         triples=triples, entities=entities, prompt_tokens=result.prompt_tokens,
@@ -410,7 +385,7 @@ def estimate_prompt_tokens(passages: Iterable[tuple[str, str]], config: Extracti
     """Prompt tokens of a run (≈4 characters per token), for cost estimates before any call."""
     total = 0
     for title, text in passages:
-        total += sum(len(m["content"]) for m in extraction_messages(title, text, config.style)) // 4 + 8
+        total += sum(len(m["content"]) for m in config.messages(title, text)) // 4 + 8
     return total
 
 

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from gear.cli import app
 from gear.data.corpus import Document, InputError, load_any_corpus, load_openie
 from gear.extract.bridge import ExtractOptions, cost_estimate, default_work_dir, extract_for_index
+from gear.extract.outputs import DEMO_ENTITIES, DEMO_TRIPLES
 from gear.extract.runner import (
-    DEMO_ANSWER,
     JOURNAL,
     ExtractionConfig,
     Journal,
@@ -67,7 +67,8 @@ def test_messages_use_the_papers_prompt_with_a_json_one_shot() -> None:
     assert [m["role"] for m in one_shot] == ["user", "assistant", "user"]
     assert one_shot[-1] == paper[0]
     assert "Magic Johnson" in one_shot[0]["content"]
-    assert json.loads(one_shot[1]["content"]) == DEMO_ANSWER
+    assert json.loads(one_shot[1]["content"]) == {"named_entities": DEMO_ENTITIES,
+                                                  "triples": [list(t) for t in DEMO_TRIPLES]}
     schema = extraction_schema(7)
     assert schema["properties"]["triples"]["maxItems"] == 7
     assert schema["properties"]["triples"]["items"]["minItems"] == 3

@@ -1,0 +1,139 @@
+"""What each shape of the extraction answer costs and buys (issue 26): the same passages extracted in each shape of
+gear.extract.outputs, one after another in one run, with the configured LLM (GEAR_LLM, the embedded model by default).
+
+For each shape: seconds per passage (mean, median), tokens written and read, triples, how many triples are the same as
+the paper's joint shape's (after normalise_entity), and agreement with HippoRAG's gpt-3.5-turbo-1106 triples as in
+bench/extraction_compare.py. For the joint shape it also splits the written tokens into the entity list and the triple
+list (the server's own tokenizer, /tokenize), which is where the lean shapes' saving comes from.
+
+Each shape has its own journal under --work-dir (re-running is free; delete it to measure again). The passages: the
+gold passages of the first dev50 questions, in question order (bench/extraction_compare.py's set).
+
+    .venv/bin/python bench/extraction_outputs.py [--n 20] [--outputs joint,triples,grouped] [--work-dir DIR]
+                                                 [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.extraction_compare import agreement, make_llm_from_env, select_passages, totals
+from gear.extract.runner import ExtractionConfig, extract_passages
+from gear.store.graph import normalise_entity
+from gear.types import SPO
+
+
+def _norm(t: SPO) -> SPO:
+    return (normalise_entity(t[0]), normalise_entity(t[1]), normalise_entity(t[2]))
+
+
+def token_split(raw_answers: list[str]) -> dict[str, float]:
+    """Mean tokens per answer of the joint shape's entity list and triple list, counted by the embedded model's
+    server (/tokenize)."""
+    from gear.llm.embedded import shared_embedded_llm
+
+    root = shared_embedded_llm().server.ensure().root
+
+    def count(text: str) -> int:
+        request = urllib.request.Request(f"{root}/tokenize", data=json.dumps({"content": text}).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return len(json.load(response)["tokens"])
+
+    entities, triples = [], []
+    for raw in raw_answers:
+        cut = raw.find('"triples"')
+        if cut < 0:
+            continue
+        entities.append(count(raw[:cut]))
+        triples.append(count(raw[cut:]))
+    return {"entity_list_tokens": statistics.mean(entities or [0]),
+            "triple_list_tokens": statistics.mean(triples or [0])}
+
+
+def run_shape(name: str, docs: list[dict[str, Any]], llm: Any, work_dir: Path) -> dict[str, Any]:
+    config = ExtractionConfig(output=name)  # type: ignore[arg-type]  # checked by gear.extract.outputs.get
+    began = time.perf_counter()
+    load_before = os.getloadavg()[0]
+    result = extract_passages([(d["title"], d["text"]) for d in docs], llm, work_dir / name, config,
+                              progress=lambda r, done, total: print(f"  {name}: {done}/{total} passages, "
+                                                                     f"{r.n_triples} triples", file=sys.stderr,
+                                                                     flush=True))
+    records = [r for r in result.records if r is not None]
+    if len(records) != len(docs):
+        raise SystemExit(f"{name}: {result.failed} passages failed: {result.errors[:3]}")
+    seconds = [r.seconds for r in records]
+    rows = []
+    for doc, record in zip(docs, records, strict=True):
+        gpt = [tuple(t) for t in doc["extracted_triples"] if isinstance(t, list) and len(t) == 3
+               and all(isinstance(x, str) and x.strip() for x in t)]
+        rows.append(agreement(list(record.triples), gpt))  # type: ignore[arg-type]
+    return {
+        "output": name, "passages": len(records), "calls_this_run": result.calls,
+        "wall_seconds_this_run": round(time.perf_counter() - began, 1),
+        "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
+        "seconds_mean": statistics.mean(seconds), "seconds_median": statistics.median(seconds),
+        "completion_tokens_mean": statistics.mean(r.completion_tokens for r in records),
+        "prompt_tokens_mean": statistics.mean(r.prompt_tokens for r in records),
+        "triples": sum(len(r.triples) for r in records),
+        "agreement": totals(rows),
+        "records": records,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=20)
+    parser.add_argument("--outputs", default="joint,triples,grouped")
+    parser.add_argument("--work-dir", type=Path, default=Path("/tmp/gear-extraction-outputs"))
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    docs = select_passages(args.n)
+    llm = make_llm_from_env()
+    print(f"{len(docs)} passages, model {llm.model}; load average {os.getloadavg()[0]:.2f}")
+    shapes = {name: run_shape(name, docs, llm, args.work_dir) for name in args.outputs.split(",")}
+    reference = shapes.get("joint")
+    print("\n| output | s/passage mean | median | tokens written | triples | same as joint | "
+          "entities agree w/ GPT-3.5 (P / R) | (s, o) pairs agree (P / R) | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, row in shapes.items():
+        same = "—"
+        if reference is not None and name != "joint":
+            ours = {_norm(t) for r in row["records"] for t in r.triples}
+            joint = {_norm(t) for r in reference["records"] for t in r.triples}
+            same = f"{len(ours & joint)} of {len(ours)} ({len(joint)} joint)"
+            row["same_as_joint"] = len(ours & joint)
+        a = row["agreement"]
+        print(f"| {name} | {row['seconds_mean']:.1f} | {row['seconds_median']:.1f} | "
+              f"{row['completion_tokens_mean']:.0f} | {row['triples']} | {same} | {a['same_entities']} "
+              f"({a['entity_precision']:.2f} / {a['entity_recall']:.2f}) | {a['same_pairs']} "
+              f"({a['pair_precision']:.2f} / {a['pair_recall']:.2f}) | {row['load_before']:.1f}→"
+              f"{row['load_after']:.1f} |")
+    if reference is not None:
+        split = token_split([r.raw for r in reference["records"]])
+        if split["entity_list_tokens"] or split["triple_list_tokens"]:
+            print(f"\njoint shape, tokens written per passage: entity list {split['entity_list_tokens']:.0f}, "
+                  f"triple list {split['triple_list_tokens']:.0f}")
+            reference["token_split"] = split
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        out = {name: {k: v for k, v in row.items() if k != "records"} | {
+            "per_passage": [{"title": r.title, "seconds": r.seconds, "completion_tokens": r.completion_tokens,
+                             "triples": [list(t) for t in r.triples], "raw": r.raw} for r in row["records"]]}
+            for name, row in shapes.items()}
+        args.json.write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
