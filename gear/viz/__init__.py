@@ -5,27 +5,14 @@ Safety: passage text, triples and LLM output are untrusted. Every string that re
 html-escaped here; tooltips are small HTML fragments built only from escaped strings and our own tags. The HTML is
 self-contained (vis-network in line, no CDN tags), so a graph draws offline and makes no outside request.
 
-This module is the public face; the bodies live in gear.viz.graph (networkx/pyvis graphs — GeAR's beams, an entity's
-neighbourhood — the pyvis drawing and HTML escaping), gear.viz.ppr (PPR's entity graph) and gear.viz.charts (plotly
-figures, ranked-list rows).
+This module is the public face of the package's own names (the events it draws are gear.trace's, named there); the
+bodies live in gear.viz.graph (networkx/pyvis graphs — GeAR's beams, an entity's neighbourhood — the pyvis drawing and
+HTML escaping), gear.viz.ppr (PPR's entity graph), gear.viz.charts (plotly figures, ranked-list rows) and
+gear.viz.diagnosis (the diagnosis figures, imported from there).
 """
 
 from __future__ import annotations
 
-from gear.store.graph import normalise_entity
-from gear.trace import (
-    BaseRetrieved,
-    BeamsSearched,
-    InitialNodes,
-    LLMCalled,
-    PassagesExpanded,
-    PassagesFused,
-    PassagesLinked,
-    PassageView,
-    StageTimed,
-    Trace,
-    TripleView,
-)
 from gear.viz.charts import (
     GOLD_MARK,
     category_figure,
@@ -92,18 +79,7 @@ __all__ = [
     "PPR_ENTITY_COLOUR",
     "SEED_COLOUR",
     "START_ENTITY_COLOUR",
-    "BaseRetrieved",
-    "BeamsSearched",
-    "InitialNodes",
-    "LLMCalled",
-    "PassageView",
-    "PassagesExpanded",
-    "PassagesFused",
-    "PassagesLinked",
-    "StageTimed",
-    "Trace",
     "TripleUse",
-    "TripleView",
     "beam_graph",
     "beams_html",
     "beams_legend",
@@ -118,7 +94,6 @@ __all__ = [
     "name_rank",
     "neighbourhood",
     "neighbourhood_legend",
-    "normalise_entity",
     "outside_urls",
     "passage_lookup",
     "passage_rows",

@@ -8,6 +8,7 @@ import re
 import networkx as nx
 
 from gear import viz
+from gear.store.graph import normalise_entity
 from gear.trace import (
     BeamsSearched,
     BeamView,
@@ -49,7 +50,7 @@ def test_beam_graph_has_entities_as_nodes_and_triples_as_edges() -> None:
     g = viz.beam_graph(event, initial, passages)
     assert isinstance(g, nx.MultiDiGraph)
     assert set(g.nodes) == {"bremen cathedral", "st. peter", "st. peter's basilica", "vatican city",
-                            "alatri cathedral", viz.normalise_entity(SCRIPT)}
+                            "alatri cathedral", normalise_entity(SCRIPT)}
     assert g.number_of_edges() == 4
     hops = {d["triple"].id: d["hop"] for _, _, d in g.edges(data=True)}
     assert hops == {0: 0, 3: 0, 1: 1, 2: 1}
