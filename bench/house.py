@@ -1,8 +1,20 @@
 """The house's shape in numbers, counted on the code with `ast` (issue 20): where the method list is spelled out, how
-many places finish a run, how many type-only imports point at a higher module, and which functions run past 60
-lines. Run it before and after a change to the layout and compare.
+many places finish a run, how many type-only imports point at a higher module, which functions run past 60 lines,
+and the import graph between gear's packages (issue 28): its layers, the arrows that run back up, and — with --walk —
+how one GeAR run moves through those layers. Run it before and after a change to the layout and compare.
 
-    python bench/house.py [--list]
+    python bench/house.py [--list] [--walk]
+
+Layers: the package graph (every import is an arrow, lazy and `if TYPE_CHECKING:` ones too, as
+tests/unit/test_architecture.py counts them; gear/__init__.py, the front door, left out) ranked by the longest path
+down to a package that imports none of gear; `package_layers` is how many ranks there are. An arrow runs back up when
+its target can reach its source (a cycle between packages: 0 in a layered house).
+
+The walk (--walk) runs the paper's walk-through question with GeAR on the walk-through demo index (built on first
+use, in seconds), every LLM answer replayed from assets/llm_cache (no model is asked), and follows the calls the
+agent's code makes into another package, in order, consecutive repeats merged: `walk_moves` steps, of which
+`walk_moves_up` go to a higher layer than the step before (the run going back up the house to fetch something), and
+`walk_agent_trace_returns` times the agent went back to gear.trace after a stage below it.
 
 Output: one count per line, `name value`; with --list, the places behind each count.
 """
@@ -201,18 +213,112 @@ def long_functions(limit: int = LONG) -> list[str]:
     return found
 
 
+# -- the import graph's layers, and one GeAR run through them ----------------------------------------------------------
+def package_of(module: str) -> str:
+    """gear.agent.steps → agent; gear.config → config; gear → gear (the front door)."""
+    return module.split(".")[1] if module.count(".") else module
+
+
+def package_graph() -> nx.DiGraph:
+    """Package → package it imports (any import, as the architecture test counts them), the front door left out."""
+    files = {module_name(p): p for p in python_files("gear")}
+    modules = set(files)
+    graph = nx.DiGraph()
+    for name, path in files.items():
+        for target, _, _ in imports(path):
+            for mod in _ours(target, modules, name):
+                a, b = package_of(name), package_of(mod)
+                if a != b and "gear" not in (a, b):
+                    graph.add_edge(a, b)
+    return graph
+
+
+def layers(graph: nx.DiGraph) -> dict[str, int]:
+    """Each package's rank: 0 for one that imports none of gear, else one above the highest it imports (cycles
+    condensed, so that a house with a cycle still gets ranks)."""
+    condensed = nx.condensation(graph)
+    rank: dict[int, int] = {}
+    for node in reversed(list(nx.topological_sort(condensed))):
+        rank[node] = max((rank[m] + 1 for m in condensed.successors(node)), default=0)
+    return {package: rank[condensed.graph["mapping"][package]] for package in graph}
+
+
+def upward_arrows(graph: nx.DiGraph) -> list[str]:
+    """Package arrows whose target reaches back to their source."""
+    return sorted(f"{a} -> {b}" for a, b in graph.edges() if nx.has_path(graph, b, a))
+
+
+def layer_list(rank: dict[str, int]) -> list[str]:
+    return [f"{n}: {', '.join(sorted(p for p, r in rank.items() if r == n))}" for n in sorted(set(rank.values()))]
+
+
+def gear_walk() -> list[tuple[str, str]]:
+    """(calling module, package called) for every call from the agent's code into another package during one GeAR
+    run of the walk-through question, replayed; consecutive calls into the same package merged."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))  # this checkout's gear and studio, whichever one the venv installed
+    from gear.agent.engine import Engine
+    from gear.config import Settings
+    from gear.data.corpus import load_qa
+    from studio.demo import DEMOS, LLM_CACHE, ensure_demo_index
+
+    question = next(q for q in load_qa(DEMOS["walkthrough"].qa)[0] if q.id == "paper_walkthrough")
+    settings = Settings(_env_file=None).with_(retriever="hybrid", expand="gear", llm="replay", llm_cache_dir=LLM_CACHE)
+    engine = Engine.open(ensure_demo_index("walkthrough"), settings)
+    gear_dir = str(ROOT / "gear") + "/"
+
+    def module_of(filename: str) -> str | None:
+        return module_name(Path(filename)) if filename.startswith(gear_dir) else None
+
+    walk: list[tuple[str, str]] = []
+
+    def profile(frame, event, arg):  # type: ignore[no-untyped-def]
+        if event != "call" or frame.f_back is None or frame.f_code.co_name == "<module>":
+            return
+        callee, caller = module_of(frame.f_code.co_filename), module_of(frame.f_back.f_code.co_filename)
+        if not (callee and caller and package_of(caller) == "agent" and package_of(callee) != "agent"):
+            return
+        if not walk or walk[-1][1] != package_of(callee):
+            walk.append((caller, package_of(callee)))
+
+    sys.setprofile(profile)
+    try:
+        run = engine.retrieve(question.question, k=settings.agent_k, settings=settings)
+    finally:
+        sys.setprofile(None)
+    assert run.answer is not None, "the walk-through run did not finish"
+    return walk
+
+
+def walk_counts(walk: list[tuple[str, str]], rank: dict[str, int]) -> dict[str, list[str]]:
+    steps = [f"{caller} -> {package} (layer {rank.get(package, '?')})" for caller, package in walk]
+    up = [steps[i] for i in range(1, len(walk)) if rank.get(walk[i][1], 0) > rank.get(walk[i - 1][1], 0)]
+    back_to_trace = [steps[i] for i in range(1, len(walk)) if walk[i][1] == "trace"
+                     and rank.get(walk[i - 1][1], 0) < rank.get("trace", 0)]
+    return {"walk_moves": steps[1:], "walk_moves_up": up, "walk_agent_trace_returns": back_to_trace}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="print the places behind each count")
+    parser.add_argument("--walk", action="store_true", help="also follow one GeAR run (walk-through, replayed)")
     args = parser.parse_args()
     lists, checks = method_list_places()
+    graph = package_graph()
+    rank = layers(graph)
     counts = {
         "method_list_places": lists,
         "single_method_checks": checks,
         "run_finish_blocks": run_finish_blocks(),
         "type_only_upward_imports": type_only_upward_imports(),
         f"functions_over_{LONG}_lines": long_functions(),
+        "package_layers": layer_list(rank),
+        "package_arrows": sorted(f"{a} -> {b}" for a, b in graph.edges()),
+        "upward_arrows": upward_arrows(graph),
     }
+    if args.walk:
+        counts.update(walk_counts(gear_walk(), rank))
     for name, places in counts.items():
         print(name, len(places))
         if args.list:
