@@ -117,6 +117,10 @@ class LLMSettings(BaseModel):
     llm_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
     llm_cache_dir: Path | None = None  # record/replay cache; for "auto" the user's cache (default ~/.cache/gear/llm)
     llm_bundled_cache: Path | None = BUNDLED_LLM_CACHE if BUNDLED_LLM_CACHE.is_dir() else None
+    # the shape of a triple-extraction answer (gear/extract/outputs.py): None = "triples" for the embedded model
+    # (fewer tokens written for the same index: docs/results.md, issue 26), "joint" (the paper's entities and
+    # triples) for any other model
+    extraction_output: Literal["joint", "triples", "grouped"] | None = None
 
     @property
     def live_llm(self) -> Literal["local", "openai"] | None:
@@ -139,11 +143,15 @@ class LlamaServerSettings(BaseModel):
     """The embedded model's llama-server (gear/llm/llama_server.py)."""
 
     llm_threads: int | None = Field(None, ge=1)  # None = the machine's physical cores
-    # slots (1 measured best on 2 cores: a second slot re-reads what the first has cached and batching buys little
-    # there; more for a bigger machine or a GPU), the context of each slot, the shortest cached chunk re-used when it
-    # is not a prefix (0: prefix only), and the layers offloaded to a GPU (None: llama.cpp's default, all that fit,
+    # slots, micro-batch, batch and flash attention: None = chosen from the build (CPU, CUDA, Metal) and the cores
+    # (gear/llm/server_profile.py: 1 slot on a small CPU, where a second slot re-reads what the first has cached and
+    # batching buys little; 16 on a CUDA GPU); the context of each slot, the shortest cached chunk re-used when it is
+    # not a prefix (0: prefix only), and the layers offloaded to a GPU (None: llama.cpp's default, all that fit,
     # where the set-up built for CUDA or Metal)
-    llm_parallel: int = Field(1, ge=1, le=64)
+    llm_parallel: int | None = Field(None, ge=1, le=64)
+    llm_ubatch: int | None = Field(None, ge=16, le=8192)
+    llm_batch: int | None = Field(None, ge=16, le=65536)
+    llm_flash_attn: bool | None = None
     llm_ctx_per_slot: int = Field(8192, ge=512, le=131072)
     llm_cache_reuse: int = Field(256, ge=0)
     llm_gpu_layers: int | None = Field(None, ge=0)

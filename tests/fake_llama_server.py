@@ -1,7 +1,8 @@
 """A stand-in for llama.cpp's llama-server, for the unit tests of the owned server
 (tests/unit/test_llm_owned_server.py).
 
-It takes llama-server's command line (only --alias, --host and --port matter), answers /health with 503 for
+It takes llama-server's command line (only --alias, --host, --port and --list-devices matter: the last prints a CPU
+build's empty device list and exits, as the real one does), answers /health with 503 for
 FAKE_LOAD_SECONDS and 200 afterwards, and /v1/chat/completions with "echo: <last user message>" (streamed when asked,
 usage in the last chunk, prompt_tokens_details.cached_tokens as llama-server reports it). A user message containing
 "DIE" makes it exit in the middle of the answer, as a crash would. Each start appends its pid to FAKE_STARTS_FILE.
@@ -66,7 +67,11 @@ def main() -> None:
     parser.add_argument("--alias", default="fake")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--list-devices", action="store_true")
     args, _ = parser.parse_known_args()
+    if args.list_devices:
+        print("Available devices:\n  (none)")
+        return
     Handler.alias = args.alias
     starts = os.environ.get("FAKE_STARTS_FILE")
     if starts:

@@ -27,7 +27,9 @@ def serve_llm(
                                               help="context of each slot in tokens (default: GEAR_LLM_CTX_PER_SLOT, "
                                                    "8192)")] = None,
     parallel: Annotated[int | None, typer.Option("--parallel", min=1, max=64,
-                                                 help="slots answering at once (default: GEAR_LLM_PARALLEL, 1)")
+                                                 help="slots answering at once (default: GEAR_LLM_PARALLEL, else "
+                                                      "chosen from the build and the cores: 1 on a small CPU, 16 "
+                                                      "on a CUDA GPU)")
                                                  ] = None,
     gpu_layers: Annotated[int | None, typer.Option("--gpu-layers", min=0,
                                                    help="layers offloaded to a GPU (default: GEAR_LLM_GPU_LAYERS, else "
@@ -38,7 +40,7 @@ def serve_llm(
     with friendly_errors():
         from gear.config import Settings
         from gear.llm.base import LLMError
-        from gear.llm.embedded import server_config
+        from gear.llm.embedded import server_config, server_profile
         from gear.llm.llama_server import register_foreground, server_env
         from gear.llm.model_files import DEFAULT_MODEL
 
@@ -46,7 +48,9 @@ def serve_llm(
         config = server_config(threads=threads or settings.llm_threads,
                                ctx_per_slot=n_ctx or settings.llm_ctx_per_slot,
                                parallel=parallel or settings.llm_parallel, cache_reuse=settings.llm_cache_reuse,
-                               gpu_layers=gpu_layers if gpu_layers is not None else settings.llm_gpu_layers)
+                               gpu_layers=gpu_layers if gpu_layers is not None else settings.llm_gpu_layers,
+                               ubatch=settings.llm_ubatch, batch=settings.llm_batch,
+                               flash_attn=settings.llm_flash_attn)
         check_port_free(host, port)
         reach = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
         url = f"http://{f'[{reach}]' if ':' in reach else reach}:{port}/v1"
@@ -56,6 +60,9 @@ def serve_llm(
                   f"{config.parallel} slot(s), {config.threads} threads) at {url}; point GEAR at it: "
                   f"GEAR_LLM=openai GEAR_LLM_BASE_URL={url} GEAR_LLM_MODEL={DEFAULT_MODEL.name} "
                   f"GEAR_LLM_MAX_CONCURRENT={config.parallel}", highlight=False, soft_wrap=True)
+        out.print(server_profile(parallel=config.parallel, ubatch=config.ubatch, batch=config.batch,
+                                 flash_attn=config.flash_attn, binary=config.binary).describe(), highlight=False,
+                  soft_wrap=True)
         sys.stdout.flush()
         command = config.command(host, port)
         try:

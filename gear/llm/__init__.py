@@ -56,15 +56,19 @@ def make_llm(
     max_retries: int = 3,
     max_concurrent: int | None = None,
     n_threads: int | None = None,
-    parallel: int = 1,
+    parallel: int | None = None,
     ctx_per_slot: int | None = None,
     cache_reuse: int | None = None,
     gpu_layers: int | None = None,
+    ubatch: int | None = None,
+    batch: int | None = None,
+    flash_attn: bool | None = None,
 ) -> LLM:
     """Build the configured LLM.
 
     kind "local": the embedded model (llama-server, started on first use with `n_threads`, `parallel` slots of
-    `ctx_per_slot` tokens, `cache_reuse` and `gpu_layers`); "openai": an OpenAI-compatible endpoint; "replay":
+    `ctx_per_slot` tokens, `cache_reuse`, `gpu_layers`, `ubatch`, `batch` and `flash_attn`; None: chosen from the
+    build and the cores, gear.llm.server_profile); "openai": an OpenAI-compatible endpoint; "replay":
     answers from `cache_dir` only (error on a miss; `model` defaults to the recorded one); "record": call a live model
     (OpenAI-compatible when `base_url` or `api_key` is set, else local) and write every answer to `cache_dir`;
     "auto": answers recorded in `cache_dir` or `bundled_cache` at once, the live model (chosen as for "record") for
@@ -96,7 +100,8 @@ def make_llm(
 
         inner = shared_embedded_llm(model_path=Path(model) if model and model.endswith(".gguf") else None,
                                     threads=n_threads, ctx_per_slot=ctx_per_slot, parallel=parallel,
-                                    cache_reuse=cache_reuse, gpu_layers=gpu_layers)
+                                    cache_reuse=cache_reuse, gpu_layers=gpu_layers, ubatch=ubatch, batch=batch,
+                                    flash_attn=flash_attn)
     if kind == "record":
         assert cache_dir is not None
         return CachedLLM(inner, Path(cache_dir), mode or "record")
@@ -113,7 +118,7 @@ def llm_key(settings: Settings) -> tuple[object, ...]:
     return (settings.llm, settings.llm_model, settings.llm_base_url, str(settings.llm_cache_dir),
             str(settings.llm_bundled_cache), settings.llm_threads, settings.llm_timeout, settings.llm_max_retries,
             settings.llm_max_concurrent, settings.llm_parallel, settings.llm_ctx_per_slot, settings.llm_cache_reuse,
-            settings.llm_gpu_layers)
+            settings.llm_gpu_layers, settings.llm_ubatch, settings.llm_batch, settings.llm_flash_attn)
 
 
 def llm_from_settings(settings: Settings) -> LLM:
@@ -125,4 +130,6 @@ def llm_from_settings(settings: Settings) -> LLM:
                             timeout=settings.llm_timeout, max_retries=settings.llm_max_retries,
                             max_concurrent=settings.llm_max_concurrent, n_threads=settings.llm_threads,
                             parallel=settings.llm_parallel, ctx_per_slot=settings.llm_ctx_per_slot,
-                            cache_reuse=settings.llm_cache_reuse, gpu_layers=settings.llm_gpu_layers))
+                            cache_reuse=settings.llm_cache_reuse, gpu_layers=settings.llm_gpu_layers,
+                            ubatch=settings.llm_ubatch, batch=settings.llm_batch,
+                            flash_attn=settings.llm_flash_attn))

@@ -30,26 +30,46 @@ from gear.llm.llama_server import (
     default_threads,
     find_binary,
     health,
+    physical_cores,
     shared_server,
 )
 from gear.llm.model_files import DEFAULT_MODEL, ensure_model
 from gear.llm.openai_client import OpenAILLM
 from gear.llm.queue import ModelQueue
+from gear.llm.server_profile import ServerProfile, build_of, choose
 
 EMBEDDED_TIMEOUT = 600.0  # seconds without a byte: a long read on a slow CPU, or a turn behind another process's call
 EMBEDDED_RETRIES = 1  # a refused connection to our own server means it died: say so, do not back off for seconds
 
 
+def server_profile(*, parallel: int | None = None, ubatch: int | None = None, batch: int | None = None,
+                   flash_attn: bool | None = None, binary: Path | None = None) -> ServerProfile:
+    """Slots, micro-batch, batch and flash attention for the installed llama-server on this machine: what is set,
+    else what its build and the cores call for (gear.llm.server_profile). Without a llama-server, a CPU build's."""
+    if binary is None:
+        try:
+            binary = find_binary()
+        except LLMError:
+            binary = None
+    build = build_of(binary) if binary is not None else "cpu"
+    return choose(build, physical_cores(), parallel=parallel, ubatch=ubatch, batch=batch, flash_attn=flash_attn)
+
+
 def server_config(*, model_path: Path | None = None, threads: int | None = None, ctx_per_slot: int | None = None,
-                  parallel: int = 1, cache_reuse: int | None = None, gpu_layers: int | None = None) -> ServerConfig:
+                  parallel: int | None = None, cache_reuse: int | None = None, gpu_layers: int | None = None,
+                  ubatch: int | None = None, batch: int | None = None, flash_attn: bool | None = None
+                  ) -> ServerConfig:
     """The embedded server's configuration from settings (finds the binary and joins the model file if needed);
-    $GEAR_LLAMA_SERVER_ARGS adds llama-server options of one's own (e.g. "--flash-attn on")."""
-    return ServerConfig(binary=find_binary(), model_path=model_path or ensure_model(), alias=DEFAULT_MODEL.name,
+    $GEAR_LLAMA_SERVER_ARGS adds llama-server options of one's own (e.g. "--spec-type ngram-mod")."""
+    binary = find_binary()
+    profile = server_profile(parallel=parallel, ubatch=ubatch, batch=batch, flash_attn=flash_attn, binary=binary)
+    return ServerConfig(binary=binary, model_path=model_path or ensure_model(), alias=DEFAULT_MODEL.name,
                         threads=threads or default_threads(), ctx_per_slot=ctx_per_slot or DEFAULT_CTX_PER_SLOT,
-                        parallel=parallel,
+                        parallel=profile.parallel,
                         cache_reuse=DEFAULT_CACHE_REUSE if cache_reuse is None else cache_reuse,
-                        gpu_layers=gpu_layers,
-                        extra_args=tuple(shlex.split(os.environ.get("GEAR_LLAMA_SERVER_ARGS", ""))))
+                        ubatch=profile.ubatch, gpu_layers=gpu_layers,
+                        extra_args=tuple(shlex.split(os.environ.get("GEAR_LLAMA_SERVER_ARGS", ""))),
+                        batch=profile.batch, flash_attn=profile.flash_attn)
 
 
 class EmbeddedLLM:
@@ -57,18 +77,36 @@ class EmbeddedLLM:
     nothing, finds nothing and starts nothing (replaying a recorded run needs no server)."""
 
     def __init__(self, *, model_path: Path | None = None, threads: int | None = None, ctx_per_slot: int | None = None,
-                 parallel: int = 1, cache_reuse: int | None = None, gpu_layers: int | None = None,
-                 timeout: float = EMBEDDED_TIMEOUT) -> None:
-        if parallel < 1:
+                 parallel: int | None = None, cache_reuse: int | None = None, gpu_layers: int | None = None,
+                 timeout: float = EMBEDDED_TIMEOUT, ubatch: int | None = None, batch: int | None = None,
+                 flash_attn: bool | None = None) -> None:
+        if parallel is not None and parallel < 1:
             raise LLMError(f"the embedded model needs at least one slot, got {parallel}: fix GEAR_LLM_PARALLEL")
         self.model = DEFAULT_MODEL.name
-        self.queue = ModelQueue(parallel)
         self.timeout = timeout
         self._options = {"model_path": model_path, "threads": threads, "ctx_per_slot": ctx_per_slot,
-                         "parallel": parallel, "cache_reuse": cache_reuse, "gpu_layers": gpu_layers}
+                         "parallel": parallel, "cache_reuse": cache_reuse, "gpu_layers": gpu_layers,
+                         "ubatch": ubatch, "batch": batch, "flash_attn": flash_attn}
+        self._queue = ModelQueue(parallel) if parallel is not None else None
         self._server: EmbeddedServer | None = None
         self._clients: dict[str, OpenAILLM] = {}
         self._lock = threading.Lock()
+
+    @property
+    def profile(self) -> ServerProfile:
+        """The server's slots, micro-batch, batch and flash attention as set or chosen for this machine (reads the
+        build's stamp; starts nothing)."""
+        o = self._options
+        return server_profile(parallel=o["parallel"], ubatch=o["ubatch"], batch=o["batch"],  # type: ignore[arg-type]
+                              flash_attn=o["flash_attn"])  # type: ignore[arg-type]
+
+    @property
+    def queue(self) -> ModelQueue:
+        """Turns at the server: one place per slot."""
+        with self._lock:
+            if self._queue is None:
+                self._queue = ModelQueue(self.profile.parallel)
+            return self._queue
 
     @property
     def server(self) -> EmbeddedServer:
@@ -112,14 +150,15 @@ _shared_lock = threading.Lock()
 
 
 def shared_embedded_llm(*, model_path: Path | None = None, threads: int | None = None,
-                        ctx_per_slot: int | None = None, parallel: int = 1, cache_reuse: int | None = None,
-                        gpu_layers: int | None = None, timeout: float = EMBEDDED_TIMEOUT) -> EmbeddedLLM:
+                        ctx_per_slot: int | None = None, parallel: int | None = None, cache_reuse: int | None = None,
+                        gpu_layers: int | None = None, timeout: float = EMBEDDED_TIMEOUT, ubatch: int | None = None,
+                        batch: int | None = None, flash_attn: bool | None = None) -> EmbeddedLLM:
     """The process's one EmbeddedLLM per configuration (one queue for all its callers, one server)."""
     key = (str(model_path) if model_path else None, threads or default_threads(), ctx_per_slot, parallel,
-           cache_reuse, gpu_layers, timeout, cache_root())
+           cache_reuse, gpu_layers, timeout, ubatch, batch, flash_attn, cache_root())
     with _shared_lock:
         if key not in _shared:
             _shared[key] = EmbeddedLLM(model_path=model_path, threads=threads, ctx_per_slot=ctx_per_slot,
                                        parallel=parallel, cache_reuse=cache_reuse, gpu_layers=gpu_layers,
-                                       timeout=timeout)
+                                       timeout=timeout, ubatch=ubatch, batch=batch, flash_attn=flash_attn)
         return _shared[key]

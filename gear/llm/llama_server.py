@@ -119,10 +119,11 @@ class ServerConfig:
     `ctx_per_slot` is the context each of the `parallel` slots gets (llama-server's `-c` is their sum). The server
     answers what the in-process llama-cpp-python model answered (the recorded answers stay valid): the GGUF's own
     chat template (Jinja), repeat penalty 1.0 (llama.cpp applies it before the greedy pick even at temperature 0),
-    seed 0, and flash attention off, as llama-cpp-python ran it (llama-server's "auto" turns it on for the CPU,
-    which changes the arithmetic: 3 of the 6 steps of bench/llm_server.py answered differently; with it off all 6
-    are the same). `gpu_layers` None leaves llama.cpp's default (offload what fits where a GPU build finds a GPU;
-    ignored on a CPU build)."""
+    seed 0, and on a CPU flash attention off, as llama-cpp-python ran it (llama-server's "auto" turns it on for the
+    CPU, which changes the arithmetic: 3 of the 6 steps of bench/llm_server.py answered differently; with it off all
+    6 are the same). Slots, micro-batch, batch and flash attention come from gear.llm.server_profile (the build and
+    the cores) unless set. `gpu_layers` None leaves llama.cpp's default (offload what fits where a GPU build finds a
+    GPU; ignored on a CPU build)."""
 
     binary: Path
     model_path: Path
@@ -134,15 +135,17 @@ class ServerConfig:
     ubatch: int = DEFAULT_UBATCH
     gpu_layers: int | None = None
     extra_args: tuple[str, ...] = field(default=())
+    batch: int = DEFAULT_UBATCH  # --batch-size: prompt tokens read between two looks at cancelled requests
+    flash_attn: bool = False
 
     def args(self) -> list[str]:
         """The command line without host and port."""
         args = [str(self.binary), "--model", str(self.model_path), "--alias", self.alias,
                 "--threads", str(self.threads), "--threads-batch", str(self.threads),
                 "--ctx-size", str(self.ctx_per_slot * self.parallel), "--parallel", str(self.parallel),
-                "--cache-reuse", str(self.cache_reuse), "--ubatch-size", str(self.ubatch),
-                "--jinja", "--repeat-penalty", "1.0", "--seed", "0",
-                "--flash-attn", "off", "--metrics", "--no-webui"]
+                "--cache-reuse", str(self.cache_reuse), "--batch-size", str(self.batch),
+                "--ubatch-size", str(self.ubatch), "--jinja", "--repeat-penalty", "1.0", "--seed", "0",
+                "--flash-attn", "on" if self.flash_attn else "off", "--metrics", "--no-webui"]
         if self.gpu_layers is not None:
             args += ["--n-gpu-layers", str(self.gpu_layers)]
         return args + list(self.extra_args)
