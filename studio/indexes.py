@@ -17,6 +17,7 @@ import streamlit as st
 
 from gear import viz
 from gear.config import Settings
+from gear.extract.progress import Pace
 from gear.files import atomic_write_bytes
 from gear.llm.queue import listening
 from studio import demo
@@ -155,7 +156,7 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
             if openie is not None:
                 triples, extraction = triples_from_openie(Path(tmp), openie, docs, report)
             else:
-                triples, extraction = extract_triples(docs, settings, out)
+                triples, extraction = extract_triples(docs, settings, out, box)
             for line in report.summary():
                 st.caption(line)
             manifest = encode_and_save(docs, triples, out, settings, extraction,
@@ -203,24 +204,29 @@ def triples_from_openie(tmpdir: Path, openie: Any, docs: list[Any], report: Any)
 
 
 class ExtractionView:
-    """What the page shows while the LLM extracts triples: a progress bar, one line saying what the model does (its
-    place in the queue, or how much of this passage it has written), and a Cancel button. Every callback draws, so
+    """What the page shows while the LLM extracts triples: the status box's label says how far it is (passages done /
+    total, passages per minute, time left, triples so far: gear.extract.progress), visible without scrolling; inside
+    it a progress bar, one line saying what the model does (its place in the queue, or how much of this passage it
+    has written), and a Cancel button, which stops the model too (gear.llm.openai_client). Every callback draws, so
     Streamlit can stop a cancelled run there."""
 
     READING = ":material/menu_book: the model is reading the next passage (its first text can take a minute on a CPU)…"
 
-    def __init__(self) -> None:
+    def __init__(self, box: Any = None, name: str = "") -> None:
+        self.box, self.name = box, name
         self.bar = st.progress(0, text="extracting triples")
         self.place, self.cancel = st.empty(), st.empty()
         self.cancel.button("Cancel", key="ix_cancel", on_click=_cancelled,
-                           help="Stop the extraction (and leave the model's queue); finished passages stay in the "
-                                "journal.")
+                           help="Stop the extraction (the model stops too); finished passages stay in the journal.")
         self.written = 0  # characters of the passage being written
+        self.pace = Pace()
         self.place.caption(self.READING)
 
-    def on_extract(self, _result: object, done: int, total: int) -> None:
-        self.bar.progress(min(100, int(100 * done / max(total, 1))),
-                          text=f"extracting triples: {done:,} / {total:,} passages")
+    def on_extract(self, result: Any, done: int, total: int) -> None:
+        line = self.pace.update(done, total, result.n_triples).line()
+        self.bar.progress(min(100, int(100 * done / max(total, 1))), text=f"extracting triples: {line}")
+        if self.box is not None:
+            self.box.update(label=f"Building {self.name}: extracting triples — {line}")
         self.written = 0
         self.place.caption(self.READING if done < total else "")
 
@@ -237,14 +243,19 @@ class ExtractionView:
         self.cancel.empty()
 
 
-def extract_triples(docs: list[Any], settings: Settings, out: Path) -> tuple[list[Any], dict]:
-    """Triples extracted from the passages by the sidebar's LLM, resumable from the journal beside `out`."""
+def extract_triples(docs: list[Any], settings: Settings, out: Path, box: Any = None) -> tuple[list[Any], dict]:
+    """Triples extracted from the passages by the sidebar's LLM, resumable from the journal beside `out`; `box` (the
+    build's status box) shows the progress in its label."""
     if not extraction_available():
         raise BuildStopped("Needs an OpenIE file", raw_text_note())
-    from gear.extract.bridge import extract_for_index
+    from gear.extract.bridge import ExtractOptions, config_for, extract_for_index, local_profile
 
-    st.write(f"extracting triples with {llm_words(settings)} (resumable: a journal is kept beside the index)")
-    view = ExtractionView()
+    config = config_for(settings, ExtractOptions())
+    st.write(f"extracting triples with {llm_words(settings)} (answer: {config.output}, {config.concurrency} at once; "
+             "resumable: a journal is kept beside the index)")
+    if settings.live_llm == "local":
+        st.caption(local_profile(settings).describe())
+    view = ExtractionView(box, out.name)
     try:
         with listening(view.on_wait):
             return extract_for_index(docs, settings, out, None, progress=view.on_extract, on_text=view.on_text)

@@ -3,13 +3,14 @@ index, a cost estimate, a rich progress bar, and the summary kept in the index m
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gear.data.corpus import Document, InputError
+from gear.extract.outputs import OutputName
+from gear.extract.progress import Pace
 from gear.extract.runner import (
     ExtractionConfig,
     ExtractionProgress,
@@ -19,6 +20,9 @@ from gear.extract.runner import (
     extract_passages,
 )
 from gear.llm import LLM, llm_from_settings
+from gear.llm.server_profile import ServerProfile
+
+LOCAL_OUTPUT: OutputName = "triples"  # the embedded model's default shape (see output_for)
 
 # Output tokens per passage assumed by the cost estimate (measured: ≈150-400 with the one-shot JSON answer).
 EST_COMPLETION_TOKENS = 300
@@ -26,16 +30,18 @@ EST_COMPLETION_TOKENS = 300
 
 @dataclass(frozen=True, slots=True)
 class ExtractOptions:
-    """How `gear index` runs extraction (none of these change the extracted triples except style/schema/grounding)."""
+    """How `gear index` runs extraction (none of these change the extracted triples except style/schema/grounding
+    and the output shape)."""
 
     work_dir: Path | None = None
-    concurrency: int | None = None  # None: 1 for the local model, 4 for remote endpoints
+    concurrency: int | None = None  # None: as many as the embedded server has slots; 4 for remote endpoints
     price_in: float | None = None  # USD per 1M prompt tokens
     price_out: float | None = None  # USD per 1M completion tokens
     style: Style | None = None  # None: "one-shot" (all backends: it makes the answer parse)
     use_schema: bool = True
     require_grounded: bool = False
     max_triples: int | None = None
+    output: OutputName | None = None  # None: settings.extraction_output, else output_for(settings)
 
 
 def default_work_dir(out_dir: Path) -> Path:
@@ -48,8 +54,26 @@ def is_remote(settings: Any) -> bool:
     return settings.live_llm == "openai"
 
 
+def output_for(settings: Any) -> OutputName:
+    """The answer's shape: as set, else the lean "triples" for the embedded model (fewer tokens written for an index
+    as good: docs/results.md, issue 26) and the paper's "joint" for any other model."""
+    if settings.extraction_output is not None:
+        return settings.extraction_output  # type: ignore[no-any-return]  # a validated OutputName
+    return LOCAL_OUTPUT if settings.live_llm == "local" else "joint"
+
+
+def local_profile(settings: Any) -> ServerProfile:
+    """The embedded server's slots and the rest, as settings and the build choose them (reads a stamp file)."""
+    from gear.llm.embedded import server_profile
+
+    return server_profile(parallel=settings.llm_parallel, ubatch=settings.llm_ubatch, batch=settings.llm_batch,
+                          flash_attn=settings.llm_flash_attn)
+
+
 def config_for(settings: Any, options: ExtractOptions) -> ExtractionConfig:
-    concurrency = options.concurrency or (4 if is_remote(settings) else 1)
+    """Extraction as configured: one request per slot of the embedded server at once (as many as it answers
+    together), 4 at a remote endpoint, unless --concurrency says otherwise."""
+    concurrency = options.concurrency or (4 if is_remote(settings) else local_profile(settings).parallel)
     defaults = ExtractionConfig()
     return ExtractionConfig(
         style=options.style or defaults.style,
@@ -57,6 +81,7 @@ def config_for(settings: Any, options: ExtractOptions) -> ExtractionConfig:
         max_triples=options.max_triples or defaults.max_triples,
         require_grounded=options.require_grounded,
         concurrency=concurrency,
+        output=options.output or output_for(settings),
     )
 
 
@@ -72,27 +97,22 @@ def cost_estimate(docs: list[Document], config: ExtractionConfig, price_in: floa
 
 def run_extraction(docs: list[Document], llm: LLM, work_dir: Path, config: ExtractionConfig, console: Any = None,
                    ) -> ExtractionResult:
-    """Extract with a rich progress bar (passages done/total, triples, tokens, rate, ETA) when `console` is given."""
+    """Extract with a rich progress bar when `console` is given: passages done / total, passages per minute and the
+    time left (this run's recent passages: gear.extract.progress), the triples so far and the tokens."""
     passages = [(d.title, d.text) for d in docs]
     if console is None:
         return extract_passages(passages, llm, work_dir, config)
     from rich import progress as rp
 
-    with rp.Progress(rp.TextColumn("extracting"), rp.BarColumn(), rp.MofNCompleteColumn(),
-                     rp.TextColumn("{task.fields[stats]}"), rp.TimeElapsedColumn(), rp.TimeRemainingColumn(),
-                     console=console, transient=False) as bar:
+    with rp.Progress(rp.TextColumn("extracting"), rp.BarColumn(), rp.TextColumn("{task.fields[stats]}"),
+                     rp.TimeElapsedColumn(), console=console, transient=False) as bar:
         task = bar.add_task("extracting", total=len(passages), stats="")
-        started = time.perf_counter()
-        first_done: list[int] = []
+        pace = Pace()
 
         def update(result: ExtractionResult, done: int, total: int) -> None:
-            if not first_done:
-                first_done.append(done)  # passages reused from the journal do not count towards the rate
-                bar.reset(task, total=total, completed=done)
-            elapsed = time.perf_counter() - started
-            rate = f"{result.calls / elapsed * 60:.1f} passages/min" if result.calls and elapsed > 0 else "…"
-            stats = (f"{result.n_triples} triples · {result.prompt_tokens + result.completion_tokens:,} tokens · "
-                     f"{rate}" + (f" · {result.failed} failed" if result.failed else ""))
+            line = pace.update(done, total, result.n_triples).line()
+            stats = (f"{line} · {result.prompt_tokens + result.completion_tokens:,} tokens"
+                     + (f" · {result.failed} failed" if result.failed else ""))
             bar.update(task, completed=done, total=total, stats=stats)
 
         return extract_passages(passages, llm, work_dir, config, progress=update)
@@ -116,11 +136,14 @@ def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, consol
     if console is not None:
         prompt, completion, usd = cost_estimate(docs, config, options.price_in, options.price_out)
         line = (f"extracting triples from {len(docs)} passages with {settings.llm} model {llm.model} "
-                f"(journal {work_dir}); from scratch ≈{prompt:,} prompt + ≈{completion:,} completion tokens")
+                f"(answer: {config.output}, {config.concurrency} at once; journal {work_dir}); from scratch "
+                f"≈{prompt:,} prompt + ≈{completion:,} completion tokens")
         if usd is not None:
             line += f", ≈${usd:.2f}" if usd >= 0.01 else f", ≈${usd:.4f}"
             line += f" at ${options.price_in or 0}/${options.price_out or 0} per 1M tokens (in/out)"
         console.print(line, highlight=False)
+        if settings.live_llm == "local":
+            console.print(local_profile(settings).describe(), highlight=False)
     if progress is not None:
         result = extract_passages([(d.title, d.text) for d in docs], llm, work_dir, config, progress=progress,
                                   on_text=on_text)

@@ -1,0 +1,84 @@
+"""Indexing progress a person can read: passages done of the total, passages per minute, the time left and the
+triples so far, in one line for `gear index`'s progress bar and the Index page's status box.
+
+The speed is measured on this run's own recent passages — not on the journal's (they cost nothing), and not over the
+whole run: on a machine whose load changes (another user's question, a test run beside it) the estimate follows
+what the model does now. A window of the last WINDOW passages, or of WINDOW_SECONDS, whichever holds more.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+WINDOW = 8  # passages the speed is measured over (at least)
+WINDOW_SECONDS = 300.0  # ... or the last five minutes, when more passages than WINDOW finished in them
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where an extraction stands: `done` of `total` passages (`reused` of them from the journal), the triples so
+    far, and the measured pace (None until two passages of this run have finished)."""
+
+    done: int
+    total: int
+    reused: int
+    triples: int
+    per_minute: float | None
+    seconds_left: float | None
+
+    def line(self) -> str:
+        """"37 / 200 passages · 4.8 passages/min · ≈ 34 min left · 512 triples so far" """
+        parts = [f"{self.done:,} / {self.total:,} passages"]
+        if self.reused:
+            parts.append(f"{self.reused:,} from the journal")
+        if self.done < self.total:
+            if self.per_minute is None:
+                parts.append("measuring the speed…")
+            else:
+                parts.append(f"{self.per_minute:.1f} passages/min")
+                if self.seconds_left is not None:
+                    parts.append(f"≈ {duration(self.seconds_left)} left")
+        parts.append(f"{self.triples:,} triples so far")
+        return " · ".join(parts)
+
+
+def duration(seconds: float) -> str:
+    """"45 s", "12 min", "2 h 05 min"."""
+    if seconds < 90:
+        return f"{max(seconds, 1):.0f} s"
+    minutes = round(seconds / 60)
+    if minutes < 120:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+class Pace:
+    """Turns the runner's progress callbacks into `Progress`, timing the passages this run finished."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.started = clock()
+        self.first_done: int | None = None  # what was done at the first report: the journal's share
+        self.finished: deque[tuple[float, int]] = deque()  # (time, passages finished by this run so far)
+
+    def update(self, done: int, total: int, triples: int) -> Progress:
+        now = self.clock()
+        if self.first_done is None:
+            self.first_done = done
+            self.finished.append((now, 0))
+        ran = done - self.first_done
+        if ran > self.finished[-1][1]:
+            self.finished.append((now, ran))
+        while len(self.finished) > WINDOW + 1 and now - self.finished[1][0] > WINDOW_SECONDS:
+            self.finished.popleft()
+        per_minute = seconds_left = None
+        (t0, n0), (t1, n1) = self.finished[0], self.finished[-1]
+        if n1 - n0 >= 2 or (n1 - n0 >= 1 and n0 > 0):
+            per_minute = 60.0 * (n1 - n0) / max(t1 - t0, 1e-9)
+            # time since the last finished passage counts too: a stall shows as a slowing pace
+            per_minute = min(per_minute, 60.0 * (n1 - n0 + 1) / max(now - t0, 1e-9))
+            seconds_left = (total - done) * 60.0 / per_minute
+        return Progress(done, total, self.first_done, triples, per_minute, seconds_left)
