@@ -1,7 +1,9 @@
-"""The house rules of the package layout, checked on the code itself: no import cycles among gear's modules, and the
-engine never imports the app (Streamlit, studio/, pages/, app.py). Every import is an arrow: lazy imports inside
-functions, and imports under `if TYPE_CHECKING:` too — they never run, but a module that names a higher one's types
-depends on it all the same (a type-only import was how the runners used to reach the engine)."""
+"""The house rules of the package layout, checked on the code itself: no import cycles among gear's modules, the
+engine never imports the app (Streamlit, studio/, pages/, app.py), gear.trace stands below the engine, a package hands
+on only its own names, and the two maps of the house — docs/architecture.md and the README's Layout — name only what
+exists (the README's names every package too). Every import is an arrow: lazy imports inside functions, and imports
+under `if TYPE_CHECKING:` too — they never run, but a module that names a higher one's types depends on it all the
+same (a type-only import was how the runners used to reach the engine)."""
 
 from __future__ import annotations
 
@@ -177,3 +179,70 @@ def test_every_path_the_architecture_doc_names_exists() -> None:
         else:
             missing.append(ref)
     assert missing == [], f"docs/architecture.md names what does not exist: {missing}"
+
+
+# -- the README's "Layout" is a true map ---------------------------------------------------------------------------
+README = ROOT / "README.md"
+
+
+def readme_map() -> dict[Path, set[Path]]:
+    """Each entry of the README's Layout block (a path) → the files and folders its description names, resolved where
+    they exist (the entry's folder, its parent, the project root); a line indented past the names continues the entry
+    above it."""
+    section = README.read_text(encoding="utf-8").split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```\n(.*?)```", section, re.S)
+    assert len(blocks) == 1, "the Layout section holds one map"
+    entries: dict[Path, set[Path]] = {}
+    entry = ROOT
+    for line in blocks[0].splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        if indent <= 2:
+            name, _, description = line.strip().partition(" ")
+            entry = (GEAR if indent == 2 else ROOT) / name
+            entries[entry] = set()
+        else:
+            description = line
+        for mention in re.findall(r"(?<![\w./-])((?:\w+/)*\w+(?:\.py|/))(?=[\s,;:)]|$)", description):
+            bases = [entry, entry.parent, ROOT] if entry.is_dir() else [entry.parent, ROOT]
+            entries[entry].add(next((b / mention for b in bases if (b / mention).exists()), entry / mention))
+    return entries
+
+
+def test_every_path_the_readme_map_names_exists() -> None:
+    entries = readme_map()
+    named = set(entries) | set().union(*entries.values())
+    assert {GEAR / "agent" / "views.py", GEAR / "eval" / "diagnosis", GEAR / "trace" / "pace.py",
+            ROOT / "pages"} <= named  # the parser sees the map's forms: entries, names in brackets, a continuation
+    missing = sorted(str(p.relative_to(ROOT)) for p in named if not p.exists())
+    assert missing == [], f"README.md's Layout names what does not exist: {missing}"
+
+
+def test_the_readme_map_names_every_package_and_top_level_module() -> None:
+    entries = readme_map()
+    named = {p.resolve() for p in set(entries) | set().union(*entries.values())}
+    packages = {p.parent.resolve() for p in GEAR.rglob("__init__.py") if p.parent != GEAR}
+    modules = {p.resolve() for p in GEAR.glob("*.py")}
+    left_out = sorted(str(p.relative_to(ROOT)) for p in (packages | modules) - named)
+    assert left_out == [], f"README.md's Layout leaves out: {left_out}"
+
+
+# -- the contract sits below the engine, and each package hands on only its own names ----------------------------
+def test_trace_imports_nothing_of_the_engine() -> None:
+    """gear.trace is what a UI reads without an index or a model: it stands on the record types alone."""
+    assert set(package_graph().successors("trace")) <= {"files", "methods", "types"}
+
+
+@pytest.mark.parametrize("init", sorted(p for p in GEAR.rglob("__init__.py") if p.parent != GEAR),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_package_hands_on_only_its_own_names(init: Path) -> None:
+    """A package's `__all__` names what its own modules define; only the front door (gear/__init__.py) gathers."""
+    package = module_name(init)
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    source = {alias.asname or alias.name: node.module for node in tree.body if isinstance(node, ast.ImportFrom)
+              for alias in node.names if node.module}
+    exported = next((ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                     and any(getattr(t, "id", None) == "__all__" for t in node.targets)
+                     and isinstance(node.value, ast.List | ast.Tuple)), [])
+    borrowed = [name for name in exported if name in source
+                and not (source[name] == package or source[name].startswith(package + "."))]
+    assert borrowed == [], f"{package} hands on names of other packages: {borrowed}"
