@@ -15,8 +15,48 @@ from pathlib import Path
 from typing import Any
 
 
+@dataclass(frozen=True, slots=True)
+class Format:
+    """An input format a person may bring, with a two-line example (shown beside a refusal, so the fix is in view)."""
+
+    name: str
+    example: str
+
+
+CORPUS_FORMATS = (
+    Format("HippoRAG corpus (.json): a list of {title, text} records",
+           '[{"title": "Sicily", "text": "Sicily is the largest island in the Mediterranean Sea."},\n'
+           ' {"title": "Mount Etna", "text": "Mount Etna is an active volcano on Sicily."}]'),
+    Format("HotpotQA corpus (.json): an object of title → list of sentences",
+           '{"Sicily": ["Sicily is the largest island ", "in the Mediterranean Sea."],\n'
+           ' "Mount Etna": ["Mount Etna is an active volcano on Sicily."]}'),
+    Format("plain text (.txt, .md; UTF-8): the file's name is the title; the text is cut into passages of about "
+           "120 words",
+           "Sicily is the largest island in the Mediterranean Sea.\n"
+           "Mount Etna, an active volcano, rises over its east coast."),
+)
+QA_FORMATS = (
+    Format("MuSiQue / HippoRAG QA (.json): gold passages are the paragraphs marked is_supporting",
+           '[{"id": "q1", "question": "Which sea is Mount Etna\'s island in?", "answer": "Mediterranean Sea",\n'
+           '  "paragraphs": [{"title": "Sicily", "paragraph_text": "Sicily is …", "is_supporting": true}]}]'),
+    Format("HotpotQA / 2Wiki QA (.json): gold passages are the titles of supporting_facts",
+           '[{"_id": "q1", "question": "Which sea is Mount Etna\'s island in?", "answer": "Mediterranean Sea",\n'
+           '  "supporting_facts": [["Sicily", 0]], "context": [["Sicily", ["Sicily is the largest …"]]]}]'),
+)
+OPENIE_FORMATS = (
+    Format("HippoRAG OpenIE (.json): the triples of each passage, matched to the corpus by title and text",
+           '{"docs": [{"title": "Sicily", "text": "Sicily is the largest island in the Mediterranean Sea.",\n'
+           '           "extracted_triples": [["Sicily", "largest island in", "Mediterranean Sea"]]}]}'),
+)
+
+
 class InputError(ValueError):
-    """A bad input file: the message names the file, the record and the field, and is shown to users as is."""
+    """A bad input file: the message names the file, the record and the field, and is shown to users as is.
+    `formats` are the formats the file could have been in (with examples), for whoever shows the message."""
+
+    def __init__(self, message: str, formats: Sequence[Format] = ()) -> None:
+        super().__init__(message)
+        self.formats = tuple(formats)
 
 
 @dataclass
@@ -68,19 +108,107 @@ class OpenIEDoc:
     entities: tuple[str, ...] = ()
 
 
-def read_json(path: str | Path) -> Any:
+# what the json module says, in words a person can act on (its own words follow in brackets)
+_JSON_REASONS = {
+    "Expecting value": "a value is missing or is not JSON (a trailing comma, a single-quoted string or an unquoted "
+                       "word?)",
+    "Unterminated string starting at": "a string that starts here is never closed (a missing \")",
+    "Expecting ',' delimiter": "a comma is missing between two items",
+    "Expecting ':' delimiter": "a colon is missing after a key",
+    "Expecting property name enclosed in double quotes": "a key is not in double quotes, or a comma is left "
+                                                         "before a closing }",
+    "Extra data": "more text follows the end of the JSON value (two documents in one file? JSON Lines is not read)",
+    "Invalid control character at": "a line break or control character stands inside a string (write it as \\n)",
+    "Invalid \\escape": "a backslash starts an escape JSON does not know (write \\\\ for a backslash)",
+}
+
+
+def _label(path: str | Path, name: str | None) -> str:
+    return name or str(path)
+
+
+def _near(text: str, lineno: int, colno: int) -> str:
+    """The text around a position (one line, at most ≈60 characters), to show where a file breaks."""
+    lines = text.splitlines()
+    if not 0 < lineno <= len(lines):
+        return ""
+    line = lines[lineno - 1]
+    start = max(0, colno - 31)
+    piece = line[start:start + 60].strip()
+    return f" near “{'…' if start else ''}{piece}{'…' if start + 60 < len(line) else ''}”" if piece else ""
+
+
+def read_text(path: str | Path, name: str | None = None, formats: Sequence[Format] = ()) -> str:
+    """A text file's content, or an InputError that says in plain words why it cannot be read: missing, a folder,
+    empty, binary, UTF-16, or not UTF-8 (with the byte and line). A UTF-8 byte-order mark is accepted."""
     p = Path(path)
+    label = _label(p, name)
     if not p.exists():
-        raise InputError(f"{p}: file not found")
+        raise InputError(f"{label}: file not found")
     if p.is_dir():
-        raise InputError(f"{p}: is a directory, expected a JSON file")
+        raise InputError(f"{label}: is a directory, expected a file")
     try:
-        with p.open(encoding="utf-8") as fh:
-            return json.load(fh)
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{label}: cannot read ({exc.strerror})") from None
+    if not raw.strip():
+        raise InputError(f"{label}: the file is empty" + (" (only whitespace)" if raw else ""), formats)
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise InputError(f"{label}: is UTF-16 text; save it as UTF-8 and upload it again", formats)
+    nul = raw.find(b"\x00", 0, 8192)
+    if nul >= 0:
+        raise InputError(f"{label}: not a text file (binary data: a NUL byte at byte {nul:,}); expected UTF-8 "
+                         "text", formats)
+    try:
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(f"{label}: not UTF-8 text: byte 0x{raw[exc.start]:02x} at byte {exc.start:,} (line "
+                         f"{line}) is not UTF-8 ({exc.reason}); save the file as UTF-8 and upload it again",
+                         formats) from None
+
+
+def read_json(path: str | Path, name: str | None = None, formats: Sequence[Format] = ()) -> Any:
+    """A JSON file's value; `name` is what messages call the file (an upload's own name rather than the temporary
+    copy's path), `formats` what it was expected to hold (kept on the error for whoever shows it)."""
+    label = _label(path, name)
+    text = read_text(path, name, formats)
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{p}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        words = _JSON_REASONS.get(exc.msg)
+        reason = f"{words} (the parser says: {exc.msg})" if words else exc.msg
+        raise InputError(f"{label}: invalid JSON at line {exc.lineno}, column {exc.colno}"
+                         f"{_near(text, exc.lineno, exc.colno)}: {reason}", formats) from None
+
+
+def shape(value: Any) -> str:
+    """What a JSON value is, in words ("a list of 3 strings", "an object with keys 'data', 'version'")."""
+    if isinstance(value, list):
+        kinds = sorted({_kind(v) for v in value})
+        if not value:
+            return "an empty list"
+        return f"a list of {len(value):,} " + (f"{kinds[0]}s" if len(kinds) == 1 else "mixed values")
+    if isinstance(value, dict):
+        keys = ", ".join(repr(k) for k in list(value)[:4]) + (", …" if len(value) > 4 else "")
+        return f"an object with keys {keys}" if value else "an empty object"
+    return f"a {_kind(value)}"
+
+
+def _kind(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "true/false", type(None): "null"}.get(
+        type(value), "number")
+
+
+def _looks_like(data: Any) -> str:
+    """Which other input a JSON value looks like, when it is not a corpus (a common mix-up between the uploads)."""
+    records = data if isinstance(data, list) else []
+    first = next((r for r in records if isinstance(r, dict)), None)
+    if first is not None and "question" in first:
+        return " It looks like a QA set (its records have a 'question'): upload it as the QA set."
+    if isinstance(data, dict) and "docs" in data:
+        return " It looks like an OpenIE file (it has a 'docs' list): upload it as the OpenIE triples."
+    return ""
 
 
 def _text_field(record: dict[str, Any], *names: str) -> str | None:
@@ -93,24 +221,31 @@ def _text_field(record: dict[str, Any], *names: str) -> str | None:
     return None
 
 
-def load_corpus(path: str | Path) -> tuple[list[Document], LoadReport]:
-    """Read a HippoRAG-style list of {title, text} or a HotpotQA-style {title: [sentences]} dict."""
-    data = read_json(path)
-    report = LoadReport(str(path))
+def load_corpus(path: str | Path, name: str | None = None) -> tuple[list[Document], LoadReport]:
+    """Read a HippoRAG-style list of {title, text} or a HotpotQA-style {title: [sentences]} dict. `name` is what
+    messages call the file (default: its path)."""
+    label = _label(path, name)
+    data = read_json(path, name, CORPUS_FORMATS)
+    report = LoadReport(label)
     docs: list[Document] = []
-    if isinstance(data, dict):
+    if data in ([], {}):
+        raise InputError(f"{label}: no passage with text, so nothing to index — it holds no records",
+                         CORPUS_FORMATS)
+    if isinstance(data, dict) and any(_sentences(v) is not None for v in data.values()):
         for n, (title, sentences) in enumerate(data.items()):
-            text = sentences if isinstance(sentences, str) else None
-            if isinstance(sentences, list) and all(isinstance(s, str) for s in sentences):
-                text = "".join(sentences)
-            if not text or not text.strip():
+            text = _sentences(sentences)
+            if text is None:
+                report.warn(f"record {n} ({title!r}): expected a list of sentences, got {shape(sentences)}; "
+                            "skipped")
+                continue
+            if not text.strip():
                 report.warn(f"record {n} ({title!r}): no text, skipped")
                 continue
             docs.append(Document(str(title), text))
-    elif isinstance(data, list):
+    elif isinstance(data, list) and any(isinstance(r, dict) for r in data) and not _looks_like(data):
         for n, record in enumerate(data):
             if not isinstance(record, dict):
-                report.warn(f"record {n}: expected an object with 'title' and 'text', got {type(record).__name__}")
+                report.warn(f"record {n}: expected an object with 'title' and 'text', got {shape(record)}")
                 continue
             text = _text_field(record, "text", "paragraph_text", "contents")
             title = record.get("title", "")
@@ -118,26 +253,57 @@ def load_corpus(path: str | Path) -> tuple[list[Document], LoadReport]:
                 report.warn(f"record {n}: field 'title' is not a string, skipped")
                 continue
             if text is None or not text.strip():
-                report.warn(f"record {n} ({title!r}): field 'text' missing or empty, skipped")
+                what = "missing" if not any(k in record for k in ("text", "paragraph_text", "contents")) else \
+                    "empty" if text is not None else f"not a string ({shape(record.get('text'))})"
+                report.warn(f"record {n} ({title!r}): field 'text' {what}, skipped")
                 continue
             docs.append(Document(title, text))
     else:
-        raise InputError(f"{path}: expected a list of {{title, text}} or a {{title: [sentences]}} object")
+        raise InputError(f"{label}: JSON of another shape ({shape(data)}); a corpus is a list of {{title, text}} "
+                         f"records or a {{title: [sentences]}} object.{_looks_like(data)}", CORPUS_FORMATS)
     if not docs:
-        raise InputError(f"{path}: no passages with text found")
+        why = "; ".join(w.removeprefix(f"{label}: ") for w in report.warnings[:3]) or "it holds no records"
+        more = f" (and {len(report.warnings) - 3:,} more)" if len(report.warnings) > 3 else ""
+        raise InputError(f"{label}: no passage with text, so nothing to index — {why}{more}", CORPUS_FORMATS)
+    _warn_shared_titles(docs, report)
     return docs, report
+
+
+def _sentences(value: Any) -> str | None:
+    """A HotpotQA corpus value as text: a string, or a list of sentence strings joined; None for anything else."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(s, str) for s in value):
+        return "".join(value)
+    return None
+
+
+def _warn_shared_titles(docs: Sequence[Document], report: LoadReport) -> None:
+    """One warning when different passages share a title: a QA set that names its gold passages by title alone
+    (HotpotQA, 2Wiki) cannot tell them apart (an exact duplicate is dropped by unique_documents instead)."""
+    texts: dict[str, set[str]] = {}
+    for d in docs:
+        texts.setdefault(d.title, set()).add(d.text)
+    shared = sorted(((len(v), t) for t, v in texts.items() if len(v) > 1), reverse=True)
+    if shared:
+        n, title = shared[0]
+        report.warn(f"{len(shared):,} title{'s are' if len(shared) > 1 else ' is'} shared by different passages "
+                    f"(e.g. {title!r} ×{n}): gold passages named by title alone (HotpotQA, 2Wiki QA sets) cannot be "
+                    "told apart; QA sets that give the text (MuSiQue, HippoRAG) can")
 
 
 def _answers(record: dict[str, Any]) -> tuple[str, ...]:
     answer = record.get("answer", [])
-    answers = [answer] if isinstance(answer, str) else [a for a in answer if isinstance(a, str)]
-    answers += [a for a in record.get("answer_aliases", []) or [] if isinstance(a, str)]
+    answers = [answer] if isinstance(answer, str) else \
+        [a for a in answer if isinstance(a, str)] if isinstance(answer, list) else []
+    aliases = record.get("answer_aliases", []) or []
+    answers += [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else []
     return tuple(dict.fromkeys(a for a in answers if a))
 
 
-def _gold_from_paragraphs(paragraphs: list[Any]) -> list[tuple[str, str | None]]:
+def _gold_from_paragraphs(paragraphs: Any) -> list[tuple[str, str | None]]:
     gold: list[tuple[str, str | None]] = []
-    for p in paragraphs:
+    for p in paragraphs if isinstance(paragraphs, list) else []:
         if isinstance(p, dict) and p.get("is_supporting", False):
             text = _text_field(p, "paragraph_text", "text")
             gold.append((str(p.get("title", "")), text))
@@ -145,17 +311,24 @@ def _gold_from_paragraphs(paragraphs: list[Any]) -> list[tuple[str, str | None]]
 
 
 def _gold_from_supporting_facts(record: dict[str, Any]) -> list[tuple[str, str | None]]:
-    titles = list(dict.fromkeys(str(f[0]) for f in record.get("supporting_facts", []) if f))
-    context = {str(c[0]): "".join(c[1]) for c in record.get("context", []) if isinstance(c, list) and len(c) == 2}
+    facts = record.get("supporting_facts", [])
+    titles = list(dict.fromkeys(str(f[0]) for f in facts if isinstance(f, list) and f)) \
+        if isinstance(facts, list) else []
+    context = {str(c[0]): "".join(c[1]) for c in record.get("context", []) or []
+               if isinstance(c, list) and len(c) == 2 and isinstance(c[1], list)
+               and all(isinstance(x, str) for x in c[1])}
     return [(t, context.get(t)) for t in titles]
 
 
-def load_qa(path: str | Path) -> tuple[list[Question], LoadReport]:
-    """Read a QA set in the MuSiQue, HippoRAG or raw HotpotQA / 2Wiki schema."""
-    data = read_json(path)
-    report = LoadReport(str(path))
+def load_qa(path: str | Path, name: str | None = None) -> tuple[list[Question], LoadReport]:
+    """Read a QA set in the MuSiQue, HippoRAG or raw HotpotQA / 2Wiki schema (`name`: what messages call it)."""
+    label = _label(path, name)
+    data = read_json(path, name, QA_FORMATS)
+    report = LoadReport(label)
     if not isinstance(data, list):
-        raise InputError(f"{path}: expected a list of questions")
+        hint = " It looks like an OpenIE file (it has a 'docs' list)." if isinstance(data, dict) and "docs" in data \
+            else ""
+        raise InputError(f"{label}: expected a list of questions, got {shape(data)}.{hint}", QA_FORMATS)
     questions: list[Question] = []
     for n, record in enumerate(data):
         if not isinstance(record, dict):
@@ -177,8 +350,36 @@ def load_qa(path: str | Path) -> tuple[list[Question], LoadReport]:
             report.warn(f"record {n} (id {qid}): no gold passages")
         questions.append(Question(qid, text.strip(), _answers(record), tuple(gold)))
     if not questions:
-        raise InputError(f"{path}: no questions found")
+        first = next((r for r in data if isinstance(r, dict)), None)
+        hint = " It looks like a corpus (its records have 'title' and 'text'): upload it as the corpus." \
+            if first is not None and "text" in first and "question" not in first else ""
+        why = f" — {report.warnings[0].removeprefix(f'{label}: ')}" if report.warnings else ""
+        raise InputError(f"{label}: no questions found{why}.{hint}" if why or hint else
+                         f"{label}: no questions found", QA_FORMATS)
     return questions, report
+
+
+def gold_in_corpus(questions: Sequence[Question], docs: Sequence[Document], report: LoadReport) -> int:
+    """How many questions have at least one gold passage in the corpus (by title and text, or by title where the QA
+    set names titles only). None at all is an InputError (a QA set for another corpus: every recall would be
+    empty); some missing is a warning."""
+    keys = {(d.title, d.text.strip()) for d in docs}
+    titles = {d.title for d in docs}
+
+    def found(title: str, text: str | None) -> bool:
+        return (title, text.strip()) in keys if text is not None else title in titles
+
+    with_gold = [q for q in questions if q.gold]
+    hits = [q for q in with_gold if any(found(t, x) for t, x in q.gold)]
+    if with_gold and not hits:
+        title, _ = with_gold[0].gold[0]
+        raise InputError(f"{report.path}: none of its {len(with_gold):,} questions has a gold passage in the corpus "
+                         f"(question {with_gold[0].id}'s gold passage {title!r} is not among its passages, matched "
+                         "by title and text): is it the QA set of another corpus?", QA_FORMATS)
+    if len(hits) < len(with_gold):
+        report.warn(f"{len(with_gold) - len(hits):,} of {len(with_gold):,} questions have no gold passage in the "
+                    "corpus: their recall is not measured")
+    return len(hits)
 
 
 def _clean_triple(raw: Any) -> tuple[str, str, str] | None:
@@ -189,13 +390,15 @@ def _clean_triple(raw: Any) -> tuple[str, str, str] | None:
     return (subject, predicate, obj) if subject and predicate and obj else None
 
 
-def load_openie(path: str | Path) -> tuple[list[OpenIEDoc], LoadReport]:
+def load_openie(path: str | Path, name: str | None = None) -> tuple[list[OpenIEDoc], LoadReport]:
     """Read HippoRAG's OpenIE output; triples that are not three non-empty strings are dropped and counted."""
-    data = read_json(path)
-    report = LoadReport(str(path))
+    label = _label(path, name)
+    data = read_json(path, name, OPENIE_FORMATS)
+    report = LoadReport(label)
     docs_raw = data.get("docs") if isinstance(data, dict) else data
     if not isinstance(docs_raw, list):
-        raise InputError(f"{path}: expected an object with a 'docs' list (HippoRAG OpenIE format)")
+        raise InputError(f"{label}: expected an object with a 'docs' list (HippoRAG OpenIE format), got "
+                         f"{shape(data)}", OPENIE_FORMATS)
     docs: list[OpenIEDoc] = []
     dropped = 0
     for n, record in enumerate(docs_raw):
@@ -243,77 +446,125 @@ def unique_documents(docs: Iterable[Document], report: LoadReport) -> list[Docum
 
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+CORPUS_SUFFIXES = (*TEXT_SUFFIXES, ".json")
 
 
-def _read_text_file(path: Path) -> str:
+def _text_passages(path: Path, name: str | None, chunk_words: int | None, report: LoadReport) -> list[Document]:
+    """One .txt/.md file as passages: title = the file's name without its suffix, the text chunked."""
+    from gear.data.chunking import DEFAULT_CHUNK_WORDS, chunk_text
+
+    label = _label(path, name)
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+        text = read_text(path, name, CORPUS_FORMATS)
+    except InputError as exc:
+        if str(exc).endswith("the file is empty") or "(only whitespace)" in str(exc):
+            report.warn(f"{label}: empty, skipped")
+            return []
+        raise
+    chunks = chunk_text(text, chunk_words or DEFAULT_CHUNK_WORDS)
+    if not chunks:
+        report.warn(f"{label}: empty, skipped")
+        return []
+    return [Document(Path(name or path).stem, chunk) for chunk in chunks]
 
 
-def load_text_documents(path: str | Path, chunk_words: int | None = None) -> tuple[list[Document], LoadReport]:
+def _folder_files(folder: Path) -> list[Path]:
+    """The corpus files under a folder (sorted, recursive, hidden files and folders skipped)."""
+    return sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix.lower() in CORPUS_SUFFIXES
+                  and not any(part.startswith(".") for part in f.relative_to(folder).parts))
+
+
+def load_text_documents(path: str | Path, chunk_words: int | None = None, name: str | None = None
+                        ) -> tuple[list[Document], LoadReport]:
     """Plain text: one .txt/.md file, or every such file under a folder (sorted, recursive, hidden files skipped).
 
     Title = the file name without its suffix; the text is cut into passages of about `chunk_words` words
     (gear.data.chunking.DEFAULT_CHUNK_WORDS when None), every chunk keeping the file's title.
     """
-    from gear.data.chunking import DEFAULT_CHUNK_WORDS, chunk_text
-
     p = Path(path)
-    report = LoadReport(str(p))
+    label = _label(p, name)
+    report = LoadReport(label)
     if not p.exists():
-        raise InputError(f"{p}: file or folder not found")
+        raise InputError(f"{label}: file or folder not found")
     if p.is_dir():
-        files = sorted(
-            f for f in p.rglob("*")
-            if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES
-            and not any(part.startswith(".") for part in f.relative_to(p).parts)
-        )
+        files = [f for f in _folder_files(p) if f.suffix.lower() in TEXT_SUFFIXES]
         if not files:
-            raise InputError(f"{p}: folder holds no {'/'.join(TEXT_SUFFIXES)} files")
+            raise InputError(f"{label}: folder holds no {'/'.join(TEXT_SUFFIXES)} files", CORPUS_FORMATS)
+        docs = [d for f in files for d in _text_passages(f, None, chunk_words, report)]
     else:
-        files = [p]
-    docs: list[Document] = []
-    for f in files:
-        chunks = chunk_text(_read_text_file(f), chunk_words or DEFAULT_CHUNK_WORDS)
-        if not chunks:
-            report.warn(f"{f.name}: empty, skipped")
-            continue
-        docs.extend(Document(f.stem, chunk) for chunk in chunks)
+        docs = _text_passages(p, name, chunk_words, report)
     if not docs:
-        raise InputError(f"{p}: no passages with text found")
+        raise InputError(f"{label}: no passage with text, so nothing to index — every file is empty",
+                         CORPUS_FORMATS)
+    return docs, report
+
+
+def _split_long(docs: list[Document], chunk_words: int | None) -> list[Document]:
+    """JSON passages longer than `chunk_words` words cut into chunks (kept whole when None)."""
+    if not chunk_words:
+        return docs
+    from gear.data.chunking import chunk_text
+
+    split: list[Document] = []
+    for d in docs:
+        if len(d.text.split()) <= chunk_words:
+            split.append(d)
+        else:
+            split.extend(Document(d.title, chunk) for chunk in chunk_text(d.text, chunk_words))
+    return split
+
+
+def load_corpus_files(files: Sequence[tuple[Path, str]], chunk_words: int | None = None, label: str | None = None
+                      ) -> tuple[list[Document], LoadReport]:
+    """Several corpus files as one corpus, in the order given: each (path, name) read by its suffix — JSON as
+    load_corpus (passages kept whole unless `chunk_words`), .txt/.md chunked — with every message naming the file
+    by `name` (an upload's own name, not its temporary copy). Their warnings are kept, each naming its file."""
+    if not files:
+        raise InputError("no corpus file given", CORPUS_FORMATS)
+    report = LoadReport(label or ", ".join(name for _, name in files))
+    docs: list[Document] = []
+    for path, name in files:
+        suffix = Path(name).suffix.lower()
+        if suffix in TEXT_SUFFIXES:
+            sub = LoadReport(name)
+            docs += _text_passages(path, name, chunk_words, sub)
+        elif suffix == ".json":
+            found, sub = load_corpus(path, name)
+            docs += _split_long(found, chunk_words)
+        else:
+            kind = suffix or "a file without a suffix"
+            raise InputError(f"{name}: a corpus file is .json, .txt or .md, not {kind}", CORPUS_FORMATS)
+        report.warnings += sub.warnings
+    if not docs:
+        raise InputError(f"{report.path}: no passage with text, so nothing to index — every file is empty",
+                         CORPUS_FORMATS)
     return docs, report
 
 
 def load_any_corpus(path: str | Path, chunk_words: int | None = None) -> tuple[list[Document], LoadReport]:
-    """A corpus in any supported form: a folder or .txt/.md file (chunked), else a JSON corpus (see load_corpus).
+    """A corpus in any supported form: a .txt/.md file (chunked), a JSON corpus (see load_corpus), or a folder of
+    them read as one corpus (JSON files and text files alike, sorted by path).
 
     JSON passages are kept as they are unless `chunk_words` is given, in which case longer ones are split too.
     """
     p = Path(path)
-    if p.is_dir() or p.suffix.lower() in TEXT_SUFFIXES:
+    if p.is_dir():
+        files = _folder_files(p)
+        if not files:
+            raise InputError(f"{p}: folder holds no {'/'.join(CORPUS_SUFFIXES)} files", CORPUS_FORMATS)
+        return load_corpus_files([(f, str(f)) for f in files], chunk_words, label=str(p))
+    if p.suffix.lower() in TEXT_SUFFIXES:
         return load_text_documents(p, chunk_words)
     docs, report = load_corpus(p)
-    if chunk_words:
-        from gear.data.chunking import chunk_text
-
-        split: list[Document] = []
-        for d in docs:
-            if len(d.text.split()) <= chunk_words:
-                split.append(d)
-            else:
-                split.extend(Document(d.title, chunk) for chunk in chunk_text(d.text, chunk_words))
-        docs = split
-    return docs, report
+    return _split_long(docs, chunk_words), report
 
 
 def align_openie(
-    docs: Sequence[Document], openie: Sequence[OpenIEDoc], report: LoadReport
+    docs: Sequence[Document], openie: Sequence[OpenIEDoc], report: LoadReport, source: str = "the OpenIE file"
 ) -> list[list[tuple[str, str, str]]]:
-    """Triples for each document, matched by (title, text), then by text alone; unmatched docs get none."""
+    """Triples for each document, matched by (title, text), then by text alone; unmatched docs get none. An OpenIE
+    file that matches no passage at all was made for another corpus: an InputError naming `source`, rather than
+    an index without a single triple."""
     by_key = {(d.title, d.text): d for d in openie}
     by_text = {d.text.strip(): d for d in openie}
     out: list[list[tuple[str, str, str]]] = []
@@ -325,6 +576,13 @@ def align_openie(
             out.append([])
         else:
             out.append(list(found.triples))
+    if docs and missing == len(docs):
+        if not openie:
+            raise InputError(f"{source}: holds no passage records, so it gives no triples", OPENIE_FORMATS)
+        raise InputError(f"{source}: none of its {len(openie):,} records matches a passage of the corpus (by title "
+                         f"and text; its first is {openie[0].title!r}): it was made for another corpus. Upload the "
+                         "OpenIE file made from this corpus, or none (the LLM then extracts the triples)",
+                         OPENIE_FORMATS)
     if missing:
         report.warn(f"{missing} of {len(docs)} passages have no OpenIE record and get no triples")
     return out
