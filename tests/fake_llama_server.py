@@ -5,7 +5,9 @@ It takes llama-server's command line (only --alias, --host, --port and --list-de
 build's empty device list and exits, as the real one does), answers /health with 503 for
 FAKE_LOAD_SECONDS and 200 afterwards, and /v1/chat/completions with "echo: <last user message>" (streamed when asked,
 usage in the last chunk, prompt_tokens_details.cached_tokens as llama-server reports it). A user message containing
-"DIE" makes it exit in the middle of the answer, as a crash would. Each start appends its pid to FAKE_STARTS_FILE.
+"DIE" makes it exit in the middle of the answer, as a crash would. Each start appends its pid to FAKE_STARTS_FILE,
+and each request its method, path and status to FAKE_REQUESTS_FILE (a chat request before ready gets 503, as the real
+server's does).
 """
 
 from __future__ import annotations
@@ -22,18 +24,32 @@ from local_http import FakeEndpoint  # run as a script: tests/ is on sys.path
 READY_AT = time.monotonic() + float(os.environ.get("FAKE_LOAD_SECONDS", "0.3"))
 
 
+LOADING = {"error": {"code": 503, "message": "Loading model"}}
+
+
+def note(method: str, path: str, status: int) -> None:
+    requests = os.environ.get("FAKE_REQUESTS_FILE")
+    if requests:
+        with open(requests, "a", encoding="utf-8") as handle:
+            handle.write(f"{method} {path} {status}\n")
+
+
 class Handler(FakeEndpoint):
     alias = "fake"
 
     def do_GET(self) -> None:
         if self.path == "/health":
-            if time.monotonic() < READY_AT:
-                return self.send_json(503, {"error": {"code": 503, "message": "Loading model"}})
-            return self.send_json(200, {"status": "ok"})
+            status = 503 if time.monotonic() < READY_AT else 200
+            note("GET", self.path, status)
+            return self.send_json(status, LOADING if status == 503 else {"status": "ok"})
         return self.send_json(404, {"error": {"message": "not found"}})
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if time.monotonic() < READY_AT:
+            note("POST", self.path, 503)
+            return self.send_json(503, LOADING)
+        note("POST", self.path, 200)
         text = "echo: " + body["messages"][-1]["content"]
         usage = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14,
                  "prompt_tokens_details": {"cached_tokens": 5}}

@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -521,7 +522,22 @@ def test_mismatched_embedder_is_a_clear_error(es_index: EsIndex, encoder: HashEn
         open_elastic_backend(es_index.directory, m, es_index.settings, encoder)  # type: ignore[arg-type]
 
 
-def test_unreachable_cluster_fails_fast(index_dir: Path, encoder: HashEncoder) -> None:
+def attempts_made(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object]]:
+    """(path, request timeout) of every HTTP attempt the Elasticsearch client makes, retries included."""
+    from elastic_transport import Urllib3HttpNode
+
+    made: list[tuple[str, object]] = []
+    real = Urllib3HttpNode.perform_request
+
+    def counting(self: Urllib3HttpNode, method: str, target: str, *args: Any, **kwargs: Any) -> Any:
+        made.append((target, kwargs.get("request_timeout")))
+        return real(self, method, target, *args, **kwargs)
+
+    monkeypatch.setattr(Urllib3HttpNode, "perform_request", counting)
+    return made
+
+
+def test_unreachable_cluster_fails_fast(index_dir: Path, encoder: HashEncoder, monkeypatch: pytest.MonkeyPatch) -> None:
     import socket
 
     from gear.index.migrate import migrate_to_elastic
@@ -533,10 +549,10 @@ def test_unreachable_cluster_fails_fast(index_dir: Path, encoder: HashEncoder) -
 
     settings = Settings(backend="elasticsearch", es_url=f"http://127.0.0.1:{port}", es_api_key=None,
                         es_username="elastic", es_password="s3cret-do-not-print")
-    start = time.monotonic()
+    made = attempts_made(monkeypatch)
     with pytest.raises(StoreError, match=r"cannot reach Elasticsearch") as err:
         open_elastic_backend(index_dir, Manifest.read(index_dir), settings, encoder)  # type: ignore[arg-type]
-    assert time.monotonic() - start < 10
+    assert made == [("/", 10.0)] * 2  # fails fast: check_cluster's one quick request and its one retry, nothing more
     assert "s3cret" not in str(err.value)
     with pytest.raises(StoreError, match=r"cannot reach Elasticsearch"):
         migrate_to_elastic(index_dir, settings, None)
@@ -587,8 +603,12 @@ class _Stub:
         import http.server
         import threading
 
+        self.requests: list[str] = []
+        requests = self.requests
+
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
+                requests.append(self.path)
                 if mode == "hang":
                     time.sleep(3)
                     return  # the client gave up long ago
@@ -613,7 +633,8 @@ class _Stub:
         self.server.server_close()
 
 
-def test_auth_failure_and_timeout_are_clear_errors(index_dir: Path, encoder: HashEncoder) -> None:
+def test_auth_failure_and_timeout_are_clear_errors(index_dir: Path, encoder: HashEncoder,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from gear.store.elastic import check_cluster, connect, open_elastic_backend
 
     stub = _Stub("auth")
@@ -626,10 +647,10 @@ def test_auth_failure_and_timeout_are_clear_errors(index_dir: Path, encoder: Has
     finally:
         stub.close()
     stub = _Stub("hang")
+    made = attempts_made(monkeypatch)
     try:
-        start = time.monotonic()
         with pytest.raises(StoreError, match=r"timed out"):
             check_cluster(connect(stub.url), stub.url, timeout=0.5)
-        assert time.monotonic() - start < 5
+        assert made == [("/", 0.5)] * 2 and len(stub.requests) == 2  # each waited 0.5 s, retried once: no more
     finally:
         stub.close()

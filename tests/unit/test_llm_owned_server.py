@@ -184,12 +184,16 @@ def test_a_missing_binary_names_the_set_up(tmp_path: Path, monkeypatch: pytest.M
         server_config(model_path=tmp_path / "m.gguf")
 
 
-def test_waiting_for_health_while_the_model_loads(fake: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_waiting_for_health_while_the_model_loads(fake: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    requests = tmp_path / "requests.txt"
     monkeypatch.setenv("FAKE_LOAD_SECONDS", "1.0")
+    monkeypatch.setenv("FAKE_REQUESTS_FILE", str(requests))
     llm = _llm(fake)
-    started = time.monotonic()
     assert llm.complete(HI).text == "echo: hi"
-    assert time.monotonic() - started >= 0.9  # it was not asked before /health said ready (it would 503)
+    seen = requests.read_text(encoding="utf-8").splitlines()  # what the server was asked, in order
+    ready = seen.index("GET /health 200")
+    assert "GET /health 503" in seen[:ready]  # it waited while the model loaded ...
+    assert seen[ready + 1:] == ["POST /v1/chat/completions 200"]  # ... and was asked only once /health said ready
 
 
 def test_a_killed_server_is_replaced_by_the_next_process(fake: dict) -> None:
