@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,58 @@ def test_agent_through_openai_settings(llm_server: LLMServer, monkeypatch: pytes
     prompt, completion = trace.tokens()
     print(f"\nagent through the server: {len(model_calls)} model calls, {prompt} prompt + {completion} completion "
           f"tokens, answer {run.answer!r}, {run.timings_ms['total'] / 1000:.0f} s")
+
+
+class _Stop(BaseException):
+    """What Streamlit's stop on Cancel looks like to the client: a BaseException raised by a listener."""
+
+
+def _slot(server: LLMServer) -> dict[str, Any]:
+    import urllib.request
+
+    with urllib.request.urlopen(f"{server.url.removesuffix('/v1')}/slots", timeout=10) as response:
+        return json.load(response)[0]  # type: ignore[no-any-return]
+
+
+def _tokens(server: LLMServer, text: str) -> int:
+    import urllib.request
+
+    request = urllib.request.Request(f"{server.url.removesuffix('/v1')}/tokenize",
+                                     data=json.dumps({"content": text}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return len(json.load(response)["tokens"])
+
+
+def test_a_cancelled_read_frees_the_slot_before_the_prompt_is_read(llm_server: LLMServer) -> None:
+    """Cancel while the model reads a long prompt: the client hangs up (gear.llm.openai_client) and llama-server,
+    which reads one batch (256 tokens on a CPU build) between looks at cancelled tasks, stops the slot with the prompt
+    unread; the next call is answered."""
+    from gear.llm.queue import listening
+
+    long_prompt: list[Message] = [{"role": "user", "content": " ".join(
+        f"Passage {i}: Bremen Cathedral is a church in Bremen, Germany, dedicated to St. Peter." for i in range(220)
+    ) + "\nWhich saint is the cathedral dedicated to?"}]
+    heard: list[int] = []
+
+    def cancel_after_a_second(ahead: int) -> None:
+        heard.append(ahead)
+        if len(heard) >= 4:  # four heartbeats: ≈1 s into the read
+            raise _Stop
+
+    client = _client(llm_server.url)
+    with listening(cancel_after_a_second), pytest.raises(_Stop):
+        client.complete(long_prompt, max_tokens=32)
+    deadline = time.monotonic() + 60
+    while _slot(llm_server)["is_processing"] and time.monotonic() < deadline:
+        # not more often: every request to the server wakes the handler that waits for the cancelled answer, and it
+        # looks for a hung-up client only after a second without any
+        time.sleep(1.5)
+    slot = _slot(llm_server)
+    assert not slot["is_processing"]
+    tokens = _tokens(llm_server, long_prompt[0]["content"])
+    assert tokens > 2500 and slot["n_prompt_tokens"] < tokens / 2  # the slot holds only what it read: a few batches
+    assert "Paris" in client.complete(CAPITAL, max_tokens=8).text
 
 
 # -- faults -----------------------------------------------------------------------------------------------------------
