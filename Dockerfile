@@ -49,7 +49,7 @@ RUN pip install -r requirements.txt
 COPY pyproject.toml README.md app.py ./
 COPY .streamlit/ .streamlit/
 COPY gear/ gear/
-COPY pages/ pages/
+COPY app_pages/ app_pages/
 COPY studio/ studio/
 COPY assets/ assets/
 COPY scripts/ scripts/

@@ -30,7 +30,7 @@ from pathlib import Path
 import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[1]
-CODE = ("gear", "studio", "pages", "app.py")
+CODE = ("gear", "studio", "app_pages", "app.py")
 METHOD_NAMES = frozenset({"none", "naive", "sync", "gear", "ppr", "ircot"})
 LONG = 60
 

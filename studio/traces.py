@@ -163,7 +163,7 @@ def open_in_ask(trace: Trace, where: str | Path, ran_here: bool = False) -> None
     st.session_state["teach_step"] = 0
     st.session_state[RAN_HERE] = ran_here
     st.session_state[EXAMPLE] = None
-    st.switch_page("pages/ask.py")
+    st.switch_page("app_pages/ask.py")
 
 
 def save_session_run(run: HistoryRun) -> None:

@@ -113,7 +113,7 @@ def test_every_page_renders_without_exception(studio: dict) -> None:
     at = start(studio)
     assert not at.exception
     assert not at.error
-    for page in ("pages/compare.py", "pages/evaluate.py", "pages/traces.py", "pages/index.py"):
+    for page in ("app_pages/compare.py", "app_pages/evaluate.py", "app_pages/traces.py", "app_pages/index.py"):
         at.switch_page(page).run()
         assert not at.exception, page
         assert not at.error, (page, [e.value for e in at.error])
@@ -182,7 +182,7 @@ def test_replay_teaching_mode_steps_through_modules(studio: dict) -> None:
 
 def test_compare_runs_several_methods(studio: dict) -> None:
     at = start(studio)
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     at.multiselect(key="cmp_methods").set_value(["BM25", "Hybrid", "Hybrid + NaiveGE"]).run()
     at.button(key="cmp_run").click().run()
     assert not at.exception
@@ -307,7 +307,7 @@ def test_replayed_peer_runs_teach_their_steps(studio: dict) -> None:
 
 def test_compare_runs_gear_naivege_ppr_and_ircot(studio: dict) -> None:
     at = start(studio)
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     methods = ["GeAR (hybrid)", "Hybrid + NaiveGE", "PPR (HippoRAG 2)", "IRCoT (hybrid)"]
     at.multiselect(key="cmp_methods").set_value(methods).run()
     at.button(key="cmp_run").click().run()
@@ -339,7 +339,7 @@ def test_compare_runs_gear_naivege_ppr_and_ircot(studio: dict) -> None:
 
 def test_evaluate_saves_and_charts_a_report(studio: dict) -> None:
     at = start(studio)
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("app_pages/evaluate.py").run()
     at.multiselect(key="eval_methods").set_value(["BM25"]).run()
     at.button(key="eval_run").click().run()
     assert not at.exception
@@ -353,7 +353,7 @@ def test_evaluate_saves_and_charts_a_report(studio: dict) -> None:
 
 def test_evaluate_offers_the_peers_and_reports_ppr(studio: dict) -> None:
     at = start(studio)
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("app_pages/evaluate.py").run()
     assert {"PPR (HippoRAG 2)", "IRCoT (hybrid)"} <= set(at.multiselect(key="eval_methods").options)
     at.multiselect(key="eval_methods").set_value(["PPR (HippoRAG 2)"]).run()
     at.button(key="eval_run").click().run()
@@ -372,7 +372,7 @@ def test_traces_page_filters_tags_and_opens(studio: dict) -> None:
     path = studio["data"] / "traces" / "run.json"
     studio["trace"].save(path)
     at = start(studio)
-    at.switch_page("pages/traces.py").run()
+    at.switch_page("app_pages/traces.py").run()
     assert not at.exception
     form_multiselects = [m for m in at.multiselect if m.label == "Categories"]
     form_multiselects[0].set_value(["graph quality"])
@@ -389,7 +389,7 @@ def test_traces_page_filters_tags_and_opens(studio: dict) -> None:
 
 def test_index_page_shows_statistics_and_neighbourhood(studio: dict) -> None:
     at = start(studio)
-    at.switch_page("pages/index.py").run()
+    at.switch_page("app_pages/index.py").run()
     assert not at.exception
     assert not at.error, [e.value for e in at.error]
     assert [m.value for m in at.metric][:2] == ["9", "11"]
@@ -438,7 +438,7 @@ def test_index_page_builds_an_index_from_uploaded_corpus_and_openie(studio: dict
     openie = json.dumps({"docs": [{"title": t, "text": x, "extracted_triples": [list(tr) for tr in trs]}
                                   for (t, x), trs in zip(DOCS[:3], TRIPLES[:3], strict=True)]}).encode()
     at = start(studio)
-    at.switch_page("pages/index.py").run()
+    at.switch_page("app_pages/index.py").run()
     at.text_input(key="ix_name").input("uploaded").run()
     at.file_uploader(key="ix_corpus").set_value([("corpus.json", corpus, "application/json")]).run()
     at.file_uploader(key="ix_openie").set_value(("openie.json", openie, "application/json")).run()
@@ -457,7 +457,7 @@ def test_index_page_reports_a_failed_extraction_and_writes_nothing(studio: dict)
     recorded for extraction, so the build stops with its status and the model's one-line error."""
     corpus = json.dumps([{"title": t, "text": x} for t, x in DOCS[:2]]).encode()
     at = start(studio)
-    at.switch_page("pages/index.py").run()
+    at.switch_page("app_pages/index.py").run()
     at.text_input(key="ix_name").input("unrecorded").run()
     at.file_uploader(key="ix_corpus").set_value([("corpus.json", corpus, "application/json")]).run()
     at.button(key="ix_build").click().run()

@@ -163,7 +163,7 @@ def test_untrusted_titles_in_the_panel_are_escaped(studio: dict) -> None:  # noq
 # -- Evaluate ----------------------------------------------------------------------------------------------------------
 def run_evaluation(studio: dict, method: str = "GeAR (hybrid)") -> AppTest:  # noqa: F811
     at = start(studio)
-    at.switch_page("pages/evaluate.py").run()
+    at.switch_page("app_pages/evaluate.py").run()
     at.multiselect(key="eval_methods").set_value([method]).run()
     at.button(key="eval_run").click().run()
     assert not at.exception
@@ -285,7 +285,7 @@ def test_traces_page_diagnoses_a_folder_and_keeps_the_verdict_as_tags(studio: di
     for name in ("trace", "ircot", "ppr"):
         studio[name].save(folder / f"{name}.json")
     at = start(studio)
-    at.switch_page("pages/traces.py").run()
+    at.switch_page("app_pages/traces.py").run()
     assert not at.exception
     at.selectbox(key="tr_diag_folder").set_value("saved").run()
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
@@ -316,7 +316,7 @@ def test_the_traces_tag_names_are_the_diagnosis_categories() -> None:
 # -- Compare -----------------------------------------------------------------------------------------------------------
 def test_compare_lays_the_stage_tables_side_by_side(studio: dict) -> None:  # noqa: F811
     at = start(studio)
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     methods = ["BM25", "GeAR (hybrid)", "PPR (HippoRAG 2)"]
     at.multiselect(key="cmp_methods").set_value(methods).run()
     at.button(key="cmp_run").click().run()

@@ -72,17 +72,17 @@ def test_the_typed_question_and_choices_survive_page_changes(studio: dict) -> No
     at.text_input(key="question").input("Which island is Mount Etna on?").run()
     at.selectbox(key="expand").set_value("ircot").run()
     at.toggle(key="teaching").set_value(True).run()
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     at.text_input(key="cmp_question").input("Where does the Seine flow?").run()
     at.multiselect(key="cmp_methods").set_value(["BM25", "Hybrid"]).run()
     at.slider(key="cmp_k").set_value(7).run()
-    for page in ("pages/traces.py", "pages/index.py", "pages/evaluate.py", "pages/ask.py"):
+    for page in ("app_pages/traces.py", "app_pages/index.py", "app_pages/evaluate.py", "app_pages/ask.py"):
         at.switch_page(page).run()
         assert not at.exception, page
     assert at.text_input(key="question").value == "Which island is Mount Etna on?"
     assert not at.button(key="ask").disabled
     assert at.selectbox(key="expand").value == "ircot" and at.toggle(key="teaching").value is True
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     assert at.text_input(key="cmp_question").value == "Where does the Seine flow?"
     assert at.multiselect(key="cmp_methods").value == ["BM25", "Hybrid"]
     assert at.slider(key="cmp_k").value == 7
@@ -91,10 +91,10 @@ def test_the_typed_question_and_choices_survive_page_changes(studio: dict) -> No
 def test_every_finished_run_is_listed_in_traces_key_columns_first(studio: dict) -> None:  # noqa: F811
     at = ask_with(start(studio), "gear")
     at = ask_with(at, "naive")
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     at.multiselect(key="cmp_methods").set_value(["BM25"]).run()
     at.button(key="cmp_run").click().run()
-    at.switch_page("pages/traces.py").run()
+    at.switch_page("app_pages/traces.py").run()
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table.columns[:6]) == ["question", "R@5", "R@10", "answer", "EM", "tags"]
@@ -129,12 +129,12 @@ def test_labels_say_what_is_true(studio: dict) -> None:  # noqa: F811
     at = start(studio)
     # the LLM picker's choices fit the sidebar (the old ones were cut: "recorded answers, else the live m…")
     assert all(len(label) <= 26 for label in LLM_KINDS.values())
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     k_sliders = [s.label for s in at.slider]  # the page's and the sidebar's
     assert "k of the single-step methods (and the passages shown)" in k_sliders
     assert "k of GeAR and IRCoT (passages per retrieval)" in k_sliders
     assert len([label for label in k_sliders if label.startswith("k")]) == 2
-    at.switch_page("pages/index.py").run()
+    at.switch_page("app_pages/index.py").run()
     uploader = next(u for u in at.get("file_uploader") if "OpenIE" in u.proto.label)
     assert "optional" in uploader.proto.label
 
@@ -153,7 +153,7 @@ def test_a_built_index_is_selected_and_the_message_points_nowhere_false(studio: 
     openie = json.dumps({"docs": [{"title": t, "text": x, "extracted_triples": [list(tr) for tr in trs]}
                                   for (t, x), trs in zip(DOCS[:3], TRIPLES[:3], strict=True)]}).encode()
     at = start(studio)
-    at.switch_page("pages/index.py").run()
+    at.switch_page("app_pages/index.py").run()
     at.text_input(key="ix_name").input("mine").run()
     at.file_uploader(key="ix_corpus").set_value([("corpus.json", corpus, "application/json")]).run()
     at.file_uploader(key="ix_openie").set_value(("openie.json", openie, "application/json")).run()
@@ -161,7 +161,7 @@ def test_a_built_index_is_selected_and_the_message_points_nowhere_false(studio: 
     assert not at.exception
     message = " ".join(str(s.value) for s in at.success)
     assert "mine is ready and selected" in message and "pick it in the sidebar" not in message
-    at.switch_page("pages/ask.py").run()
+    at.switch_page("app_pages/ask.py").run()
     assert at.sidebar.selectbox[0].value == "mine"
 
 
@@ -195,7 +195,7 @@ def test_the_app_draws_no_emoji() -> None:
     plain text: an emoji is an empty box in a browser without an emoji font (the page titles, navigation and buttons
     were)."""
     root = Path(__file__).resolve().parents[2]
-    sources = [root / "app.py", *sorted((root / "pages").glob("*.py")), *sorted((root / "studio").glob("*.py"))]
+    sources = [root / "app.py", *sorted((root / "app_pages").glob("*.py")), *sorted((root / "studio").glob("*.py"))]
 
     def emoji(ch: str) -> bool:  # ★ ✓ ✗ are in DejaVu and Liberation, as text
         return ord(ch) >= 0x1F000 or ch == "\ufe0f" or (0x2600 <= ord(ch) <= 0x27BF and ch not in "★✓✗")

@@ -225,7 +225,7 @@ def test_compare_shows_the_wait_and_a_cancel_keeps_the_methods_done(studio: dict
     queue = ModelQueue(1, poll_seconds=0.02)
     session = Session(monkeypatch, queue)
     at = start(studio)
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     at.multiselect(key="cmp_methods").set_value(["Hybrid", "GeAR (hybrid)", "BM25"]).run()
     cancel_while_waiting(at, session, run="cmp_run", cancel="cmp_cancel")
     at.button(key="cmp_cancel").click().run()
@@ -263,7 +263,7 @@ def index_page(studio: dict, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
     extracting = session.llm.inner = ExtractingLLM()
     monkeypatch.setattr(bridge, "llm_from_settings", lambda settings: session.llm)
     at = start(studio)
-    at.switch_page("pages/index.py").run()
+    at.switch_page("app_pages/index.py").run()
     at.text_input(key="ix_name").input("extracted").run()
     corpus = json.dumps([{"title": t, "text": x} for t, x in DOCS[:3]]).encode()
     at.file_uploader(key="ix_corpus").set_value([("corpus.json", corpus, "application/json")]).run()
@@ -385,7 +385,7 @@ def test_an_index_name_being_built_by_another_session_is_refused(studio: dict) -
         with claim_name("uploaded") as second, claim_name("other") as other:
             assert first and not second and other
         at = start(studio)
-        at.switch_page("pages/index.py").run()
+        at.switch_page("app_pages/index.py").run()
         at.text_input(key="ix_name").input("uploaded").run()
         at.file_uploader(key="ix_corpus").set_value([("corpus.json", b"[]", "application/json")]).run()
         at.button(key="ix_build").click().run()

@@ -1,7 +1,7 @@
 """The house rules of the package layout, checked on the code itself: no import cycles among gear's modules, the
-engine never imports the app (Streamlit, studio/, pages/, app.py), gear.trace stands below the engine, a package hands
-on only its own names, and the two maps of the house — docs/architecture.md and the README's Layout — name only what
-exists (the README's names every package too). Every import is an arrow: lazy imports inside functions, and imports
+engine never imports the app (Streamlit, studio/, app_pages/, app.py), gear.trace stands below the engine, a package
+hands on only its own names, and the two maps of the house — docs/architecture.md and the README's Layout — name only
+what exists (the README's names every package too). Every import is an arrow: lazy imports inside functions, and imports
 under `if TYPE_CHECKING:` too — they never run, but a module that names a higher one's types depends on it all the
 same (a type-only import was how the runners used to reach the engine)."""
 
@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 GEAR = ROOT / "gear"
-APP_SIDE = ("streamlit", "studio", "pages", "app")
+APP_SIDE = ("streamlit", "studio", "app_pages", "app")
 
 
 def module_name(path: Path) -> str:
@@ -212,7 +212,7 @@ def test_every_path_the_readme_map_names_exists() -> None:
     entries = readme_map()
     named = set(entries) | set().union(*entries.values())
     assert {GEAR / "agent" / "views.py", GEAR / "eval" / "diagnosis", GEAR / "trace" / "pace.py",
-            ROOT / "pages"} <= named  # the parser sees the map's forms: entries, names in brackets, a continuation
+            ROOT / "app_pages"} <= named  # the parser sees the map's forms: entries, names in brackets, a continuation
     missing = sorted(str(p.relative_to(ROOT)) for p in named if not p.exists())
     assert missing == [], f"README.md's Layout names what does not exist: {missing}"
 

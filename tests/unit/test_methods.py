@@ -181,7 +181,7 @@ def _house() -> Any:
 
 def test_the_method_list_is_spelled_once() -> None:
     """bench/house.py finds every literal naming two methods or more, and every if-chain over method names, in
-    gear/, studio/, pages/ and app.py: only the registry may."""
+    gear/, studio/, app_pages/ and app.py: only the registry may."""
     lists, _ = _house().method_list_places()
     assert lists == ["gear/methods.py:METHODS (gear, ircot, naive, none, ppr, sync)"]
 
