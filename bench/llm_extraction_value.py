@@ -1,14 +1,16 @@
-"""What the embedded extraction is worth: an index of the first 10 MuSiQue dev50 questions' paragraphs (their 200
-candidate passages) built from the embedded model's triples, beside the same corpus with HippoRAG's GPT-3.5 OpenIE
-triples, on those 10 questions: hybrid, NaiveGE and GeAR R@5/10/15.
+"""What the embedded extraction is worth, and what `gear index` costs: the 200 candidate paragraphs of the first 10
+MuSiQue dev50 questions indexed by `gear index` (the command a user runs: extraction with the embedded model, then
+encoding) once per extraction answer shape (gear/extract/outputs.py), timed, beside the same corpus with HippoRAG's
+GPT-3.5 OpenIE triples; then hybrid, NaiveGE and GeAR R@5/10/15 on those 10 questions over each index.
 
-This is the number that tells a user what an index of their own text is worth (README, beside the extraction speed).
-The extraction is journaled in `--work-dir` (re-running is free; an interrupted run resumes). Both indexes use the
+This is the number that tells a user what an index of their own text is worth and how long it takes (README, beside
+the extraction speed). Each shape's `gear index` runs from scratch in a fresh work folder (its journal and index), one
+after another in this run, so their minutes compare; `--reuse` keeps what an earlier run built. Every index uses the
 same passages, embedder (MiniLM) and settings; only the triples differ. GeAR runs live on the embedded model (paper
-prompts, no recorded answers) on both indexes. Hybrid does not use triples, so its two rows must agree (a check).
+prompts, no recorded answers) on every index. Hybrid does not use triples, so its rows must agree (a check).
 
-    .venv/bin/python bench/llm_extraction_value.py [--questions 10] [--work-dir /tmp/gear-extraction-200]
-                                                   [--methods naive,hybrid,gear] [--json OUT]
+    .venv/bin/python bench/llm_extraction_value.py [--questions 10] [--outputs joint,triples]
+           [--work-dir /tmp/gear-extraction-200] [--methods hybrid,naive,gear] [--reuse] [--json OUT]
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,18 +32,42 @@ sys.path.insert(0, str(ROOT))
 MUSIQUE = ROOT / "assets" / "musique"
 DEV50 = MUSIQUE / "musique_dev50.json"
 GPT_OPENIE = MUSIQUE / "openie_musique_gpt-3.5-turbo-1106_1890.json"
+GEAR_CLI = "import sys; from gear.cli import app; app(sys.argv[1:])"
 
 
-def _progress(result: Any, done: int, total: int) -> None:
-    print(f"  extracted {done}/{total}: {result.n_triples} triples, {result.calls} calls, "
-          f"{result.llm_seconds:.0f} s of model time", file=sys.stderr, flush=True)
+def gear_index(corpus: Path, out: Path, output: str, log: Path) -> float:
+    """`gear index CORPUS --out OUT` with the embedded model and this answer shape; its wall seconds."""
+    env = {**os.environ, "GEAR_LLM": "local", "GEAR_EXTRACTION_OUTPUT": output, "COLUMNS": "200",
+           "PYTHONPATH": str(ROOT)}
+    began = time.perf_counter()
+    with log.open("w") as handle:
+        done = subprocess.run([sys.executable, "-c", GEAR_CLI, "index", str(corpus), "--out", str(out)], env=env,
+                              stdout=handle, stderr=subprocess.STDOUT, cwd=ROOT)
+    seconds = time.perf_counter() - began
+    if done.returncode != 0:
+        raise SystemExit(f"gear index ({output}) failed: see {log}")
+    return seconds
+
+
+def extraction_stats(index: Path) -> dict[str, Any]:
+    """Per-passage seconds and token counts from the index's extraction journal (INDEX.extract/)."""
+    from gear.extract.journal import Journal
+
+    records = list(Journal(index.parent / f"{index.name}.extract").records.values())
+    seconds = [r.seconds for r in records]
+    return {"passages": len(records), "seconds_mean": statistics.mean(seconds),
+            "seconds_median": statistics.median(seconds),
+            "completion_tokens_mean": statistics.mean(r.completion_tokens for r in records),
+            "triples": sum(len(r.triples) for r in records)}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=10)
+    parser.add_argument("--outputs", default="joint,triples")
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/gear-extraction-200"))
     parser.add_argument("--methods", default="hybrid,naive,gear")
+    parser.add_argument("--reuse", action="store_true", help="keep indexes an earlier run built")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     os.environ.setdefault("GEAR_CACHE_DIR", tempfile.mkdtemp(prefix="gear-bench-extraction-"))
@@ -50,9 +77,7 @@ def main() -> int:
     from gear.data.corpus import Document, LoadReport, align_openie, load_openie, load_qa
     from gear.embed import Encoder
     from gear.eval.report import evaluate
-    from gear.extract.runner import ExtractionConfig, extract_passages
     from gear.index import build_index
-    from gear.llm import llm_from_settings
 
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     raw = json.loads(DEV50.read_text(encoding="utf-8"))[: args.questions]
@@ -62,34 +87,38 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     qa_path = work / "qa.json"
     qa_path.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    corpus = work / "corpus.json"
+    corpus.write_text(json.dumps([{"title": t, "text": x} for t, x in passages], ensure_ascii=False), encoding="utf-8")
     questions = load_qa(qa_path)[0]
 
-    settings = Settings(_env_file=None).with_(llm="local", prompts="paper")
-    llm = llm_from_settings(settings)
-    started = time.perf_counter()
-    extraction = extract_passages(passages, llm, work / "journal", ExtractionConfig(), progress=_progress)
-    wall = time.perf_counter() - started
-    if extraction.failed:
-        raise SystemExit(f"{extraction.failed} passages failed: {extraction.errors[:3]}")
-    seconds = [r.seconds for r in extraction.records if r is not None]
-    print(f"extraction: {extraction.calls} model calls this run ({extraction.reused} from the journal), "
-          f"{statistics.mean(seconds):.1f} s per passage (median {statistics.median(seconds):.1f}), "
-          f"{extraction.n_triples / len(passages):.1f} triples per passage, wall {wall:.0f} s this run")
+    indexes: dict[str, Path] = {}
+    built: dict[str, dict[str, Any]] = {}
+    for output in args.outputs.split(","):
+        out = work / f"index-{output}"
+        if not (args.reuse and (out / "manifest.json").is_file()):
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+            shutil.rmtree(work / f"index-{output}.extract", ignore_errors=True)
+            load = os.getloadavg()[0]
+            seconds = gear_index(corpus, out, output, work / f"gear-index-{output}.log")
+            built[output] = {"gear_index_minutes": seconds / 60, "load_before": load,
+                             "load_after": os.getloadavg()[0], **extraction_stats(out)}
+            b = built[output]
+            print(f"gear index ({output}): {b['gear_index_minutes']:.1f} min, {b['seconds_mean']:.1f} s per passage "
+                  f"(median {b['seconds_median']:.1f}), {b['completion_tokens_mean']:.0f} tokens written per passage, "
+                  f"{b['triples']} triples; load {load:.1f} → {b['load_after']:.1f}", flush=True)
+        indexes[output] = out
 
     docs = [Document(title, text) for title, text in passages]
-    report = LoadReport("bench")
-    gpt = align_openie(docs, load_openie(GPT_OPENIE)[0], report)
-    ours = extraction.triples
+    gpt = align_openie(docs, load_openie(GPT_OPENIE)[0], LoadReport("bench"))
     encoder = Encoder("all-MiniLM-L6-v2")
-    indexes = {}
-    for name, triples in (("embedded", ours), ("gpt-3.5", gpt)):
-        out = work / f"index-{name}"
-        if not (out / "manifest.json").is_file():
-            build_index(docs, triples, out, encoder)
-        indexes[name] = out
-    print(f"triples: embedded {sum(map(len, ours))}, gpt-3.5 {sum(map(len, gpt))} "
-          f"({sum(1 for t in gpt if not t)} passages without GPT triples)")
+    gpt_index = work / "index-gpt-3.5"
+    if not (gpt_index / "manifest.json").is_file():
+        build_index(docs, gpt, gpt_index, encoder)
+    indexes["gpt-3.5"] = gpt_index
 
+    settings = Settings(_env_file=None).with_(llm="local", prompts="paper")
     rows: dict[str, dict[str, Any]] = {}
     for method in args.methods.split(","):
         for name, path in indexes.items():
@@ -108,9 +137,7 @@ def main() -> int:
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"passages": len(passages), "questions": len(questions),
-                                         "seconds_per_passage": seconds, "extraction_wall_seconds": wall,
-                                         "triples": {"embedded": sum(map(len, ours)), "gpt-3.5": sum(map(len, gpt))},
+        args.json.write_text(json.dumps({"passages": len(passages), "questions": len(questions), "built": built,
                                          "rows": rows, "load_after": os.getloadavg()}, indent=1), encoding="utf-8")
     return 0
 

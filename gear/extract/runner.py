@@ -4,15 +4,17 @@ Each passage is sent with the paper's "Triple Extraction" prompt (Appendix "Offl
 Two message styles:
 
 - "paper": the prompt alone, as the paper sends it; the answer is read with the tolerant parsers (gear.parsing).
-- "one-shot" (default for the local model): the paper's prompt for its own Demonstration #1 as a first user turn,
-  answered by an assistant turn holding that demonstration as valid JSON ({"named_entities": [...], "triples":
-  [[s, p, o], ...]}), then the paper's prompt for the passage. Backends that support it get a JSON schema with
-  `maxItems` caps, so the output always parses and repetition loops stop (measured in docs/results.md).
+- "one-shot" (the default): the paper's prompt for its own Demonstration #1 as a first user turn, answered by an
+  assistant turn holding that demonstration as valid JSON in the answer's shape (gear.extract.outputs: the paper's
+  {"named_entities": [...], "triples": [[s, p, o], ...]}, or the triples alone), then the paper's prompt for the
+  passage. Backends that support it get a JSON schema with `maxItems` caps, so the output always parses and
+  repetition loops stop (measured in docs/results.md).
 
-Every finished passage is appended to a JSONL journal (flushed and fsynced) keyed by sha256(prompt version, message
-style, schema, model, title, passage text). A killed run therefore resumes with no lost and no repeated LLM calls, and
-changing the prompt or the model invalidates exactly the entries it must. The journal lives in a work directory beside
-the index (INDEX_DIR.extract/ by default); `gear index` never touches the index until extraction has finished.
+Every finished passage is appended to a JSONL journal (flushed and fsynced) keyed by sha256(the shape's prompt
+version, message style, schema, model, title, passage text). A killed run therefore resumes with no lost and no
+repeated LLM calls, and changing the prompt, the shape or the model invalidates exactly the entries it must. The
+journal lives in a work directory beside the index (INDEX_DIR.extract/ by default); `gear index` never touches the
+index until extraction has finished.
 
 Each triple is aligned to exactly one passage: the one it was extracted from. Triples that are not three non-empty
 strings and duplicates are dropped and counted; optionally (`require_grounded`) triples whose subject and object both
