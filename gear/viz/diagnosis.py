@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import plotly.graph_objects as go
@@ -39,26 +40,53 @@ def _runs(summary: SummaryLike) -> dict[str, Mapping[str, Any]]:
     return summary.to_dict() if isinstance(summary, Summary) else dict(summary)
 
 
+def reach_text(n: int, gold: int) -> str:
+    """A bar's words: the gold passages that reached the stage and their share of all ("0 · 0 %" for none)."""
+    return f"{n} · {round(100 * n / gold) if gold else 0} %"
+
+
+def is_chain(run: Mapping[str, Any]) -> bool:
+    """Whether a run's counts are a funnel: its summary says every gold passage reached a first run of the stages
+    (`chain`; a summary saved before it said so: whether the counts never increase downwards)."""
+    counts = [run["gold"], *(run["funnel"].get(s, 0) for s in run["stages"])]
+    monotone = all(a >= b for a, b in pairwise(counts))
+    return bool(run.get("chain", True)) and monotone
+
+
 def funnel_figure(summary: SummaryLike) -> go.Figure:
-    """Gold passages reaching each stage of each run: a funnel per run, side by side (two to a row), each with its
-    method's own stages — one shared stage axis would interleave the families' stages into nonsense."""
+    """Gold passages reaching each stage of each run, in pipeline order, side by side (two to a row), each with its
+    method's own stages (one shared axis would interleave the families' stages into nonsense). A run whose stages are
+    a chain (base only, IRCoT; every passage reached a first run of them) is drawn as a funnel, never widening
+    downwards; where the graph reaches passages an earlier stage missed (GeAR, SyncGE, NaiveGE, PPR) the counts are
+    no funnel, and are drawn as what they are: a bar per stage. A stage no gold passage reached says "0 · 0 %"."""
     runs = _runs(summary)
     cols = 1 if len(runs) <= 1 else 2
     rows = max(1, math.ceil(len(runs) / cols))
     tallest = max((len(run["stages"]) for run in runs.values()), default=1) + 1  # + the gold passages' bar
     plot = rows * 32 * tallest + (rows - 1) * 70  # 32 px a bar (its text stays legible), 70 px between rows
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[esc_html(name) for name in runs],
+    titles = [esc_html(name) + ("" if is_chain(run) else " — not a chain: each stage by any route")
+              for name, run in runs.items()]
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles,
                         horizontal_spacing=0.22, vertical_spacing=70 / plot if rows > 1 else 0.0)
     for n, (name, run) in enumerate(runs.items()):
         stages = list(run["stages"])
         # the run's gold passages on top: each stage's share is of them all (not of the base list, which the graph
         # stages can exceed)
-        fig.add_trace(go.Funnel(name=esc_html(name), y=[GOLD_ROW, *(stage_label(s, run["k"]) for s in stages)],
-                                x=[run["gold"], *(run["funnel"].get(s, 0) for s in stages)],
-                                texttemplate="%{value} · %{percentInitial:.0%}", textposition="inside",
-                                insidetextanchor="middle", textfont={"size": 13},
-                                marker_color=RUN_COLOURS[n % len(RUN_COLOURS)], connector={"fillcolor": "#f1f3f5"}),
-                      row=n // cols + 1, col=n % cols + 1)
+        labels = [GOLD_ROW, *(stage_label(s, run["k"]) for s in stages)]
+        counts = [run["gold"], *(run["funnel"].get(s, 0) for s in stages)]
+        text = [reach_text(c, run["gold"]) for c in counts]
+        colour = RUN_COLOURS[n % len(RUN_COLOURS)]
+        where = {"row": n // cols + 1, "col": n % cols + 1}
+        if is_chain(run):
+            fig.add_trace(go.Funnel(name=esc_html(name), y=labels, x=counts, text=text, texttemplate="%{text}",
+                                    textposition="outside", textfont={"size": 13}, marker_color=colour,
+                                    connector={"fillcolor": "#f1f3f5"}), **where)
+        else:
+            fig.add_trace(go.Bar(name=esc_html(name), y=labels, x=counts, orientation="h", text=text,
+                                 textposition="outside", cliponaxis=False, textfont={"size": 13},
+                                 marker_color=colour), **where)
+            fig.update_yaxes(autorange="reversed", **where)  # pipeline order from the top, as a funnel reads
+            fig.update_xaxes(range=[0, max(1, run["gold"]) * 1.35], showticklabels=False, **where)
     fig.update_layout(**{**_LAYOUT, "margin": {"l": 80, "r": 20, "t": 80, "b": 30}},
                       title="Gold passages reaching each stage (share of all gold passages)", showlegend=False,
                       height=plot + 110)

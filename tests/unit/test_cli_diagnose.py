@@ -35,7 +35,9 @@ def test_a_trace_prints_its_stage_table_category_and_evidence(runner: CliRunner)
                   "dropped at"):
         assert stage in out
     assert "St. Peter's Basilica" in out and "✓ hop 2" in out
-    assert "category: base_retriever" in out and "(second: reader hallucination)" in out
+    # issue 25: every gold passage was in a base list (ranks 2, 4, 1); the readers lost them
+    assert "category: reader — reader hallucination (second: reasoner hallucination)" in out
+    assert "'St. Peter's Basilica' (gist): the gist reader read it" in out
     assert "wrote ⟨Bremen, founded in, 1929⟩ in iteration 1: one end from it" in out
     assert "answer '1973' (gold '1952'): EM 0" in out
 

@@ -201,8 +201,10 @@ def test_retrieved_by_base_but_lost_in_fusion() -> None:
     assert p.best("base").rank == 3 and p.reached("initial") and not p.reached("beam")
     assert p.best("fused").rank == 7 and p.status == "lost"
     assert p.lost_at == "beam" and p.dropped_at == "final@k"
-    assert d.category == "base_retriever"
-    assert "within the top 5 of the base list" in d.evidence[0] and "final rank 7" in d.evidence[0]
+    # the base list had it within k: the graph's step lost it (issue 25: the verdict names a stage the table shows)
+    assert d.category == "graph"
+    assert d.evidence[0].startswith("'Bremen Cathedral' (beam): within the top 5 of the base list")
+    assert "final rank 7" in d.evidence[0]
 
 
 def test_reached_by_a_beam_but_ranked_past_k() -> None:
@@ -231,6 +233,7 @@ def test_a_base_passage_without_triples_is_lost_at_initial_as_missing_extraction
     d = diagnose(t)
     assert passage(d, 3).lost_at == "initial" and passage(d, 3).reached("base")
     assert d.category == "extraction" and "no index triples" in d.evidence[0]
+    assert d.second == "graph" and "the fused list ranked it at best rank 6" in d.evidence[-1]
 
 
 def test_a_path_in_the_text_the_trace_cannot_confirm_is_a_second_guess_of_graph_quality() -> None:
@@ -271,9 +274,13 @@ def test_a_bridge_entity_in_the_text_and_in_no_triple_is_missing_extraction() ->
     assert d.category == "extraction" and "none of its 1 index triples names it" in d.evidence[0]
 
 
-def test_a_bridge_edge_the_beams_did_not_take_is_the_retrievers() -> None:
+def test_a_bridge_edge_the_beams_did_not_take_is_the_graph_steps() -> None:
+    """The edge is there (its triple shares the name): the beam search did not take it — the graph's step, named
+    at the beam stage the table shows it missed (the base list held it, at rank 6)."""
     d = diagnose(bridge_run([("St. Peter's Basilica", "built over tomb of", "St. Peter")]))
-    assert d.category == "base_retriever" and d.second is None  # the edge is there: neither graph nor extraction
+    assert d.category == "graph" and d.evidence[0].startswith("'St. Peter's Basilica' (beam): ")
+    assert "the graph joins them, but no beam took that edge" in d.evidence[0]
+    assert d.second == "base_retriever"  # and the base retriever ranked it 6th, past k
     assert passage(d, 2).lost_at == "beam" and passage(d, 2).dropped_at == "final@k"
 
 
@@ -286,9 +293,9 @@ def test_read_from_a_passage_but_linked_elsewhere_is_missing_extraction() -> Non
     assert p.reached("base") and p.reached("read") and not p.reached("link")
     assert p.lost_at == "link"
     assert p.dropped_at == "gist"  # fused at rank 7, but the gist read took the top 5 only
-    assert d.category == "extraction" and d.second == "base_retriever"  # specific evidence before the default
+    assert d.category == "extraction" and d.second == "graph"  # the fused list then ranked it below the gist cut
     read_cause = diagnose(Trace([start(gold=[3]), *it1[:5]]))  # cut short after tripleLink: lost at link
-    assert read_cause.category == "extraction" and "no triple of 'Vatican City' holds that fact" in \
+    assert read_cause.category == "extraction" and "none of its own triples holds that fact" in \
         read_cause.evidence[0]
 
 
@@ -318,7 +325,11 @@ def test_a_hallucination_about_other_things_does_not_explain_a_skipped_passage()
     events = [start(gold=[1]), IterationStarted(1, QUESTION), BaseRetrieved(1, QUESTION, 10, pvs([4, 1])),
               ProximalTriples(1, "sync", "read", [4, 1], read), TriplesLinked(1, [])]
     d = diagnose(Trace(events))
-    assert passage(d, 1).lost_at == "read" and d.category == "base_retriever"
+    # the reader read it and drew nothing from it: a reader's loss, not the base retriever's (it ranked it 2nd)
+    assert passage(d, 1).lost_at == "read" and d.category == "reader"
+    assert d.evidence[0].startswith("'Bremen Cathedral' (read): in the base list (at rank 2 in iteration 1) and "
+                                    "read by the sync reader, which drew no triple from it; the run stopped before")
+    assert "Saint Olaf" not in d.evidence[0]
 
 
 def test_a_gist_triple_that_no_passage_link_returns_is_missing_extraction() -> None:
@@ -338,8 +349,11 @@ def test_a_fused_passage_below_the_gist_readers_cut_is_lost_at_gist() -> None:
               *finish(1, linked=[], final=[4, 5, 6, 7, 8, 1], answer="1322")]
     d = diagnose(Trace(events))
     assert passage(d, 1).dropped_at == "gist"
-    assert d.category == "base_retriever"
-    assert "fused at rank 6, not among the passages the gist reader reads (the top 3" in d.evidence[0]
+    # the sync reader drew nothing from it (its first loss), then the fused list ranked it past the gist reader's
+    # cut (3): reader first, the fused list second
+    assert d.category == "reader" and d.second == "graph"
+    assert d.evidence[-1].startswith("also (graph): 'Bremen Cathedral' (fused): fused at rank 6, not among the "
+                                     "passages the gist reader reads (the top 3")
 
 
 def test_an_unsupported_gist_triple_that_holds_the_answer_is_a_reader_hallucination() -> None:
@@ -540,7 +554,8 @@ def test_a_cancelled_run_is_diagnosed_as_far_as_it_went() -> None:
     assert passage(d, 1).lost_at is None  # it reached every stage that ran
     assert passage(d, 3).lost_at == "read"  # so far: iteration 1 did not read it, iteration 2 stopped before reading
     assert passage(d, 3).best("base").rank == 1 and passage(d, 3).best("final") is None
-    assert d.category == "base_retriever"  # provisional: what the loss so far points to
+    # nothing the table shows is lost yet (the passages are open): no category, and the evidence says why
+    assert d.category is None and "cut short" in d.evidence[0]
     assert all(m.stage not in ("final", "final@k") for p in d.passages for m in p.marks)
 
 
@@ -608,8 +623,10 @@ def test_ppr_moving_a_dense_top_passage_past_k() -> None:
     d = diagnose(Trace([start("ppr", gold=[1], answers=[]), *t.events[1:]]))
     p = passage(d, 1)
     assert p.best("base").rank == 2 and not p.reached("seed") and p.best("ranked").rank == 6
-    assert p.lost_at == "seed" and p.dropped_at == "final@k" and d.category == "base_retriever"
-    assert "after PPR's ranking" in d.evidence[0]
+    # the dense list had it at rank 2: no seed was its, and PPR's walk ranked it 6th — the graph's steps
+    assert p.lost_at == "seed" and p.dropped_at == "final@k" and d.category == "graph"
+    assert d.evidence[0].startswith("'Bremen Cathedral' (seed): in the dense list (at rank 2")
+    assert "no seed fact or entity is its" in d.evidence[0] and "it ended at final rank 6" in d.evidence[0]
 
 
 def test_ircot_retrievals_and_an_early_final_thought() -> None:
@@ -647,7 +664,8 @@ def test_an_ircot_passage_found_late_ranks_after_the_first_retrievals() -> None:
     d = diagnose(Trace(events))
     assert passage(d, 2).best("retrieval").rank == 1 and passage(d, 2).lost_at == "final@k"
     assert d.answer is not None and d.answer.right and d.category == "base_retriever"
-    assert "came with retrieval 2 (rank 1 of its hits)" in d.evidence[0] and "final rank 7" in d.evidence[0]
+    assert d.evidence[0].startswith("'St. Peter's Basilica' (retrieval): the retrievals before retrieval 2 missed")
+    assert "that one brought it (rank 1 of its hits)" in d.evidence[0] and "final rank 7" in d.evidence[0]
 
 
 def test_base_only_runs_have_base_and_final() -> None:

@@ -40,7 +40,33 @@ def test_the_funnel_has_a_trace_per_run_with_its_own_stages() -> None:
     assert naive.x[1] == 1
     # a funnel per run, each on its own stage axis (one shared axis would interleave the families' stages)
     assert len({t.yaxis for t in fig.data}) == len(fig.data)
-    assert [a.text for a in fig.layout.annotations] == list(s.runs)
+    assert [a.text.split(" — ")[0] for a in fig.layout.annotations] == list(s.runs)
+
+
+def test_a_chain_is_a_funnel_that_never_widens_and_the_rest_is_drawn_as_what_it_is() -> None:
+    """Issue 25: GeAR's gist 20 % → linked 80 % drawn as a funnel widened downwards. A run whose every gold passage
+    reached a first run of its stages is a funnel (never increasing downwards); one where the graph reached passages
+    an earlier stage missed is a bar per stage, titled so; a stage no gold passage reached says "0 · 0 %"."""
+    s = summary()
+    fig = funnel_figure(s)
+    titles = {a.text.split(" — ")[0]: a.text for a in fig.layout.annotations}
+    for trace in fig.data:
+        run = s.runs[trace.name]
+        if trace.type == "funnel":
+            assert run.chain and list(trace.x) == sorted(trace.x, reverse=True)
+            assert "not a chain" not in titles[trace.name]
+        else:
+            assert trace.type == "bar" and trace.orientation == "h" and not run.chain
+            assert "not a chain: each stage by any route" in titles[trace.name]
+        for count, text in zip(trace.x, trace.text, strict=True):
+            assert text == f"{count} · {round(100 * count / run.gold)} %"
+    gear = next(t for t in fig.data if t.name == "gear (paper)")
+    assert gear.type == "bar"  # the walk-through's GeAR runs: gist 1 of 8 gold passages, linked 5 — not a funnel
+    assert s.runs["naive"].chain and next(t for t in fig.data if t.name == "naive").type == "funnel"
+    none_found = {"naive": {**s.to_dict()["naive"], "funnel": {**s.runs["naive"].funnel, "final": 0, "final@k": 0}}}
+    (drawn,) = funnel_figure(none_found).data
+    assert drawn.type == "funnel" and list(drawn.text)[-2:] == ["0 · 0 %", "0 · 0 %"]
+    assert drawn.textposition == "outside"  # a zero-width bar still shows its words
 
 
 def test_figures_take_a_summary_or_its_saved_form() -> None:
@@ -130,4 +156,4 @@ def test_side_by_side_rows_say_which_run_lost_which_passage_where() -> None:
         if title != "proposed category":
             p = next(p for p in sync.passages if p.title == title)
             assert row["SyncGE"].startswith("✓" if p.status == "found" else "✗")
-    assert by_title["proposed category"]["GeAR"] == category_label(gear) == "base retriever limitation"
+    assert by_title["proposed category"]["GeAR"] == category_label(gear) == "reader hallucination"

@@ -34,6 +34,9 @@ class RunSummary:
     open: int = 0       # gold passages of runs cut short, not yet found
     cut_short: int = 0  # runs cut short
     funnel: dict[str, int] = field(default_factory=dict)      # stage → gold passages that reached it
+    chain: bool = True  # every gold passage reached a first run of the stages, none a later stage after a miss: the
+    #                     counts are a funnel (never increasing downwards); False where the graph reached passages an
+    #                     earlier stage missed (GeAR, NaiveGE, PPR): each stage's count stands alone
     lost_at: dict[str, int] = field(default_factory=dict)     # stage → gold passages lost there (complete runs)
     dropped_at: dict[str, int] = field(default_factory=dict)  # stage → gold passages that left the run there
     categories: dict[str, int] = field(default_factory=dict)  # proposed category → questions
@@ -78,9 +81,11 @@ def summarise(diagnoses: Iterable[Diagnosis]) -> Summary:
         for p in d.passages:
             r.gold += 1
             hop.gold += 1
-            for stage in d.stages:
-                if p.reached(stage):
+            reached = [p.reached(stage) for stage in d.stages]
+            for stage, yes in zip(d.stages, reached, strict=True):
+                if yes:
                     _add(r.funnel, stage)
+            r.chain &= reached == sorted(reached, reverse=True)  # reached stages first, then only misses
             if p.status == FOUND_STATUS:
                 r.found += 1
                 hop.found += 1
