@@ -102,9 +102,18 @@ def wanted_index() -> str:
 
 
 def data_dir() -> Path:
-    """Where the app writes indexes, traces and evaluations: $GEAR_STUDIO_DATA or ./data in the project."""
+    """The user's data folder: where the app writes everything a person makes or saves — indexes, traces, tags and
+    verdicts, evaluations, recorded answers — and never into the project's assets/. $GEAR_STUDIO_DATA; else ./data
+    in the project when the project can be written to (a clone); else the user's own folder
+    ($XDG_DATA_HOME/gear-studio, by default ~/.local/share/gear-studio), so a read-only checkout (installed once for
+    a class) still saves."""
     env = os.environ.get("GEAR_STUDIO_DATA")
-    return Path(env) if env else ROOT / "data"
+    if env:
+        return Path(env)
+    local = ROOT / "data"
+    if os.access(local if local.exists() else ROOT, os.W_OK):
+        return local
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "gear-studio"
 
 
 def indexes_dir() -> Path:
@@ -117,6 +126,17 @@ def traces_dir() -> Path:
 
 def evals_dir() -> Path:
     return data_dir() / "evals"
+
+
+def tags_path(trace: Path) -> Path:
+    """Where a person's tags and verdict of a trace file are kept: beside the trace when it lives in the data folder
+    (a saved run, an evaluation's trace), else under the data folder's tags/, named after the trace's place in the
+    project — a bundled example is tagged without writing into assets/."""
+    trace, data = trace.resolve(), data_dir().resolve()
+    if trace.is_relative_to(data):
+        return trace.with_name(trace.stem + ".tags.json")
+    where = trace.relative_to(ROOT) if trace.is_relative_to(ROOT) else trace.relative_to(trace.anchor)
+    return data / "tags" / ("__".join(where.with_suffix("").parts) + ".tags.json")
 
 
 def index_dir(name: str) -> Path:

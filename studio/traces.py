@@ -1,6 +1,6 @@
 """Error analysis works on many saved runs at once (saved from Ask, bundled, or written by evaluations): finding
-them, summarising each in one row, filtering, and tagging failures with the paper's error categories (saved beside
-the trace as TRACE.tags.json) belong together, apart from the page's layout."""
+them, summarising each in one row, filtering, and tagging failures with the paper's error categories (saved as
+TRACE.tags.json in the user's data folder, studio.demo.tags_path) belong together, apart from the page's layout."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ CATEGORIES = ["base retriever limitation", "reader hallucination", "reasoner hal
 
 
 def tags_path(trace: Path) -> Path:
-    return trace.with_name(trace.stem + ".tags.json")
+    return demo.tags_path(trace)  # in the user's data folder, never beside a bundled trace in assets/
 
 
 def read_tags(trace: Path) -> dict:
