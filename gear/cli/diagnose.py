@@ -14,7 +14,10 @@ from rich.table import Table
 from gear.cli.app import app, console, friendly_errors, out
 
 if TYPE_CHECKING:
+    from gear.data.corpus import Question
     from gear.eval.diagnosis import Diagnosis, Summary
+    from gear.store.base import SearchBackend
+    from gear.trace import Trace
 
 SIDECARS = (".tags.json", ".report.json")  # the Traces page's tags, evaluation reports: not traces
 
@@ -29,30 +32,52 @@ def diagnose_(
     path: Annotated[Path, typer.Argument(help="a saved trace (JSON), or a folder of them (searched recursively)")],
     json_out: Annotated[bool, typer.Option("--json", help="print the diagnosis as JSON instead of tables")] = False,
     k: Annotated[int, typer.Option("--k", min=1, help="a gold passage is found when within the top k")] = 5,
-    qa: Annotated[Path | None, typer.Option("--qa", help="the QA set the runs answered: gives the text of gold "
-                                                         "passages no stage reached (no index needed)")] = None,
+    qa: Annotated[Path | None, typer.Option("--qa", help="the QA set the runs were asked from — a QA file, or an index "
+                                                         "folder for its own (gear qa): the gold passages of runs "
+                                                         "that do not know theirs, and the text of gold passages no "
+                                                         "stage reached")] = None,
+    gold: Annotated[str | None, typer.Option("--gold", "-g", help="mark the passages that answer the question of "
+                                                                  "one trace, ID[,ID]: diagnosed against them")]
+    = None,
+    answer: Annotated[list[str] | None, typer.Option("--answer", "-a", help="with --gold: the right answer (repeat "
+                                                                            "for aliases)")] = None,
+    index: Annotated[Path | None, typer.Option("--index", help="the index the runs were made on: names gold passages "
+                                                               "no list of a run held (ids of --gold, QA records)")]
+    = None,
 ) -> None:
     """Where each gold passage was lost (stage by stage), the answer checks and the proposed error category."""
     with friendly_errors():
-        from gear.data.corpus import load_qa
         from gear.eval.diagnosis import diagnose, summarise
         from gear.eval.diagnosis.gold_texts import QATexts
-        from gear.trace import Trace, TraceError
+        from gear.eval.gold_marks import diagnose_marked, with_gold
+        from gear.trace import RunStarted, Trace, TraceError
 
-        texts = QATexts(load_qa(qa)[0] if qa is not None else [])
+        texts = QATexts(qa_questions(qa) if qa is not None else [])
+        backend = open_index(index) if index is not None else None
+        if not path.exists():
+            raise TraceError(f"{path}: file not found")
+        if gold is not None and not path.is_file():
+            raise TraceError(f"{path}: --gold marks the passages of one run: give a trace file, not a folder")
 
         def run(file: Path) -> Diagnosis:
             trace = Trace.load(file)
+            if gold is not None:
+                ids, passages = marked(trace, gold, backend)
+                return diagnose_marked(trace, ids, answer or None, passages=passages, k=k)
+            start = trace.first(RunStarted)
+            from_record = texts.gold_for(trace, backend.find_passage if backend is not None else None) \
+                if start is not None and not start.gold_passage_ids else None
+            if from_record is not None:
+                ids, passages, answers = from_record
+                return diagnose(with_gold(trace, ids, answers or None), k, passages)
             return diagnose(trace, k, texts.for_trace(trace))
 
-        if not path.exists():
-            raise TraceError(f"{path}: file not found")
         if path.is_file():
             d = run(path)
             if json_out:
                 typer.echo(json.dumps(d.to_dict(), ensure_ascii=False, indent=1))
             else:
-                print_diagnosis(d)
+                print_diagnosis(d, Trace.load(path))
             return
         rows: list[tuple[Path, Diagnosis]] = []
         skipped: list[str] = []
@@ -73,10 +98,62 @@ def diagnose_(
             print_folder(path, rows, summary)
 
 
+def qa_questions(qa: Path) -> list[Question]:
+    """A QA file's questions, or an index folder's own (gear.data.qa_set)."""
+    from gear.data.corpus import load_qa
+    from gear.data.qa_set import load_own_qa, require_index
+
+    if qa.is_dir():
+        return [q.as_question() for q in load_own_qa(require_index(qa))]
+    return load_qa(qa)[0]
+
+
+def open_index(index: Path) -> SearchBackend:
+    from gear.agent.engine import Engine
+    from gear.cli.app import settings_from
+    from gear.data.qa_set import require_index
+
+    return Engine.open(require_index(index), settings_from()).backend
+
+
+def marked(trace: Trace, gold: str, backend: SearchBackend | None) -> tuple[list[int], dict[int, tuple[str, str]]]:
+    """The ids a person marked on a saved run and their (title, text): from the index when given, else from the
+    passages the run showed (one line for an id it did not show)."""
+    from gear.eval.gold_marks import MarkError, parse_ids, passages_of, run_passages
+
+    ids = parse_ids(gold)
+    if backend is not None:
+        return ids, passages_of(backend, ids)
+    shown = {p.id: (p.title, p.text) for p in run_passages(trace)}
+    missing = [i for i in ids if i not in shown]
+    if missing:
+        raise MarkError(f"passage {missing[0]} is in no list of this run: give --index INDEX (the index it was made "
+                        "on) to name it")
+    return ids, {i: shown[i] for i in ids}
+
+
 # -- tables -----------------------------------------------------------------------------------------------------------
-def print_diagnosis(d: Diagnosis) -> None:
+def print_diagnosis(d: Diagnosis, trace: Trace | None = None) -> None:
+    """The stage table, the proposed category with its evidence, the answer check; for a run that does not know its
+    gold passages, how to name them and (given its trace) the passages it showed, to pick from."""
     from gear.eval.diagnosis import CATEGORY_LABELS, cell, stage_label
 
+    if not d.passages and (d.answer is None or not d.answer.gold):
+        out.print(f"{escape(d.question)}\nNothing to diagnose: this run does not know its gold passages. Mark them: "
+                  "gear diagnose TRACE --gold ID[,ID] [--answer A] (--index INDEX for passages the run did not "
+                  "show; gear qa suggest INDEX finds them), or --qa QA_FILE_OR_INDEX when the question is in a QA "
+                  "set.", highlight=False)
+        if trace is not None:
+            from gear.eval.gold_marks import run_passages
+
+            table = Table(title="the passages this run showed (the final ranking first)")
+            for name in ("id", "title", "text"):
+                table.add_column(name)
+            for view in run_passages(trace)[:15]:
+                flat = " ".join(view.text.split())
+                table.add_row(str(view.id), escape(view.title), escape(flat[:90] + ("…" if len(flat) > 90 else "")))
+            out.print(table)
+        return
     table = Table(title=escape(f"{d.question_id or 'question'} · {d.run} ({d.family})"),
                   caption=escape(d.question), caption_justify="left")
     table.add_column("stage")

@@ -26,7 +26,8 @@ from gear.cli.app import (
 @app.command(name="eval")
 def eval_(
     index_dir: Annotated[Path, typer.Argument(help="index directory")],
-    qa: Annotated[Path, typer.Argument(help="QA set (MuSiQue, HippoRAG, HotpotQA or 2Wiki schema)")],
+    qa: Annotated[Path | None, typer.Argument(help="QA set (MuSiQue, HippoRAG, HotpotQA or 2Wiki schema); default: the "
+                                                 "index's own (gear qa)")] = None,
     retriever: RetrieverOpt = "hybrid",
     expand: ExpandOpt = "none",
     no_diversity: Annotated[bool, typer.Option("--no-diversity")] = False,
@@ -53,7 +54,7 @@ def eval_(
         settings = settings_from(retriever=retriever, expand=expand, diversity=not no_diversity, score_mode=score_mode,
                              llm=llm, llm_cache_dir=llm_cache, prompts=prompts,
                                  max_iterations=max_iterations)
-        questions, report_in = load_qa(qa)
+        questions, report_in = load_qa(qa if qa is not None else own_qa_file(index_dir))
         for line in report_in.summary():
             console.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
         questions = questions[start::every]
@@ -67,6 +68,16 @@ def eval_(
         if json_out:
             report.save(json_out)
             console.print(f"report saved to {json_out}")
+
+
+def own_qa_file(index_dir: Path) -> Path:
+    """The index's own QA set (gear.data.qa_set), when no QA file is named; one line when it has none yet."""
+    from gear.data.qa_set import load_own_qa, qa_path, require_index
+
+    if not load_own_qa(require_index(index_dir)):
+        raise typer.BadParameter(f"{index_dir} has no questions of its own yet ({qa_path(index_dir).name}): name a "
+                                 "QA file, or add questions with `gear qa add` or the Ask page", param_hint="QA")
+    return qa_path(index_dir)
 
 
 def _print_report(data: dict[str, Any], ks: list[int]) -> None:

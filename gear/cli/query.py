@@ -75,21 +75,37 @@ def ask(
     k: Annotated[int, typer.Option("-k", help="passages to show")] = 10,
     quiet_llm: Annotated[bool, typer.Option("--no-stream", help="do not show the model's text as it writes")]
     = False,
+    gold: Annotated[str | None, typer.Option("--gold", "-g", help="ids of the passages that answer it, ID[,ID]: the "
+                                                                  "run is diagnosed against them")] = None,
+    answer: Annotated[list[str] | None, typer.Option("--answer", "-a", help="the right answer (with --gold; repeat "
+                                                                            "for aliases)")] = None,
 ) -> None:
-    """Run SyncGE or the GeAR agent on one question and print every step (the model's text streams to stderr)."""
+    """Run SyncGE or the GeAR agent on one question and print every step (the model's text streams to stderr);
+    with --gold, where each of those passages was lost and the proposed error category (gear diagnose)."""
     with friendly_errors():
         from gear.agent.engine import Engine
+        from gear.eval.gold_marks import parse_ids, passages_of
         from gear.trace import Trace
 
         settings = settings_from(retriever=retriever, expand=expand, llm=llm, llm_cache_dir=llm_cache,
                                  prompts=prompts, max_iterations=max_iterations)
         engine = Engine.open(index_dir, settings)
+        gold_ids = parse_ids(gold) if gold is not None else []
+        texts = passages_of(engine.backend, gold_ids)  # a bad id stops here, before any LLM call
         trace = Trace()
         trace.subscribe(narrator(stream=not quiet_llm))
-        run = engine.retrieve(question, k=k, trace=trace)
+        run = engine.retrieve(question, k=k, trace=trace, gold=gold_ids, answers=answer or [])
         if trace_out:
             run.trace.save(trace_out)
             console.print(f"trace saved to {trace_out}")
+        if gold_ids:
+            from gear.cli.diagnose import print_diagnosis
+            from gear.eval.gold_marks import diagnose_marked
+
+            print_diagnosis(diagnose_marked(run.trace, gold_ids, answer or None, passages=texts))
+            keep = f"gear qa add {index_dir} {json.dumps(question)} --gold {','.join(map(str, gold_ids))}" + \
+                "".join(f" --answer {json.dumps(a)}" for a in answer or [])
+            console.print(f"keep it as a test question: {escape(keep)}", highlight=False)
 
 
 def narrator(*, stream: bool) -> Callable[[Event], None]:
