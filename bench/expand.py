@@ -8,9 +8,9 @@ the raw reference encodes everything in one call; `ratio expansion/its-own-encod
 The ratio expansion / raw encode is the issue's target (≤ 1.25).
 A warm run (same query again, cache full) and the fast mode are printed next to it for reference.
 
-With `--against REV`, `beam_search` as it was at git revision REV runs beside the current one on the same initial
-nodes, alternating which goes first: cold (empty encoder cache), warm (cache full: the search itself) and fast, with
-the ratio current / REV of each, and a check that both return the same beams.
+With `--against REV`, instead: `beam_search` as it was at git revision REV runs beside the current one on the same
+initial nodes, alternating which goes first: cold (empty encoder cache), warm (cache full: the search itself) and
+fast, with the ratio current / REV of each, and a check that both return the same beams.
 
     python bench/expand.py [/tmp/idx/musique] [--qa dev50.json] [--retriever bm25] [--k 10] [--limit N] [--bf16]
                            [--profile] [--against REV]
@@ -25,6 +25,7 @@ import cProfile
 import io
 import pstats
 import subprocess
+import sys
 import time
 import types
 from pathlib import Path
@@ -63,6 +64,7 @@ def beam_module_at(revision: str) -> types.ModuleType:
     source = subprocess.run(["git", "show", f"{revision}:gear/retrieve/beam.py"], cwd=root, check=True,
                             capture_output=True, text=True).stdout
     module = types.ModuleType(f"beam_at_{revision}")
+    sys.modules[module.__name__] = module  # its dataclasses look their module up while they are made
     exec(compile(source, f"{revision}:gear/retrieve/beam.py", "exec"), module.__dict__)
     return module
 
@@ -122,6 +124,9 @@ def main() -> None:
     ctx = engine.context(settings, Trace(), ())  # a run's view: base retrieval, Algorithm 1's parameters
     params = ctx.beam
     encoder.encode(["warm up the model"])  # model load is not part of any measurement
+    if args.against:
+        against(args.against, engine, ctx, questions, args.k)
+        return
 
     cold, raw, warm, fast, n_texts, search_only = [], [], [], [], [], []
     profiler = cProfile.Profile() if args.profile else None
@@ -185,8 +190,6 @@ def main() -> None:
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
         print(out.getvalue())
-    if args.against:
-        against(args.against, engine, ctx, questions, args.k)
 
 
 if __name__ == "__main__":
