@@ -17,6 +17,7 @@ from gear.config import Settings, public_settings
 from gear.trace import Trace, TraceError
 from gear.trace.pace import MODEL_SPEED, seconds_text
 from studio import demo
+from studio.diagnosis_marks import own_questions
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import esc_md, one_line
 from studio.session import remember
@@ -137,9 +138,12 @@ def replay_file(path: Path, label: str) -> None:
 
 
 def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | None]:
+    own = own_questions(index)
     questions = qa_for_index(index) if index is not None else []
-    by_text = {q.question: q for q in questions}
-    if questions:
+    by_text = {q.question: q for q in own}  # your own first: a question saved from a QA set is yours now
+    by_text.update({q.question: q for q in questions if q.question not in by_text})
+    yours = {q.question for q in own}
+    if by_text:
         labels = [EXAMPLE_NONE, *by_text]
         marks, model = example_marks(index, tuple(by_text), settings) if index is not None else ({}, "")
 
@@ -148,8 +152,17 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
             if chosen and chosen != EXAMPLE_NONE:
                 st.session_state["question"] = chosen
 
-        st.selectbox(f"Example questions from the QA set ({len(questions)})", labels, key="example",
-                     on_change=use_example, format_func=lambda q: f"{marks[q]} · {q}" if q in marks else q)
+        def label(q: str) -> str:
+            parts = ["★ yours" if q in yours else "", marks.get(q, ""), q]
+            return " · ".join(part for part in parts if part)
+
+        counts = ", ".join(part for part in (f"{len(own)} of yours" if own else "",
+                                             f"{len(questions)} from the QA set" if questions else "") if part)
+        title = f"Example questions ({counts})" if own else f"Example questions from the QA set ({len(questions)})"
+        st.selectbox(title, labels, key="example", on_change=use_example,
+                     format_func=label,
+                     help="★ yours: questions saved with their gold passages (“Save as a test question” below a "
+                          "result, or `gear qa add`)." if own else None)
         if marks:
             st.caption(marks_note(marks, model))
         elif index is not None and (index / "manifest.json").is_file():

@@ -47,8 +47,8 @@ def nothing_to_diagnose(trace: Trace) -> str:
     if start is None:
         return "Nothing to diagnose: this trace has no start event (no gold passages or answers recorded)."
     if not start.gold_passage_ids:
-        return ("Nothing to diagnose: this run does not know its gold passages (a question typed freely, not picked "
-                "from the index's QA set).")
+        return ("Nothing to diagnose yet: this run does not know its gold passages (a question typed freely, not "
+                "picked from the index's QA set) — mark the ones that hold the answer above.")
     return ""
 
 
@@ -69,10 +69,15 @@ class QATexts:
 
         if index is None:
             return cls([])
-        try:
-            return cls(qa_for_index(index))
-        except Exception:  # an unreadable QA set: the traces still show most of their gold passages
-            return cls([])
+        from gear.data.qa_set import load_own_qa
+
+        found: list[Any] = []
+        for read in (lambda: [q.as_question() for q in load_own_qa(index)], lambda: qa_for_index(index)):
+            try:
+                found += read()
+            except Exception:  # an unreadable QA set: the traces still show most of their gold passages
+                continue
+        return cls(found)
 
     @classmethod
     def known(cls) -> QATexts:
@@ -208,23 +213,29 @@ def show_diagnosis(d: Diagnosis, key: str) -> None:
 
 
 # -- the Ask page: under the result ------------------------------------------------------------------------------------
+@st.fragment
 def gold_panel(trace: Trace, index: Path | None, k: int = DEFAULT_K) -> None:
-    """The "Gold passages" panel: where each gold passage of the run shown went, stage by stage, the stage it was
-    lost at, and the proposed error category with its evidence. A run cut short is diagnosed as far as it went; a run
-    without gold passages gets one line saying so."""
+    """The "Gold passages" panel: the person marks the passages that hold the answer (studio.diagnosis_marks; a run
+    asked from a QA set starts with its record's), and the diagnosis follows them at once — where each went, stage
+    by stage, the stage it was lost at, and the proposed error category with its evidence. A run cut short is
+    diagnosed as far as it went. A fragment: marking redraws this panel, not the run above it."""
+    from studio.diagnosis_marks import mark_panel
+
     st.subheader("Gold passages — where was the gold lost?")
-    why = nothing_to_diagnose(trace)
-    if why:
-        st.caption(why)
+    marked = mark_panel(trace, index, key="ask_mark")
+    if marked is None:
+        st.caption(nothing_to_diagnose(trace) or "Nothing to diagnose yet: mark the passages that hold the answer.")
         return
     try:
-        d = diagnosis_of(trace, index, k)
+        from gear.eval.gold_marks import diagnose_marked
+
+        d = diagnose_marked(trace, marked.ids, marked.answers, passages={**gold_texts_for(trace, index),
+                                                                          **marked.passages}, k=k)
     except Exception as exc:  # a trace from a format this version cannot follow: one line, never a traceback
         st.caption(f"This run cannot be diagnosed: {esc_md(one_line(exc))}")
         return
-    found = d.found
-    st.caption(f"{found} of {len(d.passages)} gold passage(s) found in the final top {d.k} (the passages the QA step "
-               f"reads); {esc_md(d.family)} stages.")
+    st.caption(f"{d.found} of {len(d.passages)} gold passage(s) found in the final top {d.k} (the passages the QA "
+               f"step reads); {esc_md(d.family)} stages.")
     show_diagnosis(d, key="ask_diag")
 
 

@@ -47,14 +47,51 @@ def _cancelled() -> None:
     st.session_state[CANCELLED] = True
 
 
+OWN, BENCHMARK, UPLOAD = "own", "benchmark", "upload"  # where an evaluation's questions come from
+
+
+def qa_sources(index: Path) -> dict[str, tuple[str, list]]:
+    """The QA sets an evaluation of this index can use: its own questions (saved with their gold passages on the Ask
+    page or with `gear qa add`), the QA set it came with (a demo's, or one uploaded when it was built), an upload."""
+    from studio.diagnosis_marks import own_questions
+
+    found: dict[str, tuple[str, list]] = {}
+    own = own_questions(index)
+    if own:
+        found[OWN] = (f"your own questions ({len(own)}, saved with their gold passages)", own)
+    bench = qa_for_index(index)
+    if bench:
+        found[BENCHMARK] = (f"the index's QA set ({len(bench)})", bench)
+    found[UPLOAD] = ("upload a QA file", [])
+    return found
+
+
+def choose_questions(index: Path) -> list:
+    sources = qa_sources(index)
+    if len(sources) > 1:
+        source = st.radio("QA set", list(sources), format_func=lambda s: sources[s][0], key=f"eval_qa_{index.name}",
+                          horizontal=True, help="Your own questions are kept beside the index (own_qa.json): "
+                                                "“Save as a test question” on the Ask page, or `gear qa add`.")
+    else:
+        source = UPLOAD
+    if source != UPLOAD:
+        return sources[source][1]
+    upload = st.file_uploader("QA set (JSON: MuSiQue, HippoRAG or HotpotQA/2Wiki schema)", type=["json"],
+                              key="eval_upload")
+    if upload is None:
+        st.info("No QA set for this index yet: upload one, or save questions with their gold passages on the Ask "
+                "page (“Save as a test question”).")
+        return []
+    try:
+        return questions_from_upload(upload)
+    except ValueError as exc:  # gear.data.corpus.InputError: the file, record and field, in one line
+        st.error(one_line(exc))
+        return []
+
+
 def run_form(index: Path, base: Settings) -> None:
-    questions = qa_for_index(index)
-    upload = st.file_uploader("QA set (JSON: MuSiQue, HippoRAG or HotpotQA/2Wiki schema) — optional when the "
-                              "index has its own", type=["json"], key="eval_upload")
-    if upload is not None:
-        questions = questions_from_upload(upload)
+    questions = choose_questions(index)
     if not questions:
-        st.info("No QA set for this index: upload one.")
         return
     n = (st.slider("Questions", 1, len(questions), min(10, len(questions)), key="eval_n") if len(questions) > 1
          else 1)
