@@ -15,11 +15,12 @@ from studio.ask import (
     stopped_note,
 )
 from studio.diagnosis_view import gold_panel
-from studio.resources import start_demo_builds, warm_engine
+from studio.resources import build_progress, demo_build, qa_for_index, start_demo_builds, warm_engine
 from studio.safe import esc_md, guarded, setup
 from studio.sidebar import RAN_HERE, choose_index, sidebar_settings
 from studio.teaching import teach
 from studio.trace_view import TraceView
+from studio.waiting import belongs_elsewhere, note_home, take_waiting, wait_for_index, waiting_note, waiting_question
 from studio.widgets import FreshSlots
 
 
@@ -58,10 +59,30 @@ def page() -> None:
                                     help="One module at a time, large, with the paper's notation and a plain "
                                          "explanation (Next and Back step through the run).")
     result = FreshSlots("ask_result_slot")
-    if ask and index is not None:
+    # a demo index still being built: its progress takes the result's place at once, and a question asked meanwhile
+    # waits in line (studio/waiting.py) until the build reruns the page
+    building = demo_build(index, start=ask) if index is not None else None
+    if building is not None and index is not None:
+        if ask:
+            wait_for_index(index, question)
+        with result.fresh() if ask else result.same():
+            build_progress(building.name)
+            if waiting_question(index):
+                waiting_note(waiting_question(index))
+            trace = st.session_state.get("trace")
+            if trace is not None and not belongs_elsewhere(trace, index):  # e.g. a replay needs no index
+                example_note()
+                st.caption("Showing: " + esc_md(st.session_state.get("trace_source", "trace")))
+                TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
+        return
+    waited = take_waiting(index) if index is not None and not ask else ""
+    if waited and index is not None:  # the index is built now: the question that waited for it runs
+        question, qa = waited, next((q for q in qa_for_index(index) if q.question == waited), None)
+    if (ask or waited) and index is not None:
         with result.fresh():
             run_live(index, question, qa, settings)
             trace = st.session_state.get("trace")
+            note_home(trace, index)
             if trace is not None:
                 gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
                 save_panel(trace)

@@ -154,6 +154,11 @@ def status(name: str) -> str:
     return "built" if is_built(name) else "not built yet (built on first use)"
 
 
+def project_path(path: Path) -> str:
+    """A path as the manifest records it: relative to the project when inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def ensure_demo_index(name: str, progress: StageProgress | None = None, encoder: Encoder | None = None) -> Path:
     """The demo's index directory, building it first if needed (atomic; concurrent callers wait for one build)."""
     if name not in DEMOS:
@@ -164,7 +169,7 @@ def ensure_demo_index(name: str, progress: StageProgress | None = None, encoder:
         return out
     if not demo.available:
         raise FileNotFoundError(f"demo {name!r} is not available yet: missing "
-                                + ", ".join(str(p.relative_to(ROOT)) for p in demo.missing()))
+                                + ", ".join(project_path(p) for p in demo.missing()))
     with _build_lock:
         if is_built(name):
             return out
@@ -184,8 +189,8 @@ def ensure_demo_index(name: str, progress: StageProgress | None = None, encoder:
             settings = Settings()
             encoder = Encoder(settings.embedder, bf16=settings.embed_bf16, device=settings.device)
         build_index(docs, triples, out, encoder, progress=progress,
-                    source={"demo": name, "corpus": str(demo.corpus.relative_to(ROOT)),
-                            "openie": str(demo.openie.relative_to(ROOT)), "qa": str(demo.qa.relative_to(ROOT))},
+                    source={"demo": name, "corpus": project_path(demo.corpus),
+                            "openie": project_path(demo.openie), "qa": project_path(demo.qa)},
                     extraction={"source": demo.openie.name})
     return out
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -100,68 +102,142 @@ def _engine_status(thread: threading.Thread) -> None:
 
 
 # -- demo indexes, built in the background -----------------------------------------------------------------------------
-_builds: dict[str, dict[str, Any]] = {}
+@dataclass
+class DemoBuild:
+    """A demo index built in the background, one at a time, in the order asked for: its stage, how far it is, since
+    when, and why it failed. Every page and session reads the same record."""
+
+    name: str
+    stage: str = "waiting for its turn"
+    done: int = 0
+    total: int = 1
+    started: float | None = None  # time.monotonic() when its build began; None while it waits its turn
+    error: str | None = None
+
+    @property
+    def percent(self) -> int:
+        return min(100, int(100 * self.done / max(self.total, 1)))
+
+    def line(self) -> str:
+        """Where the build is, in words: "encoding passages: 512 / 1,890 · 1 min 05 s so far"."""
+        if self.started is None:
+            ahead = [b.name for b in _builds.values() if b.started is not None and b.error is None
+                     and not demo.is_built(b.name)]
+            return f"waiting for the {ahead[0]} demo's build to finish" if ahead else self.stage
+        elapsed = int(time.monotonic() - self.started)
+        so_far = f"{elapsed // 60} min {elapsed % 60:02d} s" if elapsed >= 60 else f"{elapsed} s"
+        count = f": {self.done:,} / {self.total:,}" if self.total > 1 else ""
+        return f"{self.stage}{count} · {so_far} so far"
 
 
-def _build_demos() -> None:
-    for name in ("walkthrough", "musique"):  # the small one first: it is ready in seconds
-        d = demo.DEMOS[name]
-        if not d.available or demo.is_built(name):
-            continue
-        state = _builds.setdefault(name, {"stage": "waiting", "done": 0, "total": 1, "error": None})
+_builds: dict[str, DemoBuild] = {}
+_queue: list[str] = []
+_builder: list[threading.Thread] = []  # the thread working through _queue, while it runs
+_builds_lock = threading.Lock()
 
-        def progress(stage: str, done: int, total: int, state: dict[str, Any] = state) -> None:
-            state.update(stage=stage, done=done, total=total)
+
+def queue_demo_build(name: str) -> DemoBuild:
+    """The build of demo `name`: queued now unless it is queued, running or done (a failed one is tried again)."""
+    with _builds_lock:
+        build = _builds.get(name)
+        if build is not None and build.error is None:
+            return build
+        build = _builds[name] = DemoBuild(name)
+        _queue.append(name)
+        if not any(t.is_alive() for t in _builder):
+            _builder[:] = [threading.Thread(target=_build_queued, name="gear-demo-build", daemon=True)]
+            _builder[0].start()
+        return build
+
+
+def _start_build(name: str) -> None:
+    queue_demo_build(name)
+
+
+def _build_queued() -> None:
+    while True:
+        with _builds_lock:
+            if not _queue:
+                return
+            build = _builds[_queue.pop(0)]
+        build.started = time.monotonic()
+
+        def progress(stage: str, done: int, total: int, build: DemoBuild = build) -> None:
+            build.stage, build.done, build.total = stage, done, total
 
         try:
-            demo.ensure_demo_index(name, progress)
-            state["stage"] = "built"
+            progress("loading the embedder", 0, 1)
+            demo.ensure_demo_index(build.name, progress, encoder=encoder_for(Settings().embedder))
+            build.stage = "built"
         except Exception as exc:  # shown in the page
-            state["error"] = one_line(exc)
+            build.error = one_line(exc)
+
+
+def automatic_builds() -> bool:
+    """Whether missing demo indexes are built without being asked ($GEAR_STUDIO_BUILD_DEMOS=0: only on a click)."""
+    return os.environ.get("GEAR_STUDIO_BUILD_DEMOS", "1") != "0"
 
 
 @st.cache_resource(show_spinner=False)
-def start_demo_builds() -> dict[str, dict[str, Any]]:
-    """Build missing demo indexes once per server process, in the background ($GEAR_STUDIO_BUILD_DEMOS=0: off)."""
-    if os.environ.get("GEAR_STUDIO_BUILD_DEMOS", "1") != "0" and any(
-            d.available and not demo.is_built(n) for n, d in demo.DEMOS.items()):
-        threading.Thread(target=_build_demos, name="gear-demo-build", daemon=True).start()
+def start_demo_builds() -> dict[str, DemoBuild]:
+    """Queue every missing demo index once per server process, the small one first, so the walk-through is ready in
+    seconds."""
+    if automatic_builds():
+        for name in ("walkthrough", "musique"):
+            if demo.DEMOS[name].available and not demo.is_built(name):
+                queue_demo_build(name)
     return _builds
 
 
-def ensure_index(directory: Path) -> Path | None:
-    """The index directory when it is ready; for a demo still building, a progress bar (and None)."""
+def demo_build(directory: Path, start: bool = False) -> DemoBuild | None:
+    """The build of the demo index at `directory` while it is not ready — queued now when automatic builds are on
+    or `start` asks for it; a build not queued yet (started=None, not in the queue) otherwise — or None when the
+    index is ready to use or is no demo."""
     d = demo.demo_of_index(directory)
-    if d is None or demo.is_built(d.name):
+    if d is None or demo.is_built(d.name) or not d.available:
+        return None
+    with _builds_lock:
+        build = _builds.get(d.name)
+    if build is not None and build.error is None:
+        return build
+    if start or automatic_builds():
+        return queue_demo_build(d.name)
+    return build or DemoBuild(d.name, stage="not built yet")
+
+
+def ensure_index(directory: Path) -> Path | None:
+    """The index directory when it is ready; for a demo still being built, its progress (and None)."""
+    build = demo_build(directory)
+    if build is None:
         return directory
-    builds = start_demo_builds()
-    state = builds.get(d.name)
-    if state is None and os.environ.get("GEAR_STUDIO_BUILD_DEMOS", "1") == "0":
-        with st.status(f"Building the {d.name} demo index…", expanded=True) as box:
-            bar = st.progress(0, text="starting")
-
-            def progress(stage: str, done: int, total: int) -> None:
-                bar.progress(min(100, int(100 * done / max(total, 1))), text=f"{stage}: {done:,} / {total:,}")
-
-            out = demo.ensure_demo_index(d.name, progress, encoder=encoder_for(Settings().embedder))
-            box.update(label=f"Built the {d.name} demo index", state="complete", expanded=False)
-        return out
-    _build_progress(d.name)
+    build_progress(build.name)
     return None
 
 
 @st.fragment(run_every=2)
-def _build_progress(name: str) -> None:
+def build_progress(name: str) -> None:
+    """A demo build's progress, redrawn every 2 s; the whole page runs again once the index is built (so a question
+    that waited for it runs then)."""
     if demo.is_built(name):
         st.rerun(scope="app")
-    state = _builds.get(name) or {"stage": "waiting for the walk-through demo", "done": 0, "total": 1}
-    if state.get("error"):
-        st.error(f"Building the {name} demo index failed: {state['error']}")
+    build = _builds.get(name)
+    if build is None:
+        st.info(f"The {name} demo index is not built yet (automatic builds are off here: GEAR_STUDIO_BUILD_DEMOS=0).",
+                icon=":material/construction:")
+        st.button("Build it now", key=f"build_demo_{name}", on_click=_start_build, args=(name,))
         return
-    pct = min(100, int(100 * state["done"] / max(state["total"], 1)))
-    st.info(f"The {name} demo index is being built in the background (first start only; the MuSiQue demo takes a "
-            "few minutes on a CPU). This page continues when it is ready.")
-    st.progress(pct, text=f"{state['stage']}: {state['done']:,} / {state['total']:,}")
+    if build.error:
+        st.error(f"Building the {name} demo index failed: {build.error}")
+        st.button("Try again", key=f"build_demo_{name}", on_click=_start_build, args=(name,))
+        return
+    size = DEMO_SIZES.get(name, "")
+    st.info(f"**Building the {name} demo index** ({size}once per machine: it is kept in the data folder). This page "
+            "goes on by itself when it is ready.", icon=":material/construction:")
+    st.progress(build.percent, text=build.line())
+
+
+DEMO_SIZES = {"walkthrough": "20 passages, a few seconds; ",
+              "musique": "1,890 passages and their triples, a few minutes on a 2-core CPU; "}
 
 
 # -- the QA set of an index --------------------------------------------------------------------------------------------

@@ -1,0 +1,72 @@
+"""A question asked while its index is still being built must not be lost: it waits in line, the page says so under
+the build's progress, and it runs as soon as the index is ready (the progress reruns the page then). While the index
+is built, a result that belongs to another index gives way to the progress: the page shows what is true of the index
+chosen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from gear.trace import RunStarted, Trace
+from studio import demo
+from studio.safe import esc_md
+
+WAITING = "ask_waiting"  # session state: (index directory, question) asked before the index was ready
+HOME = "ask_trace_home"  # session state: (trace, index directory) of the last live run of this session
+
+
+def wait_for_index(index: Path, question: str) -> None:
+    """Keep `question` to be asked on `index` once it is built (a later question replaces it)."""
+    st.session_state[WAITING] = (str(index), question)
+
+
+def waiting_question(index: Path) -> str:
+    """The question waiting for `index`, or ""."""
+    kept = st.session_state.get(WAITING)
+    return kept[1] if kept and kept[0] == str(index) else ""
+
+
+def take_waiting(index: Path) -> str:
+    """The question waiting for `index`, taken out of line (to be run now), or ""."""
+    question = waiting_question(index)
+    if question:
+        st.session_state.pop(WAITING, None)
+    return question
+
+
+def drop_waiting() -> None:
+    st.session_state.pop(WAITING, None)
+
+
+def waiting_note(question: str) -> None:
+    """Say under the build's progress that the question waits, and offer not to wait."""
+    left, right = st.columns([6, 1], vertical_alignment="center")
+    left.markdown(f":material/hourglass_top: **Your question waits in line:** it runs as soon as the index is built "
+                  f"— “{esc_md(question)}”")
+    right.button("Don't wait", key="ask_drop_waiting", on_click=drop_waiting,
+                 help="Take the question out of line (the index goes on building).")
+
+
+def note_home(trace: Trace | None, index: Path) -> None:
+    """Remember the index a run of this session was made on (a trace does not say)."""
+    if trace is not None:
+        st.session_state[HOME] = (trace, str(index))
+
+
+def home_of(trace: Trace) -> Path | None:
+    """The index a trace belongs to, when known: the one this session ran it on, else the demo whose QA set holds its
+    question (a bundled example); None for a trace from elsewhere (uploaded, saved by someone)."""
+    kept = st.session_state.get(HOME)
+    if kept and kept[0] is trace:
+        return Path(kept[1])
+    start = trace.first(RunStarted)
+    found = demo.demo_of_question(start.question_id) if start else None
+    return demo.index_dir(found.name) if found else None
+
+
+def belongs_elsewhere(trace: Trace, index: Path) -> bool:
+    """Whether the trace is known to be a run on another index than `index`."""
+    home = home_of(trace)
+    return home is not None and home.resolve() != index.resolve()
