@@ -87,6 +87,25 @@ def index_backend(trace: Trace, index: Path | None) -> tuple[Any | None, str]:
     return backend, ""
 
 
+def home_index(trace: Trace, selected: str | None = None) -> str | None:
+    """The sidebar label of the built index the run was made on (its passages have the same ids there), the selected
+    one first; None when none is: a run opened from the Traces page is marked and searched on its own index."""
+    from studio.resources import engine_for
+    from studio.sidebar import list_indexes
+
+    found = list_indexes()
+    for label in sorted(found, key=lambda lbl: lbl != selected):
+        directory = found[label]
+        if not (directory / "manifest.json").is_file():
+            continue
+        try:
+            if same_index(trace, engine_for(directory).backend):
+                return label
+        except Exception:  # an index that cannot be opened: not this run's
+            continue
+    return None
+
+
 def marks_for(trace: Trace, index: Path | None, backend: Any | None) -> Marks:
     """The session's marks on this run; at first the run's own gold passages, or — for a question asked freely —
     those of the same question in the index's own QA set."""

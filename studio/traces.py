@@ -17,6 +17,7 @@ from gear.files import atomic_write_json
 from gear.trace import Answered, RunFinished, RunStarted, Trace, TraceError
 from studio import demo
 from studio.ask import EXAMPLE, save_name
+from studio.diagnosis_marks import home_index
 from studio.safe import one_line
 from studio.session import HISTORY_LIMIT, HistoryRun, history
 from studio.sidebar import RAN_HERE
@@ -155,7 +156,8 @@ def session_run(key: str) -> HistoryRun | None:
 
 
 def open_in_ask(trace: Trace, where: str | Path, ran_here: bool = False) -> None:
-    """Show `trace` on the Ask page; `where` says where it came from (a trace file's path, or words)."""
+    """Show `trace` on the Ask page, on the index it was made on when one is here (its passages can be marked as gold
+    there: studio.diagnosis_marks); `where` says where it came from (a trace file's path, or words)."""
     where = f"trace file {where.name}" if isinstance(where, Path) else where
     st.session_state["trace"] = trace
     st.session_state["question"] = trace.question  # Ask asks it again
@@ -163,6 +165,9 @@ def open_in_ask(trace: Trace, where: str | Path, ran_here: bool = False) -> None
     st.session_state["teach_step"] = 0
     st.session_state[RAN_HERE] = ran_here
     st.session_state[EXAMPLE] = None
+    home = home_index(trace, st.session_state.get("index_selected"))
+    if home is not None:  # its passages are marked and searched on the index it was made on
+        st.session_state["index_selected"] = home
     st.switch_page("app_pages/ask.py")
 
 

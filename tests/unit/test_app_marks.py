@@ -115,3 +115,17 @@ def _shifted(event):
         return value
 
     return fix(event)
+
+
+def test_a_run_opened_from_traces_is_marked_on_the_index_it_was_made_on(studio: dict) -> None:  # noqa: F811
+    free_run(studio).save(studio["data"] / "traces" / "typed.json")
+    at = start(studio)
+    at.session_state["index_selected"] = "walkthrough (demo)"  # another index is selected
+    at.switch_page("app_pages/traces.py").run()
+    at.selectbox(key="tr_choice").set_value("saved · typed.json").run()
+    at.button(key="tr_open").click().run()
+    assert not at.exception
+    assert at.session_state["index_selected"] == "tiny"  # the run's own index, found by its passages
+    at.switch_page("app_pages/ask.py")  # AppTest reruns the page it last switched to; the browser stays on Ask
+    boxes(at, "_hit_")["Sicily"].check().run()  # the index is searched: a passage marked from there
+    assert stage_rows(at) == ["Sicily"]
