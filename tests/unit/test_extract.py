@@ -89,6 +89,15 @@ def test_passage_key_changes_with_model_prompt_style_and_text() -> None:
     assert key not in others and len(others) == 6
 
 
+def test_the_papers_answer_keeps_the_journal_keys_written_before_the_shapes() -> None:
+    """sha256 computed by the extraction of 2026-11-25 (gear-triple-extraction/1, one-shot, its schema): journals
+    written then are still read; every other shape has keys of its own."""
+    joint = ExtractionConfig(output="joint")
+    assert passage_key("m", "t", "x", joint) == "0444b7f5696cb57a7f13ee5ed16b2343d4ab1234a5154e3daa2886862de661b7"
+    keys = {passage_key("m", "t", "x", ExtractionConfig(output=o)) for o in ("joint", "triples", "grouped")}
+    assert len(keys) == 3
+
+
 def test_parse_extraction_drops_and_counts() -> None:
     text = json.dumps({
         "named_entities": ["Bremen Cathedral", "St. Peter"],
