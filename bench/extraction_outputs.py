@@ -1,15 +1,17 @@
 """What each shape of the extraction answer costs and buys (issue 26): the same passages extracted in each shape of
 gear.extract.outputs, one after another in one run, with the configured LLM (GEAR_LLM, the embedded model by default).
 
-For each shape: seconds per passage (mean, median), tokens written and read, triples, how many triples are the same as
-the paper's joint shape's (after normalise_entity), and agreement with HippoRAG's gpt-3.5-turbo-1106 triples as in
-bench/extraction_compare.py. For the joint shape it also splits the written tokens into the entity list and the triple
-list (the server's own tokenizer, /tokenize), which is where the lean shapes' saving comes from.
+Each shape is "name[:stop_repeats]": the answer's shape, and after how many repeated triples in a row the model is
+stopped (gear/extract/repeats.py; 0: never, as before the guard existed). For each: seconds per passage (mean,
+median), tokens written, triples, repeated triples written (dropped when read), how many triples are the same as the
+first shape's (after normalise_entity), and agreement with HippoRAG's gpt-3.5-turbo-1106 triples as in
+bench/extraction_compare.py. For a joint shape first it also splits the written tokens into the entity list and the
+triple list (the server's own tokenizer, /tokenize), which is where the lean shapes' saving comes from.
 
 Each shape has its own journal under --work-dir (re-running is free; delete it to measure again). The passages: the
 gold passages of the first dev50 questions, in question order (bench/extraction_compare.py's set).
 
-    .venv/bin/python bench/extraction_outputs.py [--n 20] [--outputs joint,triples,grouped] [--work-dir DIR]
+    .venv/bin/python bench/extraction_outputs.py [--n 20] [--outputs joint:0,triples] [--work-dir DIR]
                                                  [--json OUT]
 """
 
@@ -28,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.extraction_compare import agreement, make_llm_from_env, select_passages, totals
-from gear.extract.runner import ExtractionConfig, extract_passages
+from gear.extract.runner import STOP_REPEATS, ExtractionConfig, extract_passages
 from gear.store.graph import normalise_entity
 from gear.types import SPO
 
@@ -61,11 +63,13 @@ def token_split(raw_answers: list[str]) -> dict[str, float]:
             "triple_list_tokens": statistics.mean(triples or [0])}
 
 
-def run_shape(name: str, docs: list[dict[str, Any]], llm: Any, work_dir: Path) -> dict[str, Any]:
-    config = ExtractionConfig(output=name)  # type: ignore[arg-type]  # checked by gear.extract.outputs.get
+def run_shape(spec: str, docs: list[dict[str, Any]], llm: Any, work_dir: Path) -> dict[str, Any]:
+    """One shape, "name" or "name:stop_repeats" (0: the loop guard off, as before it existed)."""
+    name, _, stop = spec.partition(":")
+    config = ExtractionConfig(output=name, stop_repeats=int(stop) if stop else STOP_REPEATS)  # type: ignore[arg-type]
     began = time.perf_counter()
     load_before = os.getloadavg()[0]
-    result = extract_passages([(d["title"], d["text"]) for d in docs], llm, work_dir / name, config,
+    result = extract_passages([(d["title"], d["text"]) for d in docs], llm, work_dir / spec.replace(":", "-"), config,
                               progress=lambda r, done, total: print(f"  {name}: {done}/{total} passages, "
                                                                      f"{r.n_triples} triples", file=sys.stderr,
                                                                      flush=True))
@@ -79,13 +83,14 @@ def run_shape(name: str, docs: list[dict[str, Any]], llm: Any, work_dir: Path) -
                and all(isinstance(x, str) and x.strip() for x in t)]
         rows.append(agreement(list(record.triples), gpt))  # type: ignore[arg-type]
     return {
-        "output": name, "passages": len(records), "calls_this_run": result.calls,
+        "output": spec, "stop_repeats": config.stop_repeats, "passages": len(records), "calls_this_run": result.calls,
         "wall_seconds_this_run": round(time.perf_counter() - began, 1),
         "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
         "seconds_mean": statistics.mean(seconds), "seconds_median": statistics.median(seconds),
         "completion_tokens_mean": statistics.mean(r.completion_tokens for r in records),
         "prompt_tokens_mean": statistics.mean(r.prompt_tokens for r in records),
         "triples": sum(len(r.triples) for r in records),
+        "repeats_written": sum(r.dropped.get("duplicates", 0) for r in records),
         "agreement": totals(rows),
         "records": records,
     }
@@ -94,7 +99,9 @@ def run_shape(name: str, docs: list[dict[str, Any]], llm: Any, work_dir: Path) -
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=20)
-    parser.add_argument("--outputs", default="joint,triples,grouped")
+    parser.add_argument("--outputs", default="joint:0,triples",
+                        help="shapes, each name[:stop_repeats] (the first is the reference the others are compared "
+                             "with; joint:0 is the extraction as it was before the shapes and the loop guard)")
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/gear-extraction-outputs"))
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -102,24 +109,25 @@ def main() -> int:
     llm = make_llm_from_env()
     print(f"{len(docs)} passages, model {llm.model}; load average {os.getloadavg()[0]:.2f}")
     shapes = {name: run_shape(name, docs, llm, args.work_dir) for name in args.outputs.split(",")}
-    reference = shapes.get("joint")
-    print("\n| output | s/passage mean | median | tokens written | triples | same as joint | "
+    reference = next(iter(shapes.values()))
+    print("\n| output | s/passage mean | median | tokens written | triples | repeats written | same as the first | "
           "entities agree w/ GPT-3.5 (P / R) | (s, o) pairs agree (P / R) | load |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, row in shapes.items():
         same = "—"
-        if reference is not None and name != "joint":
+        if row is not reference:
             ours = {_norm(t) for r in row["records"] for t in r.triples}
             joint = {_norm(t) for r in reference["records"] for t in r.triples}
-            same = f"{len(ours & joint)} of {len(ours)} ({len(joint)} joint)"
-            row["same_as_joint"] = len(ours & joint)
+            same = f"{len(ours & joint)} of {len(ours)} ({len(joint)} in {reference['output']})"
+            row["same_as_reference"] = len(ours & joint)
         a = row["agreement"]
         print(f"| {name} | {row['seconds_mean']:.1f} | {row['seconds_median']:.1f} | "
-              f"{row['completion_tokens_mean']:.0f} | {row['triples']} | {same} | {a['same_entities']} "
+              f"{row['completion_tokens_mean']:.0f} | {row['triples']} | {row['repeats_written']} | {same} | "
+              f"{a['same_entities']} "
               f"({a['entity_precision']:.2f} / {a['entity_recall']:.2f}) | {a['same_pairs']} "
               f"({a['pair_precision']:.2f} / {a['pair_recall']:.2f}) | {row['load_before']:.1f}→"
               f"{row['load_after']:.1f} |")
-    if reference is not None:
+    if reference["output"].startswith("joint"):
         split = token_split([r.raw for r in reference["records"]])
         if split["entity_list_tokens"] or split["triple_list_tokens"]:
             print(f"\njoint shape, tokens written per passage: entity list {split['entity_list_tokens']:.0f}, "
