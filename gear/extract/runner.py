@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -42,6 +43,7 @@ from gear.extract.outputs import DEMO_PASSAGE, DEMO_TITLE, JOINT, OutputName
 from gear.extract.repeats import RepeatGuard, Repeating
 from gear.files import atomic_write_json
 from gear.llm.base import LLM, LLMError, LLMResult, Message, estimate_tokens
+from gear.llm.queue import HEARTBEAT_SECONDS, current_listener, listening
 from gear.prompts import extraction_prompt
 from gear.types import SPO
 
@@ -374,9 +376,27 @@ def _extract_locked(passages: Sequence[tuple[str, str]], llm: LLM, work_dir: Pat
     return batch.result
 
 
+class _Stopped(Exception):  # a signal to the pool's calls, not an error
+    """The run was stopped (Cancel, Ctrl-C): raised inside the calls still in flight so they hang up on the model."""
+
+
 def _extract_pooled(batch: _Batch, todo: list[str], journal: Journal) -> None:
-    """Calls in a thread pool (remote endpoints), at most 2 × concurrency queued; each result journaled as it lands."""
+    """Calls in a thread pool (remote endpoints, a server with several slots), at most 2 × concurrency queued; each
+    result journaled as it lands. While waiting, the caller's thread hears the queue's listener as a heartbeat (the
+    app can stop a cancelled run there), and a stop ends the calls in flight too: each runs under a listener that
+    raises once the run is stopped, and its client hangs up on the model (gear.llm.openai_client)."""
     concurrency = batch.config.concurrency
+    stopped = threading.Event()
+    heartbeat = current_listener()
+
+    def check(_: object = None) -> None:
+        if stopped.is_set():
+            raise _Stopped
+
+    def call(key: str) -> Record:
+        with listening(check):
+            return batch.call(key, check)
+
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="gear-extract") as pool:
         pending: dict[Future[Record], str] = {}
         queue = list(reversed(todo))
@@ -384,12 +404,15 @@ def _extract_pooled(batch: _Batch, todo: list[str], journal: Journal) -> None:
             while queue or pending:
                 while queue and len(pending) < concurrency * 2:
                     key = queue.pop()
-                    pending[pool.submit(batch.call, key)] = key
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    pending[pool.submit(call, key)] = key
+                finished, _ = wait(pending, timeout=HEARTBEAT_SECONDS, return_when=FIRST_COMPLETED)
+                if not finished and heartbeat is not None:
+                    heartbeat(0)
                 for future in finished:
                     batch.finish(pending.pop(future), future.result, journal)
                     batch.report()
         except BaseException:
+            stopped.set()
             for future in pending:
                 future.cancel()
             raise

@@ -46,11 +46,10 @@ import httpx2
 from gear.llm.base import LLMError, LLMResult, Message, TextListener, estimate_tokens
 from gear.llm.openai_errors import broken_stream, context_overflow, describe, message_of
 from gear.llm.openai_errors import scrub as scrub
-from gear.llm.queue import ModelQueue, current_listener
+from gear.llm.queue import HEARTBEAT_SECONDS, ModelQueue, current_listener
 
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key but the client insists on one
 FORMATS = ("json_schema", "json_object", "text")  # structured-output request shapes, in the order they are tried
-HEARTBEAT_SECONDS = 0.25  # how often a caller waiting for the first text hears "still your turn" (and may stop)
 
 
 def response_format(kind: str, schema: dict | None) -> dict | None:

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 WaitListener = Callable[[int], None]  # receives the number of calls ahead (running + queued before this one)
+HEARTBEAT_SECONDS = 0.25  # how often a waiting caller hears its listener (a point where it may stop)
 
 _listener: ContextVar[WaitListener | None] = ContextVar("gear_llm_wait_listener", default=None)
 
@@ -40,7 +41,7 @@ def current_listener() -> WaitListener | None:
 class ModelQueue:
     """FIFO admission of at most `slots` concurrent calls."""
 
-    def __init__(self, slots: int = 1, *, poll_seconds: float = 0.25) -> None:
+    def __init__(self, slots: int = 1, *, poll_seconds: float = HEARTBEAT_SECONDS) -> None:
         if slots < 1:
             raise ValueError("a model queue needs at least one slot")
         self.slots = slots

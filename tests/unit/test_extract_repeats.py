@@ -83,3 +83,51 @@ def test_an_extraction_stopped_in_a_loop_is_journaled_with_its_triples(tmp_path:
 def test_stopping_loops_does_not_change_the_journal_key() -> None:
     on, off = ExtractionConfig(output="triples"), ExtractionConfig(output="triples", stop_repeats=0)
     assert passage_key("m", "t", "x", on) == passage_key("m", "t", "x", off)
+
+
+class Stop(BaseException):
+    """Streamlit's stop on Cancel, as the extraction's caller sees it."""
+
+
+class SlowLLM:
+    """Writes one piece every 20 ms for up to 10 s per passage; counts calls that ended early or ran to the end."""
+
+    model = "slow"
+
+    def __init__(self) -> None:
+        self.interrupted = self.finished = 0
+
+    def complete(self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512,
+                 on_text=None) -> LLMResult:  # type: ignore[no-untyped-def]
+        import time
+
+        try:
+            for _ in range(500):
+                time.sleep(0.02)
+                if on_text is not None:
+                    on_text("x")
+        except BaseException:
+            self.interrupted += 1
+            raise
+        self.finished += 1
+        return LLMResult('{"triples": []}', 10, 500, 10.0, self.model)
+
+
+def test_a_stopped_pooled_extraction_stops_the_calls_in_flight(tmp_path: Path) -> None:
+    """With several requests at once (a GPU's slots), the caller hears a heartbeat while it waits and a stop there
+    ends the calls in flight instead of leaving them to run to the end."""
+    from gear.llm.queue import listening
+
+    llm = SlowLLM()
+    heard: list[int] = []
+
+    def stop_after_a_few(ahead: int) -> None:
+        heard.append(ahead)
+        if len(heard) >= 3:
+            raise Stop
+
+    passages = [(f"P{i}", f"Passage {i}.") for i in range(6)]
+    with listening(stop_after_a_few), pytest.raises(Stop):
+        extract_passages(passages, llm, tmp_path, ExtractionConfig(output="triples", concurrency=2))
+    assert heard == [0, 0, 0]
+    assert llm.finished == 0 and llm.interrupted >= 2  # the calls in flight ended at once; none ran its 10 s
