@@ -321,10 +321,13 @@ def export_openie(
     index_dir: Annotated[Path, typer.Argument(help="index directory")],
     out_file: Annotated[Path, typer.Argument(help="OpenIE JSON file to write")],
 ) -> None:
-    """Write the index's passages and triples as HippoRAG OpenIE JSON (readable by `gear index --openie`)."""
+    """Write the index's passages and triples as HippoRAG OpenIE JSON (readable by `gear index --openie`), with how
+    the triples were extracted (model, prompt version, answer shape, tokens, time) under "extraction"."""
     with friendly_errors():
         from gear.extract.runner import write_openie
+        from gear.index import Manifest
 
         docs = openie_documents(index_dir)
-        write_openie(out_file, docs)
+        extraction = {k: v for k, v in (Manifest.read(index_dir).extraction or {}).items() if k != "work_dir"}
+        write_openie(out_file, docs, {"extraction": extraction} if extraction else None)
         out.print(f"wrote {len(docs)} passages, {sum(len(d['extracted_triples']) for d in docs)} triples to {out_file}")
