@@ -17,7 +17,7 @@ import numpy as np
 
 from gear.agent.asks import Ask
 from gear.agent.run import Timer
-from gear.config import BeamSettings, Retriever, Settings
+from gear.config import BeamSettings, Settings
 from gear.llm import LLM
 from gear.llm.base import Message, answered_at_once, estimate_tokens
 from gear.llm.queue import current_listener, listening
@@ -45,15 +45,6 @@ def beam_params(settings: BeamSettings) -> BeamParams:
     """Algorithm 1's parameters from the settings (γ as in force: 2b unless set)."""
     return BeamParams(settings.beam_width, settings.beam_length, settings.max_neighbours, settings.effective_gamma,
                       settings.diversity)
-
-
-def search_base(backend: SearchBackend, encode: Encode, query: str, k: int, retriever: Retriever,
-                query_vector: np.ndarray | None = None) -> list[Scored]:
-    """h^k_base(q, C): BM25 needs no query vector; dense and hybrid encode the query unless it is given."""
-    qv = None if retriever == "bm25" else (query_vector if query_vector is not None else encode([query])[0])
-    if qv is not None and qv.ndim == 1:
-        qv = qv[None, :]
-    return backend.search_passages([query], k, retriever, qv)[0]
 
 
 @dataclass
@@ -89,7 +80,12 @@ class RunContext:
         return self.encode([text])[0]
 
     def base_retrieve(self, query: str, k: int, query_vector: np.ndarray | None = None) -> list[Scored]:
-        return search_base(self.backend, self.encode, query, k, self.settings.retriever, query_vector)
+        """h^k_base(q, C): BM25 needs no query vector; dense and hybrid encode the query unless it is given."""
+        retriever = self.settings.retriever
+        qv = None if retriever == "bm25" else (query_vector if query_vector is not None else self.encode_query(query))
+        if qv is not None and qv.ndim == 1:
+            qv = qv[None, :]
+        return self.backend.search_passages([query], k, retriever, qv)[0]
 
     def ask(self, ask: Ask, iteration: int) -> str:
         """One LLM call: a wait for the model's turn and the text as it is written go to the trace's listeners
