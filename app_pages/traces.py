@@ -8,6 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from gear.trace import Trace
+from studio.demo import shown, traces_dir
 from studio.diagnosis_runs import traces_diagnosis
 from studio.safe import esc_md, guarded, setup
 from studio.session import history
@@ -50,9 +51,10 @@ def page() -> None:
         else:
             open_in_ask(trace, Path(key))
     if run is not None:
-        st.caption("A run of this session: save it to data/traces to tag it (saved runs are shared with everyone "
-                   "using this app).")
-        if st.button("Save to data/traces", key="tr_save", icon=":material/save:"):
+        where = shown(traces_dir())
+        st.caption(f"A run of this session: save it (into {where}) to tag it; saved runs are shared with everyone "
+                   "using this app.")
+        if st.button("Save trace", key="tr_save", icon=":material/save:", help=f"Keep it in {where}."):
             save_session_run(run)
             st.rerun()
     else:

@@ -333,7 +333,9 @@ def save_panel(trace: Trace) -> None:
     left, right, _ = st.columns([1, 1, 3])
     left.download_button("Download trace", trace.to_json(), file_name=name, mime="application/json",
                          key="download_trace", on_click="ignore", icon=":material/download:")
-    if right.button("Save to data/traces", key="save_trace", icon=":material/save:"):
+    if right.button("Save trace", key="save_trace", icon=":material/save:",
+                    help=f"Keep it in {demo.shown(demo.traces_dir())}, shared with everyone using this app: the "
+                         "Traces page lists it, and there you can tag it."):
         path = demo.traces_dir() / name
         trace.save(path)
         st.toast(f"saved {path.name}")

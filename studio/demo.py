@@ -116,6 +116,16 @@ def data_dir() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "gear-studio"
 
 
+def shown(path: Path) -> str:
+    """A path of the data folder as a person reads it: relative to the project when inside it, with ~ for the home
+    folder, else in full."""
+    path = path.resolve()
+    if path.is_relative_to(ROOT):
+        return str(path.relative_to(ROOT))
+    home = Path.home().resolve()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+
+
 def indexes_dir() -> Path:
     return data_dir() / "indexes"
 

@@ -260,7 +260,13 @@ def qa_for_index(directory: Path) -> list[Any]:
             path = directory / "qa.json"
     if path is None:
         return []
-    return _load_qa(str(path), path.stat().st_mtime)
+    from gear.data.corpus import InputError
+
+    try:
+        return _load_qa(str(path), path.stat().st_mtime)
+    except (InputError, OSError) as exc:  # the page goes on without example questions, and says why
+        st.caption(f"No example questions: {one_line(exc)}")
+        return []
 
 
 @st.cache_data(show_spinner=False)

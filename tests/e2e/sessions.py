@@ -94,17 +94,22 @@ def free_port() -> int:
 
 
 @contextmanager
-def studio_server(data_dir: Path, env: dict[str, str], log: Path) -> Iterator[str]:
-    """`streamlit run app.py` on 127.0.0.1 over `data_dir` (as `make run` starts it); yields its URL."""
+def studio_server(data_dir: Path | None, env: dict[str, str], log: Path, *, checkout: Path = ROOT,
+                  launcher: Sequence[str] = ("-m", "streamlit"), prefix: Sequence[str] = ()) -> Iterator[str]:
+    """`streamlit run app.py` on 127.0.0.1 over `data_dir` (as `make run` starts it); yields its URL. `data_dir` None:
+    the app finds its data folder itself; `checkout`: the copy of the project it runs from; `launcher`: what runs
+    `run app.py …` (a test's wrapper of Streamlit's command line); `prefix`: a command it runs under (another user)."""
     port = free_port()
-    merged = {k: v for k, v in {**os.environ, **env, "GEAR_STUDIO_DATA": str(data_dir), "HF_HUB_OFFLINE": "1"}.items()
-              if v != ""}
+    data = {"GEAR_STUDIO_DATA": str(data_dir)} if data_dir is not None else {}
+    merged = {k: v for k, v in {**os.environ, **env, **data, "HF_HUB_OFFLINE": "1"}.items() if v != ""}
+    if data_dir is None:
+        merged.pop("GEAR_STUDIO_DATA", None)
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+            [*prefix, sys.executable, *launcher, "run", "app.py", "--server.headless", "true", "--server.port",
              str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
              "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=merged, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=checkout, env=merged, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.time() + 90
