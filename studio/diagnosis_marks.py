@@ -216,7 +216,8 @@ def _checkbox(marks: Marks, pid: int, title: str, text: str, ranks: dict[int, in
               shown: bool = True) -> None:
     box = f"{key}_{pid}"
     st.session_state[box] = pid in marks.ids  # the marks are the truth: another list may have changed them
-    st.checkbox(f"**{esc_md(title)}** · #{pid} · {_where(pid, ranks, shown)}", key=box, on_change=_toggle,
+    # a plain label (its words are the checkbox's accessible name too), escaped: a title is passage text
+    st.checkbox(f"{esc_md(title)} · #{pid} · {_where(pid, ranks, shown)}", key=box, on_change=_toggle,
                 args=(marks, pid, box))
     flat = " ".join(text.split())
     st.caption(esc_md(flat[:160] + ("…" if len(flat) > 160 else "")))

@@ -22,7 +22,7 @@ def free_run(studio: dict) -> Trace:  # noqa: F811
 
 def boxes(at: AppTest, where: str) -> dict[str, object]:
     """The panel's checkboxes of one list ("_run_": the run's passages, "_hit_": the search's), by title."""
-    return {str(c.label).split("**")[1]: c for c in at.checkbox if c.key and where in c.key}
+    return {str(c.label).split(" · #")[0]: c for c in at.checkbox if c.key and where in c.key}
 
 
 def stage_rows(at: AppTest) -> list[str]:
