@@ -3,12 +3,15 @@
 Formats: HippoRAG corpus (list of {title, text}); HotpotQA corpus ({title: [sentences]}); QA sets in the MuSiQue
 schema (paragraphs with is_supporting), the HippoRAG schema, and the raw HotpotQA / 2Wiki schema (supporting_facts
 titles); HippoRAG OpenIE output (docs[].extracted_triples); plain .txt/.md files or a folder of them (title = file
-name, chunked into passages by gear.data.chunking). Gold passages are identified by (title, text).
+name, chunked into passages by gear.data.chunking). Gold passages are matched by (title, text) when the QA file gives
+the text (surrounding whitespace aside), else by title alone — which finds a passage only when exactly one passage has
+that title (a .txt file cut into chunks shares its title): README, "Gold passages".
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -306,7 +309,7 @@ def _gold_from_paragraphs(paragraphs: Any) -> list[tuple[str, str | None]]:
     for p in paragraphs if isinstance(paragraphs, list) else []:
         if isinstance(p, dict) and p.get("is_supporting", False):
             text = _text_field(p, "paragraph_text", "text")
-            gold.append((str(p.get("title", "")), text))
+            gold.append((str(p.get("title", "")), text if text and text.strip() else None))  # no text: by title
     return gold
 
 
@@ -317,7 +320,7 @@ def _gold_from_supporting_facts(record: dict[str, Any]) -> list[tuple[str, str |
     context = {str(c[0]): "".join(c[1]) for c in record.get("context", []) or []
                if isinstance(c, list) and len(c) == 2 and isinstance(c[1], list)
                and all(isinstance(x, str) for x in c[1])}
-    return [(t, context.get(t)) for t in titles]
+    return [(t, context.get(t) or None) for t in titles]  # a title its context lacks is matched by title alone
 
 
 def load_qa(path: str | Path, name: str | None = None) -> tuple[list[Question], LoadReport]:
@@ -360,14 +363,14 @@ def load_qa(path: str | Path, name: str | None = None) -> tuple[list[Question], 
 
 
 def gold_in_corpus(questions: Sequence[Question], docs: Sequence[Document], report: LoadReport) -> int:
-    """How many questions have at least one gold passage in the corpus (by title and text, or by title where the QA
-    set names titles only). None at all is an InputError (a QA set for another corpus: every recall would be
-    empty); some missing is a warning."""
+    """How many questions have at least one gold passage in the corpus, found as the index will find it: by title and
+    text, or by title alone where the QA set names no text — and then only a title one passage has. None at all is
+    an InputError (a QA set for another corpus: every recall would be empty); some missing is a warning."""
     keys = {(d.title, d.text.strip()) for d in docs}
-    titles = {d.title for d in docs}
+    titles = Counter(d.title for d in docs)
 
-    def found(title: str, text: str | None) -> bool:
-        return (title, text.strip()) in keys if text is not None else title in titles
+    def found(title: str, text: str | None) -> bool:  # as the index finds it (SearchBackend.find_passage)
+        return (title, text.strip()) in keys if text is not None else titles[title] == 1
 
     with_gold = [q for q in questions if q.gold]
     hits = [q for q in with_gold if any(found(t, x) for t, x in q.gold)]
