@@ -1,7 +1,7 @@
 """The automatic diagnosis (gear.eval.diagnosis) checked against a person's labels of the same runs (issue 19, item 4).
 
     python bench/diagnosis_agreement.py TRACES_DIR [--labels bench/diagnosis_labels.json]
-        [--qa assets/musique/musique_dev50.json] [--k 5] [--details]
+        [--qa assets/musique/musique_dev50.json] [--k 5] [--details] [--all]
 
 TRACES_DIR holds one sub-folder per method as `gear eval --traces` writes them (scripts/subset_traces.sh makes them
 by replaying the recorded subset); the labels name the method folder and the question id of each labelled run.
@@ -12,7 +12,8 @@ and compared with the label:
 - per run: the category — primary against primary, and "primary or second": the label's primary is one of the
   diagnosis's two or the diagnosis's primary is one of the label's two.
 Counts, percentages and confusion tables in Markdown, then every disagreement with both sides' words
-(--details: the diagnosis's whole evidence). No timing: this measures agreement, not speed.
+(--details: the diagnosis's whole evidence); --all: the category/table rule (issue 25) over every trace of the folder
+and the bundled ones. No timing: this measures agreement, not speed.
 """
 
 from __future__ import annotations
@@ -169,6 +170,32 @@ def report(passages: list[PassageRow], runs: list[RunRow], k: int, details: bool
                       f"{r.label_note}\n  - diagnosis {r.category} ({r.second or '—'}) — " + " | ".join(r.evidence))
 
 
+def invariant(traces: Path, texts: QATexts, k: int) -> None:
+    """Issue 25's rule over every trace under the folder and the bundled ones: a category named after a stage is
+    proposed only where the table shows a gold passage lost at one of its stages. Two checks: the proposal's
+    (lenient: any lost passage at any of the category's stages, as a diagnosis written before the rule can be checked
+    too) and its evidence line's (gear.eval.diagnosis.invariant.violations: the passage and stage it names)."""
+    from gear.eval.diagnosis.invariant import CATEGORY_STAGES, loss_stages, stages_of, violations
+
+    files = [f for f in sorted(traces.rglob("*.json")) if not f.name.endswith(".report.json")]
+    files += sorted((ROOT / "assets" / "traces").glob("*.json"))
+    unsupported: Counter[tuple[str, str]] = Counter()
+    named = 0
+    for f in files:
+        trace = Trace.load(f)
+        d = diagnose(trace, k, texts.for_trace(trace))
+        for category in (d.category, d.second):
+            if category in CATEGORY_STAGES and not any(
+                    set(loss_stages(p, d.stages, d.k)) & set(stages_of(category, steered=True)) for p in d.passages):
+                unsupported[(f.parent.name, category)] += 1
+        named += bool(violations(d))
+    print(f"\n### The category/table rule over {len(files)} traces\n")
+    print(f"- proposals the table does not support: {sum(unsupported.values())}"
+          + (" (" + ", ".join(f"{m} {c} {n}" for (m, c), n in sorted(unsupported.items())) + ")" if unsupported
+             else ""))
+    print(f"- diagnoses whose evidence does not name a passage and stage where the table shows it lost: {named}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("traces", type=Path, help="a folder of per-method trace folders")
@@ -176,11 +203,15 @@ def main() -> None:
     parser.add_argument("--qa", type=Path, default=ROOT / "assets" / "musique" / "musique_dev50.json")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--details", action="store_true", help="print both sides' words for every disagreement")
+    parser.add_argument("--all", action="store_true", help="also check the category/table rule (issue 25) on every "
+                                                           "trace under TRACES_DIR and the bundled ones")
     args = parser.parse_args()
     labels = json.loads(args.labels.read_text(encoding="utf-8"))
     texts = QATexts(load_qa(args.qa)[0])
     passages, runs = compare(labels, args.traces, texts, args.k)
     report(passages, runs, args.k, args.details)
+    if args.all:
+        invariant(args.traces, texts, args.k)
 
 
 if __name__ == "__main__":
