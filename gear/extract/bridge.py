@@ -24,8 +24,9 @@ from gear.llm.server_profile import ServerProfile
 
 LOCAL_OUTPUT: OutputName = "triples"  # the embedded model's default shape (see output_for)
 
-# Output tokens per passage assumed by the cost estimate (measured: ≈150-400 with the one-shot JSON answer).
-EST_COMPLETION_TOKENS = 300
+# Tokens written per passage assumed by the cost estimate, per answer shape (measured on the 20-passage set with the
+# embedded model, loop guard on: docs/results.md, issue 26)
+EST_COMPLETION_TOKENS = {"joint": 280, "triples": 150, "grouped": 150}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,7 @@ def cost_estimate(docs: list[Document], config: ExtractionConfig, price_in: floa
                   ) -> tuple[int, int, float | None]:
     """(prompt tokens, completion tokens, USD or None without prices) for extracting `docs` from scratch."""
     prompt = estimate_prompt_tokens([(d.title, d.text) for d in docs], config)
-    completion = EST_COMPLETION_TOKENS * len(docs)
+    completion = EST_COMPLETION_TOKENS[config.output] * len(docs)
     if price_in is None and price_out is None:
         return prompt, completion, None
     return prompt, completion, (prompt * (price_in or 0) + completion * (price_out or 0)) / 1e6

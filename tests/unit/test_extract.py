@@ -207,7 +207,8 @@ def test_extract_for_index_and_cost_estimate(tmp_path: Path, monkeypatch: pytest
     assert len(triples) == 2 and info["model"] == "scripted" and info["llm"] == "local"
     assert info["work_dir"] == str(default_work_dir(tmp_path / "idx")) == str(tmp_path / "idx.extract")
     prompt, completion, usd = cost_estimate(docs, ExtractionConfig(), 1.0, 2.0)
-    assert prompt > 1000 and completion == 600 and usd == pytest.approx((prompt + 2 * completion) / 1e6)
+    assert prompt > 1000 and completion == 560 and usd == pytest.approx((prompt + 2 * completion) / 1e6)
+    assert cost_estimate(docs, ExtractionConfig(output="triples"), None, None)[1] == 300  # the lean answer: fewer
     assert cost_estimate(docs, ExtractionConfig(), None, None)[2] is None
     with pytest.raises(InputError, match="re-run"):
         extract_for_index([*docs, Document("Bad", "x")], settings, tmp_path / "idx", None,
