@@ -10,6 +10,7 @@ import re
 import shutil
 import stat
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,9 +24,23 @@ pytestmark = pytest.mark.e2e
 NOBODY = 65534
 
 
+SETTLED = """() => document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state')
+  === 'notRunning'"""
+
+
+def settled(page) -> None:
+    """Wait until the script run a click started has ended (what it draws replaces what was there)."""
+    page.wait_for_timeout(200)
+    page.wait_for_function(SETTLED, timeout=60_000)
+
+
 def pick(page, label: str, option: str) -> None:
+    from playwright.sync_api import expect
+
     page.get_by_role("combobox", name=label).first.click()
-    page.get_by_role("option", name=option).first.click()
+    choice = page.get_by_role("option", name=option).first
+    expect(choice).to_be_visible()
+    choice.click()
 
 
 # -- item 1: a question asked during a build --------------------------------------------------------------------------
@@ -102,7 +117,14 @@ def read_only_server(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
     require_browser()
     if os.geteuid() == 0 and not shutil.which("setpriv"):
         pytest.skip("running as root without setpriv: cannot drop to a user a read-only checkout binds")
-    checkout = tmp_path / "checkout"
+    # a folder the other user can reach (pytest's own temporary folders are its owner's alone)
+    with tempfile.TemporaryDirectory(prefix="gear-readonly-") as shared:
+        Path(shared).chmod(0o755)
+        yield from _read_only_server(Path(shared), tmp_path)
+
+
+def _read_only_server(root: Path, tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
+    checkout = root / "checkout"
     for name in RUNTIME:
         src = ROOT / name
         if src.is_dir():
@@ -110,7 +132,7 @@ def read_only_server(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
         else:
             checkout.mkdir(exist_ok=True)
             shutil.copy2(src, checkout / name)
-    home = tmp_path / "home"
+    home = root / "home"
     user_data = home / ".local" / "share" / "gear-studio"
     built = demo_data(tmp_path / "prepared")
     shutil.copytree(built / "indexes" / "walkthrough", user_data / "indexes" / "walkthrough")
@@ -122,14 +144,14 @@ def read_only_server(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
     env = {**AS_SHIPPED, "HOME": str(home), "XDG_DATA_HOME": "", "XDG_CACHE_HOME": "",
            "PYTHONDONTWRITEBYTECODE": "1"}
     try:
-        with studio_server(None, env, tmp_path / "streamlit.log", checkout=checkout, prefix=prefix) as url:
+        with studio_server(None, env, root / "streamlit.log", checkout=checkout, prefix=prefix) as url:
             yield url, checkout, home
     finally:
         set_writable(checkout, True)
 
 
-def test_a_read_only_checkout_saves_traces_tags_and_reports_in_the_users_data_folder(  # noqa: F811
-        read_only_server, browser_page) -> None:
+def test_a_read_only_checkout_saves_traces_tags_and_reports_in_the_users_data_folder(
+        read_only_server, browser_page) -> None:  # noqa: F811
     from playwright.sync_api import expect
 
     url, checkout, home = read_only_server
@@ -138,15 +160,19 @@ def test_a_read_only_checkout_saves_traces_tags_and_reports_in_the_users_data_fo
     page = browser_page
     page.goto(url)
     expect(page.get_by_text("Showing: example: walkthrough")).to_be_visible(timeout=90_000)
-    page.locator(".st-key-save_trace button").click()  # the replayed run, saved
+    page.locator(".st-key-save_trace button").first.click()  # the replayed run, saved
     expect(page.get_by_text(re.compile(r"saved as \d{8}-\d{6}_"))).to_be_visible(timeout=30_000)
     page.get_by_role("link", name="Traces").click()
+    settled(page)
     pick(page, "Trace", "walkthrough_3hop_gear.json")  # a bundled trace: it lives in assets/
+    settled(page)  # the tag form of that trace replaces the first one's
     pick(page, "Categories", "reasoner hallucination")
-    page.keyboard.press("Escape")
+    page.get_by_text("Tag this trace").click()  # closes the list (Escape would clear the choice)
+    expect(page.locator('[data-testid="stMultiSelect"]').get_by_text("reasoner hallucination")).to_be_visible()
     page.get_by_role("button", name="Save tags").click()
     expect(page.get_by_text("saved assets__traces__walkthrough_3hop_gear.tags.json")).to_be_visible(timeout=30_000)
     page.get_by_role("link", name="Evaluate").click()
+    settled(page)
     page.get_by_role("button", name="Run evaluation").click()  # BM25 and Hybrid: no LLM
     expect(page.get_by_text(re.compile(r"Saved \d+ report")).first).to_be_visible(timeout=120_000)
     tags = json.loads((data / "tags" / "assets__traces__walkthrough_3hop_gear.tags.json").read_text())
