@@ -11,13 +11,12 @@ import json
 import os
 import shutil
 import threading
+import time
 import uuid
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
-
-from filelock import FileLock
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -53,20 +52,68 @@ def atomic_write_json(path: Path, data: Any, *, indent: int | None = 1, sort_key
 _swapping = threading.Lock()  # one directory swap at a time in this process (two renames that must not interleave)
 
 
-def directory_lock(directory: Path, timeout: float = 60.0) -> FileLock:
-    """The lock around read-modify-write of the files a person keeps inside `directory` (an index's own QA set), held
-    by every writer of them and by `atomic_directory` while it swaps the directory: one process or thread at a time,
-    across processes too. A sibling file (`.NAME.lock`), so it outlives the swap it guards."""
-    directory = Path(directory).resolve()
-    return FileLock(directory.parent / f".{directory.name}.lock", timeout=timeout)
+LOCK_NAME = ".lock"  # inside a directory `atomic_directory` may swap: see directory_lock
+
+
+class LockTimeout(TimeoutError):
+    """Another writer held a directory's lock longer than the caller would wait."""
+
+
+@contextmanager
+def directory_lock(directory: Path, timeout: float = 60.0) -> Iterator[None]:
+    """Hold the lock around read-modify-write of the files a person keeps inside `directory` (an index's own QA set):
+    one writer at a time, across threads and processes, and never while `atomic_directory` swaps the directory. The
+    lock is a file inside the directory (`.lock`, flock'ed, removed by its holder on release): a writer that got the
+    lock of a file no longer at that path (released and removed, or the directory swapped away while it waited) takes
+    the one there now instead. Raises LockTimeout."""
+    import fcntl
+
+    path = Path(directory) / LOCK_NAME
+    deadline = time.monotonic() + timeout
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise LockTimeout(f"{path}: held by another writer for {timeout:.0f} s") from None
+                    time.sleep(0.02)
+            try:
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                try:
+                    yield
+                finally:
+                    _unlink_if_ours(path, fd)  # before unlocking: a waiter then sees the path is not its file
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                return
+            fcntl.flock(fd, fcntl.LOCK_UN)  # the directory was swapped while we waited: the new one's lock
+        finally:
+            os.close(fd)
+
+
+def _unlink_if_ours(path: Path, fd: int) -> None:
+    """Remove the lock file when the path still names the file we hold (after a swap it names the new directory's):
+    no lock file outlives its writer, and whoever waited on it takes the next one."""
+    try:
+        if os.stat(path).st_ino == os.fstat(fd).st_ino:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def atomic_directory(out: Path, write: Callable[[Path], None], keep: Sequence[str] = ()) -> None:
     """Let `write` fill a temporary sibling directory, then swap it into place (the old one is restored on error).
 
     `keep`: files of the directory being replaced that the new one inherits unless `write` made its own (a person's
-    files inside an index, which a rebuild must not lose), copied under `directory_lock` just before the swap, so a
-    save that lands while `write` runs is carried over too."""
+    files inside an index, which a rebuild must not lose), copied under the old directory's `directory_lock` just
+    before the swap, so a save that lands while `write` runs is carried over too, and one waiting for the lock lands
+    in the new directory."""
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     # unique per call, not only per process: two threads (app sessions) writing the same directory must not share
@@ -77,7 +124,7 @@ def atomic_directory(out: Path, write: Callable[[Path], None], keep: Sequence[st
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         write(tmp)
-        with _swapping, directory_lock(out) if keep else nullcontext():
+        with _swapping, directory_lock(out) if keep and out.is_dir() else nullcontext():
             for name in keep:
                 if (out / name).is_file() and not (tmp / name).exists():
                     shutil.copy2(out / name, tmp / name)

@@ -24,10 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from filelock import Timeout
-
 from gear.data.corpus import InputError, Question, read_json
-from gear.files import atomic_write_json, directory_lock
+from gear.files import LockTimeout, atomic_write_json, directory_lock
 
 QA_FILE = "own_qa.json"
 ID_PREFIX = "own__"
@@ -224,13 +222,9 @@ def _current(index: Path) -> list[OwnQuestion]:
 @contextmanager
 def _locked(index: Path) -> Iterator[None]:
     """The index folder's lock (gear.files.directory_lock), with one line when another save holds it too long."""
-    lock = directory_lock(index)
     try:
-        lock.acquire()
-    except Timeout:
-        raise QASetError(f"{qa_path(index)}: another save has held the lock for {lock.timeout:.0f} s; try again") \
+        with directory_lock(index):
+            yield
+    except LockTimeout:
+        raise QASetError(f"{qa_path(index)}: another save has held the index folder's lock for a minute; try again") \
             from None
-    try:
-        yield
-    finally:
-        lock.release()

@@ -203,3 +203,34 @@ def test_build_index_keeps_the_own_qa_set(tiny_index: Path, tiny_docs, tiny_trip
     save_question(tiny_index, new_question("Who played for Michigan State?", [GOLD_A]))
     build_index(tiny_docs[:3], tiny_triples[:3], tiny_index, fake_encoder)
     assert [q.question for q in load_own_qa(tiny_index)] == ["Who played for Michigan State?"]
+
+
+def test_a_save_waiting_for_the_lock_while_the_index_is_swapped_lands_in_the_new_index(index: Path) -> None:
+    """What a rebuild does under the lock (gear.files.atomic_directory): the folder is swapped for a new one. A save
+    that waited for the lock meanwhile takes the new folder's lock and writes there, not into the folder swapped
+    away (which is deleted)."""
+    from gear.files import directory_lock
+
+    save_question(index, new_question("saved before", [GOLD_A]))
+    old = index.with_name("old")
+    errors: list[BaseException] = []
+
+    def save() -> None:
+        try:
+            save_question(index, new_question("saved while swapping", [GOLD_B]))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    with directory_lock(index):
+        waiting = threading.Thread(target=save)
+        waiting.start()
+        waiting.join(0.3)  # it waits for the lock (the swap below happens while it does, or before it starts)
+        index.rename(old)
+        index.mkdir()
+        (index / "manifest.json").write_text("{}", encoding="utf-8")
+        (index / QA_FILE).write_bytes((old / QA_FILE).read_bytes())  # what atomic_directory(keep=…) carries over
+    waiting.join()
+    assert not errors
+    assert [q.question for q in load_own_qa(index)] == ["saved before", "saved while swapping"]
+    assert [q.question for q in load_own_qa(old)] == ["saved before"]
+    assert not (index / ".lock").exists()  # no lock file outlives its writer (the old folder's goes with it)
