@@ -74,6 +74,7 @@ def page() -> None:
                 example_note()
                 st.caption("Showing: " + esc_md(st.session_state.get("trace_source", "trace")))
                 TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
+                gold_panel(trace, None)  # issue 25: its gold passages can be marked among its own (no index yet)
         return
     waited = take_waiting(index) if index is not None and not ask else ""
     if waited and index is not None:  # the index is built now: the question that waited for it runs
