@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ import streamlit as st
 
 from gear import viz
 from gear.config import Settings
+from gear.data.corpus import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, Format, InputError
 from gear.extract.progress import Pace
 from gear.files import atomic_write_bytes
 from gear.llm.queue import listening
@@ -24,6 +25,7 @@ from studio import demo
 from studio.resources import encoder_for, engine_for, ensure_index
 from studio.safe import one_line
 from studio.sidebar import choose_index, llm_words
+from studio.uploads import LIMITS, check_uploads, refusal_label, show_formats
 from studio.widgets import iframe
 
 # index names being built now by any session: data/indexes/ is shared, so two sessions choosing the same name at once
@@ -87,9 +89,17 @@ def explore_tab() -> None:
 
 
 def build_tab(settings: Settings) -> None:
-    st.markdown("Upload a corpus (HippoRAG `[{title, text}]` JSON, HotpotQA-style JSON, or .txt/.md files) and, if "
-                "you have them, its OpenIE triples (HippoRAG OpenIE JSON); without them the LLM chosen in the sidebar "
-                "extracts the triples from the text. The index is written to `data/indexes/<name>`.")
+    st.markdown("Upload a corpus (HippoRAG `[{title, text}]` JSON, HotpotQA-style JSON, or .txt/.md files; several "
+                "files are read as one corpus) and, if you have them, its OpenIE triples (HippoRAG OpenIE JSON); "
+                "without them the LLM chosen in the sidebar extracts the triples from the text. The index is written "
+                f"to `{demo.shown(demo.indexes_dir())}/<name>`.")
+    with st.expander("The formats, with an example of each"):
+        for title, formats in (("Corpus", CORPUS_FORMATS), ("OpenIE triples", OPENIE_FORMATS),
+                               ("QA set", QA_FORMATS)):
+            st.markdown(f"**{title}**")
+            show_formats(formats, heading=False)
+        st.caption("At most " + ", ".join(f"{limit.mb} MB of {limit.what}" for limit in LIMITS.values())
+                   + "; a larger corpus is built with `gear index` and then listed here.")
     name = st.text_input("Index name", value="my-index", key="ix_name")
     corpus_files = st.file_uploader("Corpus", type=["json", "txt", "md"], accept_multiple_files=True,
                                     key="ix_corpus")
@@ -102,7 +112,11 @@ def build_tab(settings: Settings) -> None:
         st.warning("Extraction cancelled: the passages finished are kept in the journal beside the index; build "
                    "again to go on from there.")
     safe = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
-    if st.button("Build index", type="primary", key="ix_build", disabled=not corpus_files or not safe):
+    replace = True
+    if safe and (demo.indexes_dir() / safe / "manifest.json").is_file():  # a build replaces the whole folder
+        replace = st.checkbox(f"Replace the index “{safe}” that exists (its passages, triples and own questions go)",
+                              key="ix_replace", value=False)
+    if st.button("Build index", type="primary", key="ix_build", disabled=not corpus_files or not safe or not replace):
         if safe in demo.DEMOS:
             st.error(f"“{safe}” is reserved for a demo; choose another name.")
             return
@@ -140,11 +154,12 @@ def extraction_available() -> bool:
 
 
 class BuildStopped(Exception):
-    """A build step could not go on: `label` heads the status box, `message` says why."""
+    """A build step could not go on: `label` heads the status box, `message` says why, `formats` (of a refused
+    upload) what it could have been."""
 
-    def __init__(self, label: str, message: str) -> None:
+    def __init__(self, label: str, message: str, formats: Sequence[Format] = ()) -> None:
         super().__init__(message)
-        self.label, self.message = label, message
+        self.label, self.message, self.formats = label, message, formats
 
 
 def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Settings) -> None:
@@ -152,9 +167,14 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
     out = demo.indexes_dir() / name
     with tempfile.TemporaryDirectory() as tmp, st.status(f"Building {name}…", expanded=True) as box:
         try:
-            docs, report = read_uploaded_corpus(Path(tmp), corpus_files)
-            if openie is not None:
-                triples, extraction = triples_from_openie(Path(tmp), openie, docs, report)
+            try:  # every upload read and checked before anything is built or asked (studio/uploads.py)
+                upload = check_uploads(Path(tmp), corpus_files, openie, qa)
+            except InputError as exc:
+                raise BuildStopped(refusal_label(name, exc), str(exc), exc.formats) from exc
+            docs, report = upload.docs, upload.report
+            st.write(upload.summary(corpus_files, openie, qa))
+            if upload.triples is not None:
+                triples, extraction = upload.triples, {"source": openie.name}
             else:
                 triples, extraction = extract_triples(docs, settings, out, box)
             for line in report.summary():
@@ -165,6 +185,7 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
         except BuildStopped as stop:
             box.update(label=stop.label, state="error")
             st.error(stop.message)
+            show_formats(stop.formats)
             return
         if qa is not None:
             atomic_write_bytes(out / "qa.json", qa.getvalue())
@@ -175,32 +196,6 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
     st.session_state["index_selected"] = name  # every page's index picker opens on it (studio.sidebar.choose_index)
     st.success(f"Index {name} is ready and selected: Ask, Compare and Evaluate now use it (the Index list in their "
                "sidebar changes it; Explore an index shows it here).")
-
-
-def read_uploaded_corpus(tmpdir: Path, corpus_files: list[Any]) -> tuple[list[Any], Any]:
-    """The uploaded files, saved under safe names and read as one corpus (a single file, or the folder of them)."""
-    from gear.data.corpus import load_any_corpus, unique_documents
-
-    folder = tmpdir / "corpus"
-    folder.mkdir()
-    for f in corpus_files:
-        (folder / re.sub(r"[^A-Za-z0-9_.-]", "_", f.name)).write_bytes(f.getvalue())
-    paths = sorted(folder.iterdir())
-    docs, report = load_any_corpus(paths[0] if len(paths) == 1 else folder)
-    docs = unique_documents(docs, report)
-    st.write(f"{len(docs):,} passage{'' if len(docs) == 1 else 's'} read")
-    return docs, report
-
-
-def triples_from_openie(tmpdir: Path, openie: Any, docs: list[Any], report: Any) -> tuple[list[Any], dict]:
-    """The uploaded OpenIE file's triples, aligned to the passages (its warnings join the corpus report)."""
-    from gear.data.corpus import align_openie, load_openie
-
-    path = tmpdir / "openie.json"
-    path.write_bytes(openie.getvalue())
-    oie, oie_report = load_openie(path)
-    report.warnings += oie_report.warnings
-    return align_openie(docs, oie, report), {"source": openie.name}
 
 
 class ExtractionView:

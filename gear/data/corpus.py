@@ -121,7 +121,8 @@ _JSON_REASONS = {
     "Expecting property name enclosed in double quotes": "a key is not in double quotes, or a comma is left "
                                                          "before a closing }",
     "Extra data": "more text follows the end of the JSON value (two documents in one file? JSON Lines is not read)",
-    "Invalid control character at": "a line break or control character stands inside a string (write it as \\n)",
+    "Invalid control character at": "a string runs on past the end of its line (a missing \"?) or holds a raw "
+                                    "control character (write a line break as \\n)",
     "Invalid \\escape": "a backslash starts an escape JSON does not know (write \\\\ for a backslash)",
 }
 
@@ -203,6 +204,13 @@ def _kind(value: Any) -> str:
         type(value), "number")
 
 
+def _wrapped(data: dict[str, Any]) -> str:
+    """The key under which an object holds records (a list of objects, or an object), as an export that wraps its
+    corpus does ({"data": [...], "version": "1.0"}); "" when none does."""
+    return next((str(k) for k, v in data.items()
+                 if isinstance(v, dict) or (isinstance(v, list) and any(isinstance(x, dict) for x in v))), "")
+
+
 def _looks_like(data: Any) -> str:
     """Which other input a JSON value looks like, when it is not a corpus (a common mix-up between the uploads)."""
     records = data if isinstance(data, list) else []
@@ -211,6 +219,9 @@ def _looks_like(data: Any) -> str:
         return " It looks like a QA set (its records have a 'question'): upload it as the QA set."
     if isinstance(data, dict) and "docs" in data:
         return " It looks like an OpenIE file (it has a 'docs' list): upload it as the OpenIE triples."
+    if isinstance(data, dict) and _wrapped(data):
+        key = _wrapped(data)
+        return f" Its {key!r} holds {shape(data[key])}: if those are the passages, upload that list alone."
     return ""
 
 
@@ -234,7 +245,7 @@ def load_corpus(path: str | Path, name: str | None = None) -> tuple[list[Documen
     if data in ([], {}):
         raise InputError(f"{label}: no passage with text, so nothing to index — it holds no records",
                          CORPUS_FORMATS)
-    if isinstance(data, dict) and any(_sentences(v) is not None for v in data.values()):
+    if isinstance(data, dict) and any(_sentences(v) is not None for v in data.values()) and not _wrapped(data):
         for n, (title, sentences) in enumerate(data.items()):
             text = _sentences(sentences)
             if text is None:
