@@ -23,6 +23,8 @@ from studio.trace_view import TraceView
 from studio.waiting import belongs_elsewhere, note_home, take_waiting, wait_for_index, waiting_note, waiting_question
 from studio.widgets import FreshSlots
 
+OUTCOME_SHOWN = "teach_outcome_shown"  # session state: the trace whose outcome was asked for before the last step
+
 
 @guarded
 def page() -> None:
@@ -96,9 +98,15 @@ def page() -> None:
             return
         example_note()
         st.caption("Showing: " + esc_md(st.session_state.get("trace_source", "trace")))
-        if teaching:
-            teach(trace)
-        else:
+        if teaching and not teach(trace) and st.session_state.get(OUTCOME_SHOWN) is not trace:
+            # the outcome (where each gold passage was lost, the answer's check) waits for the lesson's last step
+            st.button("Show the outcome now", key="teach_outcome", icon=":material/flag:",
+                      on_click=lambda: st.session_state.update({OUTCOME_SHOWN: trace}),
+                      help="Where each gold passage was lost and whether the answer is right; it also shows at the "
+                           "last step.")
+            save_panel(trace)
+            return
+        if not teaching:
             TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
         gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
         save_panel(trace)

@@ -29,20 +29,27 @@ TEACH_CSS = """
 """
 
 
-def teach(trace: t.Trace, key: str = "teach_step") -> None:
-    """Step through a run one module at a time (Next/Back), with a plain explanation and the paper's notation."""
+def _move(key: str, by: int, n: int) -> None:
+    """Next/Back: the step changes before the page draws, so the buttons are drawn for the step shown (at the last
+    step Next is disabled; it used to look active there and do nothing)."""
+    st.session_state[key] = max(0, min(int(st.session_state.get(key, 0)) + by, n - 1))
+
+
+def teach(trace: t.Trace, key: str = "teach_step") -> bool:
+    """Step through a run one module at a time (Next/Back), with a plain explanation and the paper's notation.
+    Returns whether the last step is shown (the run's outcome belongs there, not before: it gives the ending away)."""
     steps = teaching_steps(trace)
     if not steps:
         st.info("This trace has no module steps to teach.")
-        return
+        return True
     st.markdown(TEACH_CSS, unsafe_allow_html=True)
     i = max(0, min(int(st.session_state.get(key, 0)), len(steps) - 1))
-    back, info, nxt = st.columns([1, 4, 1])
-    if back.button("◀ Back", key=f"{key}_back", disabled=i == 0, width="stretch"):
-        i -= 1
-    if nxt.button("Next ▶", key=f"{key}_next", disabled=i >= len(steps) - 1, width="stretch", type="primary"):
-        i += 1
     st.session_state[key] = i
+    back, info, nxt = st.columns([1, 4, 1])
+    back.button("◀ Back", key=f"{key}_back", disabled=i == 0, width="stretch", on_click=_move,
+                args=(key, -1, len(steps)))
+    nxt.button("Next ▶", key=f"{key}_next", disabled=i >= len(steps) - 1, width="stretch", type="primary",
+               on_click=_move, args=(key, 1, len(steps)))
     event = steps[i]
     step = STEPS[type(event)]  # trusted constants; the notation is HTML
     name, notation, text = step.short, at_iteration(step.notation, event.iteration), step.explanation
@@ -62,3 +69,4 @@ def teach(trace: t.Trace, key: str = "teach_step") -> None:
         gist_read = next((x for x in trace.of(t.ProximalTriples, event.iteration) if x.role == "gist"), None)
         if gist_read is not None:
             st.caption("read from: " + esc_md(gist_read.source))
+    return i == len(steps) - 1

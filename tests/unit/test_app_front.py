@@ -215,3 +215,33 @@ def test_an_llm_that_cannot_be_made_leaves_the_list_unmarked(studio: dict, tmp_p
     assert not at.exception and not at.error
     assert all(not o.startswith(("recorded", "live")) for o in at.selectbox(key="example").options)
     assert any("Cannot tell which examples are recorded" in str(c.value) for c in at.caption)
+
+
+def test_teaching_mode_keeps_the_outcome_for_the_last_step(studio: dict) -> None:  # noqa: F811
+    """Issue 27, item 4: the diagnosis of where the gold was lost (the run's ending) waits for the last step or a
+    click; at the last step Next is disabled instead of looking active and doing nothing."""
+    def seen(at: AppTest) -> str:
+        return (shown_text(at) + " ".join(str(h.value) for h in at.subheader)).lower()
+
+    at = fresh(studio)  # the walk-through's recorded run
+    at.toggle(key="teaching").set_value(True).run()
+    assert not at.exception
+    outcome = "where was the gold lost"
+    assert outcome not in seen(at)
+    assert at.button(key="teach_outcome").label == "Show the outcome now"
+    steps = 0
+    while not at.button(key="teach_step_next").disabled:
+        at.button(key="teach_step_next").click().run()
+        steps += 1
+        assert steps < 40
+        shown = seen(at)
+        last = at.button(key="teach_step_next").disabled
+        assert (outcome in shown) == last, steps  # not before the last step, and there
+    bar = at.get("progress")[0].proto.text
+    assert bar.startswith(f"Step {steps + 1} of {steps + 1}")
+    at.run()  # the last step stays the last
+    assert at.get("progress")[0].proto.text == bar and at.button(key="teach_step_next").disabled
+    at.button(key="teach_step_back").click().run()
+    assert outcome not in seen(at) and not at.button(key="teach_step_next").disabled
+    at.button(key="teach_outcome").click().run()  # asked for: shown before the end
+    assert outcome in seen(at)
