@@ -5,9 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from gear import methods
-from studio.compare import DEFAULT_METHODS, compare_live, settle_stopped, show_comparison
+from studio.ask import marks_note
+from studio.compare import DEFAULT_METHODS, compare_live, question_marks, settle_stopped, show_comparison
 from studio.diagnosis_view import compare_stages
-from studio.resources import engine_for, ensure_index, qa_for_index
+from studio.resources import engine_for, ensure_index, ppr_graph_note, qa_for_index, warm_engine
 from studio.safe import guarded, setup
 from studio.session import start
 from studio.sidebar import PRESETS, choose_index, sidebar_settings
@@ -21,23 +22,33 @@ def page() -> None:
     base = sidebar_settings(show_method=False, k_label="k of GeAR and IRCoT (passages per retrieval)")
     if index is None:
         return
+    warm_engine(index)  # the index, the embedder and PPR's entity graph, made ready in the background
     questions = qa_for_index(index)
     by_text = {q.question: q for q in questions}
     pick = st.container()
+    start("cmp_methods", DEFAULT_METHODS)
+    chosen = [label for label in st.session_state.get("cmp_methods", []) if label in PRESETS]
     if questions:
+        # marked as on the Ask page: replayed at once when every chosen method that asks the LLM was recorded on it
+        found = question_marks(index, tuple(by_text), base, chosen)
         pick.selectbox("Question from the QA set", list(by_text), key="cmp_example",
+                       format_func=lambda q: f"{found.marks[q]} · {q}" if q in found.marks else q,
                        on_change=lambda: st.session_state.update(cmp_question=st.session_state["cmp_example"]))
+        if found.marks:
+            pick.caption(marks_note(found.marks, found.model))
+        elif found.problem:
+            pick.caption(f"Cannot tell which questions are recorded: {found.problem}")
     if "cmp_question" not in st.session_state and questions:
         st.session_state["cmp_question"] = questions[0].question
     question = st.text_input("Question", key="cmp_question", persist_state="session").strip()
-    start("cmp_methods", DEFAULT_METHODS)
     chosen = st.multiselect("Methods", list(PRESETS), key="cmp_methods", persist_state="session")
     start("cmp_k", 10)
     k = st.slider("k of the single-step methods (and the passages shown)", 5, 20, key="cmp_k", persist_state="session")
     note = st.container()  # always drawn: the result's place (FreshSlots) is found by position
     if any(methods.get(PRESETS[label][1]).uses_ppr(base) for label in chosen):
-        note.caption("PPR's first run on an index builds its entity graph (every entity name encoded once, then cached "
-                   "in the index's ppr/ folder).")
+        waiting = ppr_graph_note(index)
+        if waiting:
+            note.caption(waiting)
     run = st.button("Compare", type="primary", key="cmp_run", disabled=not question or not chosen)
     result = FreshSlots("cmp_result_slot")  # a new comparison never shows the previous one's tables while it runs
     with result.fresh() if run else result.same():

@@ -8,7 +8,7 @@ import re
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import streamlit as st
 
@@ -145,7 +145,8 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
     yours = {q.question for q in own}
     if by_text:
         labels = [EXAMPLE_NONE, *by_text]
-        marks, model = example_marks(index, tuple(by_text), settings) if index is not None else ({}, "")
+        found = example_marks(index, tuple(by_text), settings) if index is not None else Marks({})
+        marks = found.marks
 
         def use_example() -> None:
             chosen = st.session_state.get("example")
@@ -164,7 +165,9 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
                      help="★ yours: questions saved with their gold passages (“Save as a test question” below a "
                           "result, or `gear qa add`)." if own else None)
         if marks:
-            st.caption(marks_note(marks, model))
+            st.caption(marks_note(marks, found.model))
+        elif found.problem:  # one line says why, not also that the marks are coming
+            st.caption(f"Cannot tell which examples are recorded: {found.problem}")
         elif index is not None and (index / "manifest.json").is_file():
             st.caption("Which examples are recorded (instant) and which run live is shown once the index and "
                        "embedder are loaded.")
@@ -176,7 +179,16 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
 RECORDED, NO_LLM = "recorded · instant", "no LLM · seconds"
 
 
-def example_marks(index: Path, questions: tuple[str, ...], settings: Settings) -> tuple[dict[str, str], str]:
+class Marks(NamedTuple):
+    """The example list's marks (question → mark), the model they assume, and why there are none when they cannot
+    be told ("" while the index loads)."""
+
+    marks: dict[str, str]
+    model: str = ""
+    problem: str = ""
+
+
+def example_marks(index: Path, questions: tuple[str, ...], settings: Settings) -> Marks:
     """Each example question's mark: "recorded · instant" when the run's answers are recorded (gear.agent.recorded:
     its first LLM request is in the cache), "live · ≈ 2 min" when the model must compute them (at this process's
     measured speed), "no LLM · seconds" for a method that asks none. Empty until the index and embedder are loaded
@@ -184,24 +196,23 @@ def example_marks(index: Path, questions: tuple[str, ...], settings: Settings) -
     from studio.resources import engine_ready
 
     if not engine_ready(index):
-        return {}, ""
+        return Marks({})
     engine = engine_for(index)
     method = methods.get(settings.expand)
     if not method.uses_llm(settings):
-        return dict.fromkeys(questions, NO_LLM), ""
+        return Marks(dict.fromkeys(questions, NO_LLM))
     # the settings go unhashed (they hold the API key); their public form is the cache key
     key = json.dumps(public_settings(settings), sort_keys=True, default=str)
     try:
         model = engine.llm(settings).model
         recorded = _recorded(engine, settings, str(index), questions, key, _cache_stamp(settings))
     except Exception as exc:  # e.g. a replay cache that is empty: Ask would say so too; the page still draws
-        st.caption(f"Cannot tell which examples are recorded: {one_line(exc)}")
-        return {}, ""
+        return Marks({}, problem=one_line(exc))
     expected = MODEL_SPEED.run_seconds(model, method, settings)
     live = "live" + (f" · {seconds_text(expected)}" if expected else "")
     replay_only = settings.llm == "replay"
-    return {q: RECORDED if recorded.get(q) else ("not recorded (replay only)" if replay_only else live)
-            for q in questions}, model
+    return Marks({q: RECORDED if recorded.get(q) else ("not recorded (replay only)" if replay_only else live)
+                  for q in questions}, model)
 
 
 def marks_note(marks: dict[str, str], model: str) -> str:

@@ -4,6 +4,8 @@ rankings, recall, where each gold passage entered and what each run cost (LLM ca
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -13,9 +15,10 @@ from gear import methods, viz
 from gear.config import Settings
 from gear.trace import Answered, FinalRanking, LLMCalled, RunFinished, RunStarted, Trace
 from gear.trace.pace import RunProgress
+from studio.ask import NO_LLM, RECORDED, Marks, example_marks
 from studio.safe import esc_md, one_line
 from studio.session import remember
-from studio.sidebar import method_settings
+from studio.sidebar import PRESETS, method_settings
 from studio.trace_view import StatusLine
 
 DEFAULT_METHODS = ["Hybrid", "Hybrid + NaiveGE", "PPR (HippoRAG 2)", "IRCoT (hybrid)", "GeAR (hybrid)"]
@@ -49,6 +52,26 @@ def run_methods(engine: Any, question: str, qa: Any | None, chosen: list[str], b
         box.empty()
         bar.progress(n / len(chosen), text=f"{n} of {len(chosen)} methods done (last: {label})")
     return results
+
+
+def question_marks(index: Path, questions: tuple[str, ...], base: Settings, chosen: Sequence[str]) -> Marks:
+    """Each question's mark for the comparison chosen, as the Ask page marks its examples: "recorded · instant" when
+    every chosen method that asks the LLM replays its run from recordings, else which of them run live and for about
+    how long; "no LLM · seconds" when none asks one."""
+    asking = [label for label in chosen if methods.get(PRESETS[label][1]).uses_llm(method_settings(base, label))]
+    if not asking:
+        return Marks(dict.fromkeys(questions, NO_LLM))
+    per = {methods.get(PRESETS[label][1]).label: example_marks(index, questions, method_settings(base, label))
+           for label in asking}
+    if any(not m.marks for m in per.values()):
+        return Marks({}, problem=next((m.problem for m in per.values() if m.problem), ""))
+
+    def mark(q: str) -> str:
+        live = [name + m.marks[q].removeprefix("live") if m.marks[q].startswith("live") else f"{name} not recorded"
+                for name, m in per.items() if m.marks[q] != RECORDED]
+        return RECORDED if not live else "live: " + ", ".join(live)
+
+    return Marks({q: mark(q) for q in questions}, next(iter(per.values())).model)
 
 
 def _cancel() -> None:

@@ -114,8 +114,8 @@ def build_tab(settings: Settings) -> None:
     safe = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
     replace = True
     if safe and (demo.indexes_dir() / safe / "manifest.json").is_file():  # a build replaces the whole folder
-        replace = st.checkbox(f"Replace the index “{safe}” that exists (its passages, triples and own questions go)",
-                              key="ix_replace", value=False)
+        replace = st.checkbox(f"Replace the index “{safe}” that exists (its passages and triples; its own test "
+                              "questions are kept)", key="ix_replace", value=False)
     if st.button("Build index", type="primary", key="ix_build", disabled=not corpus_files or not safe or not replace):
         if safe in demo.DEMOS:
             st.error(f"“{safe}” is reserved for a demo; choose another name.")
@@ -262,7 +262,8 @@ def extract_triples(docs: list[Any], settings: Settings, out: Path, box: Any = N
 
 def encode_and_save(docs: list[Any], triples: list[Any], out: Path, settings: Settings, extraction: dict,
                     source: dict) -> Any:
-    """Encode the passages and triples with the embedder and write the index (atomically) to `out`."""
+    """Encode the passages and triples with the embedder and write the index (atomically) to `out`, with PPR's entity
+    graph (so a first comparison with PPR does not wait for it)."""
     from gear.index import build_index
 
     bar = st.progress(0, text="encoding")
@@ -272,6 +273,6 @@ def encode_and_save(docs: list[Any], triples: list[Any], out: Path, settings: Se
 
     try:
         return build_index(docs, triples, out, encoder_for(settings.embedder), progress=progress,
-                           extraction=extraction, source=source)
+                           extraction=extraction, source=source, ppr_threshold=settings.ppr_synonym_threshold)
     except Exception as exc:
         raise BuildStopped("Build failed", one_line(exc)) from exc

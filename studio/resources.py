@@ -4,6 +4,7 @@ background) where the user would otherwise wait for them."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -67,14 +68,44 @@ def _warm(directory: str, mtime: float) -> threading.Thread:
     return thread
 
 
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _warm_ppr(directory: str, mtime: float) -> threading.Thread:
+    engine = _engine(directory, mtime)
+
+    def build() -> None:
+        # read from <index>/ppr/ when the index was built with it (seconds), else built here (a minute or two); a
+        # failure is said by the PPR run that meets it
+        with contextlib.suppress(Exception):
+            engine.ppr_index(Settings())
+
+    thread = threading.Thread(target=build, name="gear-warm-ppr", daemon=True)
+    thread.start()
+    return thread
+
+
+def ppr_graph_note(directory: Path) -> str:
+    """What a comparison with PPR will wait for on this index: nothing once its entity graph is in memory."""
+    manifest = directory / "manifest.json"
+    if not manifest.is_file():
+        return ""
+    with _lock:
+        mtime = manifest.stat().st_mtime
+    if not _warm_ppr(str(directory), mtime).is_alive():
+        return ""
+    return ("PPR's entity graph is being made ready in the background (since the index was opened); a comparison "
+            "with PPR waits for it to finish.")
+
+
 def warm_engine(directory: Path | None) -> threading.Thread | None:
     """Open the index and load the embedder in the background as soon as a page shows, so the first Ask does not
-    wait for the model to load; the sidebar says when it is ready."""
+    wait for the model to load; the sidebar says when it is ready. PPR's entity graph is made ready beside it, so a
+    comparison never waits for it."""
     if directory is None or not (directory / "manifest.json").is_file():
         return None
     with _lock:
         mtime = (directory / "manifest.json").stat().st_mtime
     thread = _warm(str(directory), mtime)
+    _warm_ppr(str(directory), mtime)
     with st.sidebar:
         if thread.is_alive():
             _engine_status(thread)

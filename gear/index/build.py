@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from gear.config import Settings
 from gear.data.corpus import Document
 from gear.data.qa_set import QA_FILE
 from gear.embed import Encoder
@@ -21,6 +22,8 @@ from gear.index.manifest import FORMAT_VERSION, Manifest, require_intact, sha256
 from gear.store.base import StoreError
 from gear.store.memory import MemoryBackend
 from gear.types import StageProgress
+
+DEFAULT_PPR_THRESHOLD: float = Settings.model_fields["ppr_synonym_threshold"].default
 
 
 def density(counts: np.ndarray) -> dict[str, float]:
@@ -43,8 +46,11 @@ def build_index(
     source: dict[str, Any] | None = None,
     progress: StageProgress | None = None,
     extraction: dict[str, Any] | None = None,
+    ppr_threshold: float | None = None,
 ) -> Manifest:
-    """Encode and index passages and triples, then save atomically to `out`."""
+    """Encode and index passages and triples, then save atomically to `out` — with PPR's entity graph parts when
+    `ppr_threshold` (the synonym threshold PPR will run with, DEFAULT_PPR_THRESHOLD by default) is given; without,
+    PPR builds them on its first use."""
     titles = [d.title for d in docs]
     texts = [d.text for d in docs]
     spo: list[tuple[str, str, str]] = []
@@ -82,13 +88,15 @@ def build_index(
         extraction or {},
     )
 
-    save_index(out, backend, manifest, counts, progress)
+    save_index(out, backend, manifest, counts, progress, ppr=(encoder, ppr_threshold) if ppr_threshold else None)
     return manifest
 
 
 def save_index(out: Path, backend: MemoryBackend, manifest: Manifest, counts: np.ndarray,
-               progress: StageProgress | None = None) -> None:
-    """Write backend, triple densities and manifest (with every file's size and checksum) atomically to `out`."""
+               progress: StageProgress | None = None, ppr: tuple[Encoder, float] | None = None) -> None:
+    """Write backend, triple densities and manifest (with every file's size and checksum) atomically to `out`; with
+    `ppr` (the encoder, a synonym threshold), PPR's entity graph parts too (`ppr/`, gear.retrieve.ppr's cache), so
+    the first PPR run on the index does not stop to build them."""
 
     def write(directory: Path) -> None:
         if progress:
@@ -100,8 +108,25 @@ def save_index(out: Path, backend: MemoryBackend, manifest: Manifest, counts: np
         manifest.write(directory)
         if progress:
             progress("saving", 1, 1)
+        if ppr is not None:
+            build_ppr_cache(directory, backend, *ppr, progress=progress)
 
     atomic_directory(out, write, keep=(QA_FILE,))  # the person's own QA set outlives a rebuild (gear.data.qa_set)
+
+
+def build_ppr_cache(directory: Path, backend: MemoryBackend, encoder: Encoder, threshold: float,
+                    progress: StageProgress | None = None) -> None:
+    """PPR's entity graph parts — every entity name's vector and the synonym edges at `threshold` — written into
+    `<index>/ppr/`, where gear.retrieve.ppr.PPRIndex.open reads them: once, while the index is built, instead of on
+    the first PPR question (MuSiQue's demo: ≈20k names)."""
+    from gear.retrieve.ppr import PPRIndex
+
+    stage = "building PPR's entity graph (every entity name encoded)"
+    if progress:
+        progress(stage, 0, 1)
+    PPRIndex.open(backend, encoder.encode, threshold, directory / "ppr")
+    if progress:
+        progress(stage, 1, 1)
 
 
 def open_memory_backend(directory: Path, manifest: Manifest, encoder: Encoder, rrf_k: int = 60) -> MemoryBackend:

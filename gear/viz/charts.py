@@ -58,14 +58,27 @@ GOLD_MARK = "★ "
 
 def side_by_side(rankings: Mapping[str, Sequence[PassageView]], k: int) -> list[dict[str, Any]]:
     """Row n holds every method's n-th passage title (gold ones marked with GOLD_MARK), so k ranks of several
-    methods read across one table instead of several narrow ones."""
+    methods read across one table instead of several narrow ones. A title that several different passages shown
+    share (paragraphs of one article) is followed by the start of each one's text, so they can be told apart."""
+    ids: dict[str, set[int]] = {}
+    for ranked in rankings.values():
+        for p in ranked[:k]:
+            ids.setdefault(p.title, set()).add(p.id)
+
+    def name(p: PassageView) -> str:
+        shared = len(ids[p.title]) > 1
+        return (GOLD_MARK if p.gold else "") + p.title + (f" — {short(p.text, SNIPPET)}" if shared else "")
+
     rows = []
     for n in range(k):
         row: dict[str, Any] = {"rank": n + 1}
         for method, ranked in rankings.items():
-            row[method] = (GOLD_MARK if ranked[n].gold else "") + ranked[n].title if n < len(ranked) else ""
+            row[method] = name(ranked[n]) if n < len(ranked) else ""
         rows.append(row)
     return rows
+
+
+SNIPPET = 48  # characters of a passage's text that tell it from another of the same title
 
 
 def recall_at(ranked: Sequence[PassageView], gold: Iterable[int], k: int) -> float | None:

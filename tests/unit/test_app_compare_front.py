@@ -1,0 +1,93 @@
+"""Compare as a newcomer meets it (issue 27, item 5): its question list says which questions replay at once, as the
+Ask page's does; titles that several passages share are told apart; PPR's entity graph is built with the index, or in
+the background when the index is opened, so a comparison never stops to build it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gear import viz
+from gear.agent.engine import Engine
+from gear.config import Settings
+from gear.data.corpus import Document
+from gear.index import build_index
+from gear.trace import PassageView
+from tests.conftest import TINY_DOCS, TINY_TRIPLES, FakeEncoder
+from tests.unit.test_app import QUESTION, start, studio  # noqa: F401
+
+
+def compare_options(at) -> list[str]:
+    return list(at.selectbox(key="cmp_example").options)
+
+
+def test_the_compare_question_list_marks_what_replays_at_once(studio: dict) -> None:  # noqa: F811
+    at = start(studio)
+    at.switch_page("app_pages/compare.py").run()
+    at.run()  # the index and embedder load in the background: the marks come once they are ready
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    # the default methods: GeAR and IRCoT ask the LLM, and both runs of this question are recorded
+    assert compare_options(at) == [f"recorded · instant · {QUESTION}"]
+    assert any("1 of 1 recorded" in str(c.value) for c in at.caption)
+    at.multiselect(key="cmp_methods").set_value(["BM25", "Hybrid + NaiveGE", "PPR (HippoRAG 2)"]).run()
+    assert compare_options(at) == [f"no LLM · seconds · {QUESTION}"]
+    at.multiselect(key="cmp_methods").set_value(["Hybrid", "GeAR (hybrid)", "IRCoT (hybrid)"]).run()
+    at.selectbox(key="prompts").set_value("small").run()  # GeAR was recorded with the paper's prompts only
+    assert compare_options(at) == [f"live: GeAR not recorded · {QUESTION}"]  # (IRCoT's prompts are its own)
+
+
+def test_titles_several_passages_share_are_told_apart() -> None:
+    ecb = [PassageView(10, "European Central Bank", "The ECB is the central bank of the euro."),
+           PassageView(11, "European Central Bank", "Its Governing Council sets the interest rates of the euro area."),
+           PassageView(12, "Debt", "Debt is money owed.", gold=True)]
+    other = [PassageView(12, "Debt", "Debt is money owed.", gold=True),
+             PassageView(10, "European Central Bank", "The ECB is the central bank of the euro.")]
+    rows = viz.side_by_side({"Hybrid": ecb, "PPR": other}, 3)
+    assert rows[0] == {"rank": 1, "Hybrid": "European Central Bank — The ECB is the central bank of the euro.",
+                       "PPR": "★ Debt"}
+    assert rows[1]["Hybrid"] == "European Central Bank — Its Governing Council sets the interest rates o…"
+    assert rows[1]["PPR"] == rows[0]["Hybrid"]  # the same passage reads the same in every column
+    assert len({rows[0]["Hybrid"], rows[1]["Hybrid"]}) == 2
+    # a title only one passage has stays short
+    assert viz.side_by_side({"A": [PassageView(1, "Sicily", "Sicily is an island.")]}, 1)[0]["A"] == "Sicily"
+
+
+def test_an_index_built_with_its_ppr_graph_answers_ppr_without_building_it(tmp_path: Path) -> None:
+    out = tmp_path / "index"
+    build_index([Document(t, x) for t, x in TINY_DOCS], [list(t) for t in TINY_TRIPLES], out, FakeEncoder(),
+                ppr_threshold=Settings().ppr_synonym_threshold)
+    assert sorted(p.name.split("-")[0] for p in (out / "ppr").iterdir()) == ["entity_vectors", "synonyms"]
+    encoder = FakeEncoder()
+    engine = Engine.open(out, Settings(), encoder=encoder)
+    ppr = engine.ppr_index(Settings())
+    assert ppr.cost.cached == {"entity vectors": True, "synonym edges": True}
+    assert encoder.encoded_texts == []  # no entity name encoded at the first PPR question
+
+
+def test_opening_an_index_makes_its_ppr_graph_ready_in_the_background(studio: dict) -> None:  # noqa: F811
+    import time
+
+    from studio import resources
+
+    at = start(studio)
+    at.switch_page("app_pages/compare.py").run()
+    engine = resources.engine_for(studio["index"])
+    deadline = time.time() + 30
+    while not engine.has_ppr_index(Settings()):  # nobody asked for PPR: the page's opening did
+        assert time.time() < deadline, "PPR's graph was not made ready"
+        time.sleep(0.05)
+    at.run()
+    assert not any("PPR's entity graph is being made ready" in str(c.value) for c in at.caption)
+
+
+def test_the_demo_index_is_built_with_its_ppr_graph(tmp_path: Path, monkeypatch) -> None:
+    from studio import demo
+
+    seen: dict = {}
+
+    def build(*args, **kwargs):
+        seen.update(kwargs)
+
+    monkeypatch.setenv("GEAR_STUDIO_DATA", str(tmp_path))
+    monkeypatch.setattr("gear.index.build_index", build)
+    demo.ensure_demo_index("walkthrough", encoder=FakeEncoder())
+    assert seen["ppr_threshold"] == Settings().ppr_synonym_threshold
