@@ -135,14 +135,14 @@ def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, s
             query = next(e.query for e in facts.trace.of(BaseRetrieved) if e.iteration == rewritten)
             fed = Cause(READER, (f"{fed.evidence[0]}; the later iterations searched with queries rewritten from a "
                                  f"memory that held it (iteration {rewritten}: {query!r})",))
-        steered = place_reader(fed or thought_fed(facts, answer), lost, d, steered=True)
-        if steered is not None:
-            causes.append(steered)
+        made_up = fed or thought_fed(facts, answer)
+        if made_up is not None:  # named at the loss it explains; one the table does not show becomes a note below
+            causes.append(place_reader(made_up, lost, d, steered=True) or made_up)
     missing = missing_when_stopped(lost, d) if answer is not None and answer.stopped_early else []
     if missing and answer is not None and answer.right is not True:
-        fed = place_reader(reader_fed(facts, answer), missing, d, steered=True)
+        fed = reader_fed(facts, answer)
         if fed is not None:
-            causes.append(fed)
+            causes.append(place_reader(fed, missing, d, steered=True) or fed)
         verdict = verdict_answer(facts, answer.stopped_at or 0)
         said = f"; the run answered {answer.answer!r}" if answer.answer is not None else ""
         what = "a final thought" if facts.trace.of(ThoughtWritten) else "'answerable'"
@@ -159,9 +159,10 @@ def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, s
                       for c in answer_causes(answer, facts))
     supported = [c for c in causes if agrees(c, d)]
     for c in causes:
-        if c not in supported and c.evidence:
-            d.notes.append(f"not proposed: {c.category} ({c.evidence[0]}) — no gold passage is lost at one of its "
-                           "stages in the table")
+        note = f"not proposed: {c.category} ({c.evidence[0]}) — no gold passage is lost at one of its stages in the " \
+               "table"
+        if c not in supported and c.evidence and note not in d.notes:
+            d.notes.append(note)
     if not supported:
         return None, None, [_undetermined(d)]
     distinct: list[Cause] = []
@@ -190,15 +191,12 @@ def agrees(cause: Cause, d: Diagnosis) -> bool:
         cause.stage in loss_stages(p, d.stages, d.k)
 
 
-def place_reader(cause: Cause | None, lost: Sequence[GoldPassage], d: Diagnosis, steered: bool = False
-                 ) -> Cause | None:
+def place_reader(cause: Cause, lost: Sequence[GoldPassage], d: Diagnosis, steered: bool = False) -> Cause | None:
     """A reader's made-up fact (answer.reader_fed, answer.thought_fed) named at the loss it explains. With
     `steered` (the later retrievals searched from it, or it ended the search): first a passage no retrieval ever held
     (lost at the base list, IRCoT's retrieval) — "steered by" the fact; then a passage lost at a reader's own stage
     (read, gist); then, with `steered`, one the retrievals held only past k. None when the table shows none of these:
     the fact did not cost a gold passage."""
-    if cause is None:
-        return None
     places: list[tuple[GoldPassage, str, bool]] = []
     for p in lost if steered else ():
         if p.lost_at in (BASE, RETRIEVAL) and p.lost_at in loss_stages(p, d.stages, d.k):
