@@ -10,7 +10,7 @@ from typing import Any
 
 from gear.data.corpus import Document, InputError
 from gear.extract.outputs import OutputName
-from gear.extract.progress import Pace
+from gear.extract.progress import Pace, Progress
 from gear.extract.runner import (
     ExtractionConfig,
     ExtractionProgress,
@@ -20,6 +20,7 @@ from gear.extract.runner import (
     extract_passages,
 )
 from gear.llm import LLM, llm_from_settings
+from gear.llm.queue import current_listener, listening
 from gear.llm.server_profile import ServerProfile
 
 LOCAL_OUTPUT: OutputName = "triples"  # the embedded model's default shape (see output_for)
@@ -104,19 +105,35 @@ def run_extraction(docs: list[Document], llm: LLM, work_dir: Path, config: Extra
     if console is None:
         return extract_passages(passages, llm, work_dir, config)
     from rich import progress as rp
+    from rich.table import Column
 
-    with rp.Progress(rp.TextColumn("extracting"), rp.BarColumn(), rp.TextColumn("{task.fields[stats]}"),
+    # the line takes what the bar leaves and wraps in a narrow terminal (cut to fit, it lost the bar and the time)
+    with rp.Progress(rp.TextColumn("extracting"), rp.BarColumn(bar_width=20),
+                     rp.TextColumn("{task.fields[stats]}", table_column=Column(ratio=1, overflow="fold")),
                      rp.TimeElapsedColumn(), console=console, transient=False) as bar:
         task = bar.add_task("extracting", total=len(passages), stats="")
         pace = Pace()
+        tokens = [""]  # the last result's tokens and failures, shown after the line
+
+        def show(progress: Progress) -> None:
+            bar.update(task, completed=progress.done, total=progress.total, stats=progress.line() + tokens[0])
 
         def update(result: ExtractionResult, done: int, total: int) -> None:
-            line = pace.update(done, total, result.n_triples).line()
-            stats = (f"{line} · {result.prompt_tokens + result.completion_tokens:,} tokens"
-                     + (f" · {result.failed} failed" if result.failed else ""))
-            bar.update(task, completed=done, total=total, stats=stats)
+            tokens[0] = (f" · {result.prompt_tokens + result.completion_tokens:,} tokens"
+                         + (f" · {result.failed} failed" if result.failed else ""))
+            show(pace.update(done, total, result.n_triples))
 
-        return extract_passages(passages, llm, work_dir, config, progress=update)
+        outer = current_listener()
+
+        def heartbeat(ahead: int) -> None:  # while the model reads or writes: a stall shows before it ends
+            if outer is not None:
+                outer(ahead)
+            again = pace.again()
+            if again is not None:
+                show(again)
+
+        with listening(heartbeat):
+            return extract_passages(passages, llm, work_dir, config, progress=update)
 
 
 def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, console: Any,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 WINDOW = 8  # passages the speed is measured over (at least)
 WINDOW_SECONDS = 300.0  # ... or the last five minutes, when more passages than WINDOW finished in them
+REFRESH_SECONDS = 5.0  # how often a display re-measures the pace while a passage is still being extracted
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +30,9 @@ class Progress:
     per_minute: float | None
     seconds_left: float | None
 
-    def line(self) -> str:
-        """"37 / 200 passages · 4.8 passages/min · ≈ 34 min left · 512 triples so far" """
+    def line(self, space: str = " ") -> str:
+        """"37 / 200 passages · 4.8 passages/min · ≈ 34 min left · 512 triples so far"; `space` goes between the
+        words of each part (a no-break space keeps "4.8 passages/min" on one line where a browser wraps the line)."""
         parts = [f"{self.done:,} / {self.total:,} passages"]
         if self.reused:
             parts.append(f"{self.reused:,} from the journal")
@@ -42,7 +44,7 @@ class Progress:
                 if self.seconds_left is not None:
                     parts.append(f"≈ {duration(self.seconds_left)} left")
         parts.append(f"{self.triples:,} triples so far")
-        return " · ".join(parts)
+        return " · ".join(part.replace(" ", space) for part in parts)
 
 
 def duration(seconds: float) -> str:
@@ -63,9 +65,12 @@ class Pace:
         self.started = clock()
         self.first_done: int | None = None  # what was done at the first report: the journal's share
         self.finished: deque[tuple[float, int]] = deque()  # (time, passages finished by this run so far)
+        self.last: tuple[int, int, int] | None = None  # the last report (done, total, triples)
+        self.measured = self.started  # when it was last measured
 
     def update(self, done: int, total: int, triples: int) -> Progress:
         now = self.clock()
+        self.last, self.measured = (done, total, triples), now
         if self.first_done is None:
             self.first_done = done
             self.finished.append((now, 0))
@@ -82,3 +87,11 @@ class Pace:
             per_minute = min(per_minute, 60.0 * (n1 - n0 + 1) / max(now - t0, 1e-9))
             seconds_left = (total - done) * 60.0 / per_minute
         return Progress(done, total, self.first_done, triples, per_minute, seconds_left)
+
+    def again(self, every: float = REFRESH_SECONDS) -> Progress | None:
+        """The last report measured again now, for a display to call while it waits (the model's heartbeat): a
+        passage that takes long slows the pace and lengthens the time left before it finishes, so a machine that
+        became busy shows at once. None before the first report and within `every` seconds of the last measure."""
+        if self.last is None or self.clock() - self.measured < every:
+            return None
+        return self.update(*self.last)

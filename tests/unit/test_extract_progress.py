@@ -1,9 +1,23 @@
 """Indexing progress (gear/extract/progress.py): passages per minute over this run's recent passages (the journal's
-cost nothing and do not count), the time left, a pace that follows a machine that slows down, and the line shown."""
+cost nothing and do not count), the time left, a pace that follows a machine that slows down, and the line shown —
+and `gear index`'s bar (gear.extract.bridge.run_extraction) that shows it."""
 
 from __future__ import annotations
 
-from gear.extract.progress import Pace, Progress, duration
+import io
+import json
+from functools import partial
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from gear.data.corpus import Document
+from gear.extract import bridge
+from gear.extract.progress import REFRESH_SECONDS, Pace, Progress, duration
+from gear.extract.runner import ExtractionConfig
+from gear.llm.base import LLMResult
+from gear.llm.queue import current_listener
 
 
 class Clock:
@@ -61,3 +75,94 @@ def test_the_line() -> None:
     assert line == "37 / 200 passages · 5 from the journal · 4.8 passages/min · ≈ 34 min left · 512 triples so far"
     assert Progress(200, 200, 0, 1536, 4.8, 0).line() == "200 / 200 passages · 1,536 triples so far"
     assert [duration(s) for s in (3, 89, 600, 7500)] == ["3 s", "89 s", "10 min", "2 h 05 min"]
+
+
+def test_the_line_can_keep_each_part_on_one_line() -> None:
+    """The app joins each part's words with no-break spaces: a narrow page wraps the line between parts only
+    ("4.8 passages/min" was split after "4.8")."""
+    progress = Progress(1_234, 10_000, 1_000, 12_345, 4.8, 7500)
+    kept = progress.line("\u00a0")
+    assert kept.replace("\u00a0", " ") == progress.line()
+    parts = kept.split(" · ")
+    assert len(parts) == 5 and not any(" " in part for part in parts)
+    assert "4.8\u00a0passages/min" in parts and "≈\u00a02\u00a0h\u00a005\u00a0min\u00a0left" in parts
+
+
+def test_measured_again_while_a_passage_takes_long() -> None:
+    """Between two finished passages a display asks again (on the model's heartbeat): not more often than every
+    REFRESH_SECONDS, and a passage that overruns slows the pace and lengthens the time left before it ends."""
+    clock = Clock()
+    pace = Pace(clock)
+    assert pace.again() is None  # nothing reported yet
+    pace.update(0, 10, 0)
+    for done in (1, 2, 3):
+        clock.now += 10
+        steady = pace.update(done, 10, done * 4)
+    clock.now += REFRESH_SECONDS - 1
+    assert pace.again() is None  # measured moments ago
+    clock.now += 1
+    same = pace.again()
+    assert same is not None and same.per_minute == steady.per_minute  # 6 s into a 10 s passage: nothing to say yet
+    clock.now += 60  # the fourth passage has taken 66 s so far
+    slow = pace.again()
+    assert slow is not None and (slow.done, slow.total, slow.triples) == (3, 10, 12)
+    assert slow.per_minute is not None and steady.per_minute is not None and slow.per_minute < steady.per_minute / 2
+    assert slow.seconds_left is not None and steady.seconds_left is not None
+    assert slow.seconds_left > 2 * steady.seconds_left
+
+
+class SlowingLLM:
+    """Answers one triple per passage, each 12 s on `clock`; on the third passage the model stalls 60 s first, and
+    tells the waiting caller (its heartbeat, as gear.llm.openai_client does while the model reads)."""
+
+    model = "slowing"
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock, self.calls = clock, 0
+
+    def complete(self, messages, *, json_schema=None, max_tokens=512, on_text=None) -> LLMResult:
+        self.calls += 1
+        if self.calls == 3:
+            self.clock.now += 60
+            heartbeat = current_listener()
+            assert heartbeat is not None, "nobody hears the model's heartbeat"
+            heartbeat(0)
+        self.clock.now += 12
+        title = messages[-1]["content"].split("```\n")[-1].split("\n", 1)[0]
+        text = json.dumps({"named_entities": [title], "triples": [[title, "is in", "Europe"]]})
+        return LLMResult(text, prompt_tokens=40, completion_tokens=10, seconds=12, model=self.model)
+
+
+DOCS = [Document(f"Passage {i}", f"Passage {i} is a place in Europe.") for i in range(4)]
+
+
+def test_the_index_bar_fits_a_narrow_terminal(tmp_path: Path) -> None:
+    """In an 80-column terminal the bar, the whole line and the time all show: the line wraps under itself (it was
+    cut to "ext… 5 / 12 passages · … · 4…", the bar and the elapsed time gone)."""
+    out = io.StringIO()
+    console = Console(file=out, width=60, force_terminal=False)
+    result = bridge.run_extraction(DOCS, SlowingLLM(Clock()), tmp_path, ExtractionConfig(concurrency=1), console)
+    assert result.n_triples == 4
+    shown = out.getvalue()
+    assert "extracting ━" in shown and "0:00:0" in shown and "…" not in shown
+    words = [word for word in shown.split() if word != "0:00:00"]  # the time ends the bar's first row
+    assert "4 / 4 passages · 4 triples so far · 200 tokens" in " ".join(words)
+
+
+def test_the_index_bar_measures_again_while_the_model_stalls(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stalled passage shows in `gear index`'s line before it finishes: the model's heartbeat re-measures."""
+    clock = Clock()
+    measured: list[Progress] = []
+
+    class Watched(Pace):
+        def again(self, every: float = REFRESH_SECONDS) -> Progress | None:
+            progress = super().again(every)
+            if progress is not None:
+                measured.append(progress)
+            return progress
+
+    monkeypatch.setattr(bridge, "Pace", partial(Watched, clock))
+    console = Console(file=io.StringIO())
+    bridge.run_extraction(DOCS, SlowingLLM(clock), tmp_path, ExtractionConfig(concurrency=1), console)
+    assert [(p.done, p.per_minute) for p in measured] == [(2, 60 * 3 / (24 + 60))]  # 2 in 24 s, the third 60 s late
