@@ -101,8 +101,14 @@ def tokens_figure(trace: Trace) -> go.Figure:
                             marker_color="#4dabf7"),
                      go.Bar(name="completion tokens", x=names, y=[c.completion_tokens for c in calls],
                             marker_color="#f76707")])
-    fig.update_layout(barmode="stack", title="LLM tokens per step", yaxis_title="tokens", **_LAYOUT)
+    fig.update_layout(barmode="stack", title="LLM tokens per step", yaxis_title="tokens", **STEP_LAYOUT)
+    fig.update_xaxes(automargin=True, tickangle=-45)  # a run of 4 iterations has 17 steps: slanted, and room made
     return fig
+
+
+# a chart with one bar per step: the legend above the plot, so the slanted step names below it have the room
+STEP_LAYOUT = {**_LAYOUT, "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+               "margin": {"l": 50, "r": 20, "t": 80, "b": 20}}
 
 
 def time_figure(trace: Trace) -> go.Figure:

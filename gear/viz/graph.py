@@ -183,10 +183,32 @@ _FIXUP = """
   }
   if (typeof nodes !== 'undefined') { fix(nodes); }
   if (typeof edges !== 'undefined') { fix(edges); }
+  // Fitting a graph with a far-flung node into the frame zoomed out until no label could be read: once the layout
+  // has settled, fit it, but never below a scale at which labels stay readable (drag or scroll to see the rest).
+  if (typeof network !== 'undefined') {
+    var settled = false;
+    var readable = function () {
+      if (settled) { return; }
+      settled = true;
+      network.fit();
+      if (network.getScale() < MIN_SCALE) { network.moveTo({scale: MIN_SCALE}); }
+      window.gearFitted = true;
+    };
+    network.once('stabilizationIterationsDone', readable);
+    setTimeout(readable, 4000);
+  }
   window.gearReady = true;
 })();
 </script>
 """
+MIN_SCALE = 0.7  # the smallest zoom a graph opens at: its 18 px labels stay ≥ 12.6 px on screen
+# the beams drawn as paths: entities in columns by their distance along the edges (vis-network's hierarchical
+# layout), columns far enough apart for an edge label, rows for a node label (it has no physics: the same run draws
+# the same picture every time)
+FLOW_LAYOUT = {"layout": {"hierarchical": {"enabled": True, "direction": "LR", "sortMethod": "directed",
+                                           "levelSeparation": 330, "nodeSpacing": 95, "treeSpacing": 120}},
+               "physics": {"enabled": False}}
+FLOW_EDGES = {"type": "cubicBezier", "forceDirection": "horizontal", "roundness": 0.4}
 
 _STYLE = f"""
 <style>
@@ -220,8 +242,10 @@ def _legend_html(items: Sequence[tuple[str, str, str]]) -> str:
 
 
 def graph_html(g: nx.MultiDiGraph, *, height: int = 560, legend: Sequence[tuple[str, str, str]] = (),
-               physics: bool = True) -> str:
-    """A self-contained vis-network page for a graph whose nodes/edges carry label, title, color (and width)."""
+               physics: bool = True, flow: bool = False) -> str:
+    """A self-contained vis-network page for a graph whose nodes/edges carry label, title, color (and width).
+    `flow`: laid out left to right along the edges' direction (each edge's label on its own stretch of line), for a
+    graph that reads as paths — the beams; else a force layout, spaced for the labels."""
     from pyvis.network import Network
 
     net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line", bgcolor="#ffffff",
@@ -245,21 +269,27 @@ def graph_html(g: nx.MultiDiGraph, *, height: int = 560, legend: Sequence[tuple[
                      dashes=bool(data.get("dashes", False)))
     net.set_options(json.dumps({
         "nodes": {"font": {"size": 18, "face": FONT, "strokeWidth": 3, "strokeColor": "#ffffff"}},
-        "edges": {"font": {"size": 15, "face": FONT, "align": "horizontal", "strokeWidth": 4,
-                           "strokeColor": "#ffffff"},
-                  "smooth": {"type": "dynamic"}, "selectionWidth": 2},
+        # edge labels on a white box: a label crossed by another edge stays readable
+        "edges": {"font": {"size": 15, "face": FONT, "align": "horizontal", "strokeWidth": 0,
+                           "background": "rgba(255,255,255,0.9)"},
+                  "smooth": FLOW_EDGES if flow else {"type": "dynamic"}, "selectionWidth": 2},
         "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False},
-        "physics": {"enabled": physics, "solver": "forceAtlas2Based",
-                    "forceAtlas2Based": {"gravitationalConstant": -80, "springLength": 170, "avoidOverlap": 0.6},
-                    "stabilization": {"iterations": 250}},
+        **(FLOW_LAYOUT if flow else {
+            # strong repulsion and long springs leave room for the labels between the nodes
+            "physics": {"enabled": physics, "solver": "forceAtlas2Based",
+                        "forceAtlas2Based": {"gravitationalConstant": -200, "springLength": 230,
+                                             "centralGravity": 0.012, "avoidOverlap": 1},
+                        "stabilization": {"iterations": 400}}}),
     }))
     page = net.generate_html(notebook=False)
     page = _CDN_TAG.sub("", page)
     page = re.sub(r"<center>\s*<h1>\s*</h1>\s*</center>", "", page)
     page = page.replace("</head>", _STYLE + "</head>", 1)
     if legend:
-        page = page.replace('<div id="mynetwork"', _legend_html(legend) + '<div id="mynetwork"', 1)
-    return page.replace("</body>", _FIXUP + "</body>", 1)
+        # a force layout may open cropped (it never opens too small to read, MIN_SCALE): say how to see the rest
+        hint = [] if flow else [("text", "#868e96", "drag to move · scroll to zoom")]
+        page = page.replace('<div id="mynetwork"', _legend_html([*legend, *hint]) + '<div id="mynetwork"', 1)
+    return page.replace("</body>", _FIXUP.replace("MIN_SCALE", f"{MIN_SCALE:g}") + "</body>", 1)
 
 
 def beams_html(beams: BeamsSearched, initial: InitialNodes | None = None,
@@ -268,7 +298,7 @@ def beams_html(beams: BeamsSearched, initial: InitialNodes | None = None,
     g = beam_graph(beams, initial, passages)
     hops = {d["hop"] for _, _, d in g.edges(data=True)} or {0}
     legend = beams_legend(gold_known, initial.source if initial else "sync", hops)
-    return graph_html(g, height=height, legend=legend)
+    return graph_html(g, height=height, legend=legend, flow=True)
 
 
 def outside_urls(page: str) -> list[str]:

@@ -206,3 +206,39 @@ def test_a_link_to_a_page_opens_that_page_without_a_dialog(fresh_server: str, br
     assert page.get_by_text("Page not found").count() == 0
     assert page.locator('[role="dialog"]').count() == 0
     expect(page.locator('[data-testid="stSidebarNav"] a[aria-current="page"]')).to_contain_text(path)
+
+
+# -- item 6: graph pictures a person can read -------------------------------------------------------------------------
+def open_picture(page, html: str, tmp_path: Path, name: str) -> None:
+    path = tmp_path / f"{name}.html"
+    path.write_text(html, encoding="utf-8")
+    page.goto(f"file://{path}")
+    page.wait_for_function("() => window.gearFitted === true", timeout=30_000)
+
+
+def test_graph_pictures_open_with_labels_a_person_can_read(browser_page, tmp_path: Path) -> None:  # noqa: F811
+    import networkx as nx
+
+    from gear import viz
+    from gear.trace import BeamsSearched, InitialNodes, Trace
+
+    page = browser_page
+    # a picture larger than its frame: fitting it whole made every label a few pixels high; it opens at a zoom
+    # where the labels stay readable (and says that dragging and scrolling show the rest)
+    g = nx.MultiDiGraph()
+    for n in range(80):
+        g.add_node(n, label=f"entity number {n} of a large neighbourhood")
+        g.add_edge(n, (n + 1) % 80, label="next to")
+    open_picture(page, viz.graph_html(g, legend=[("text", "#000", "a ring")]), tmp_path, "ring")
+    assert page.evaluate("() => network.getScale()") >= viz.graph.MIN_SCALE - 1e-6
+    assert "drag to move · scroll to zoom" in page.content()
+    # the beams, drawn as paths from left to right: no two entities' labels overlap
+    trace = Trace.load(ROOT / "assets" / "traces" / "walkthrough_3hop_gear.json")
+    for n, (beams, initial) in enumerate(zip(trace.of(BeamsSearched), trace.of(InitialNodes), strict=True)):
+        open_picture(page, viz.beams_html(beams, initial, viz.passage_lookup(trace), gold_known=True), tmp_path,
+                     f"beams{n}")
+        boxes = page.evaluate("() => nodes.getIds().map(id => network.getBoundingBox(id))")
+        overlapping = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+                       if a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"]
+                       and b["top"] < a["bottom"]]
+        assert overlapping == [], f"iteration {n + 1}: {len(overlapping)} pairs of node labels overlap"
