@@ -18,7 +18,7 @@ import streamlit as st
 from gear import viz
 from gear.config import Settings
 from gear.data.corpus import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, Format, InputError
-from gear.extract.progress import Pace
+from gear.extract.progress import Pace, Progress
 from gear.files import atomic_write_bytes
 from gear.llm.queue import listening
 from studio import demo
@@ -198,6 +198,9 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
                "sidebar changes it; Explore an index shows it here).")
 
 
+NO_BREAK = "\u00a0"  # between the words of each part of the progress line: a narrow page wraps it between parts
+
+
 class ExtractionView:
     """What the page shows while the LLM extracts triples: the status box's label says how far it is (passages done /
     total, passages per minute, time left, triples so far: gear.extract.progress), visible without scrolling; inside
@@ -218,20 +221,34 @@ class ExtractionView:
         self.place.caption(self.READING)
 
     def on_extract(self, result: Any, done: int, total: int) -> None:
-        line = self.pace.update(done, total, result.n_triples).line()
-        self.bar.progress(min(100, int(100 * done / max(total, 1))), text=f"extracting triples: {line}")
-        if self.box is not None:
-            self.box.update(label=f"Building {self.name}: extracting triples — {line}")
+        self.show(self.pace.update(done, total, result.n_triples))
         self.written = 0
         self.place.caption(self.READING if done < total else "")
 
+    def show(self, progress: Progress) -> None:
+        """The line in the box's label (the bar's text only counts: the label says the rest, once)."""
+        self.bar.progress(min(100, int(100 * progress.done / max(progress.total, 1))),
+                          text=f"extracting triples: {progress.done:,} / {progress.total:,} passages")
+        if self.box is not None:
+            # expanded=True: an update without it collapses the box in the browser, hiding Cancel and the bar
+            self.box.update(label=f"Building {self.name}: extracting triples — {progress.line(NO_BREAK)}",
+                            expanded=True)
+
+    def measure_again(self) -> None:
+        """While a passage is read or written: a passage that takes long slows the pace shown before it ends."""
+        again = self.pace.again()
+        if again is not None:
+            self.show(again)
+
     def on_wait(self, ahead: int) -> None:
         self.place.caption(f":material/hourglass_top: waiting for the model: {ahead} ahead" if ahead else self.READING)
+        self.measure_again()
 
     def on_text(self, piece: str) -> None:
         self.written += len(piece)
         self.place.caption(f":material/edit_note: the model is writing this passage's triples: {self.written:,} "
                            "characters")
+        self.measure_again()
 
     def close(self) -> None:
         self.place.empty()

@@ -43,7 +43,7 @@ class Progress:
                 parts.append(f"{self.per_minute:.1f} passages/min")
                 if self.seconds_left is not None:
                     parts.append(f"≈ {duration(self.seconds_left)} left")
-        parts.append(f"{self.triples:,} triples so far")
+        parts.append(f"{self.triples:,} triple{'' if self.triples == 1 else 's'} so far")
         return " · ".join(part.replace(" ", space) for part in parts)
 
 

@@ -74,6 +74,7 @@ def test_the_line() -> None:
     line = Progress(37, 200, 5, 512, 4.8, 34 * 60).line()
     assert line == "37 / 200 passages · 5 from the journal · 4.8 passages/min · ≈ 34 min left · 512 triples so far"
     assert Progress(200, 200, 0, 1536, 4.8, 0).line() == "200 / 200 passages · 1,536 triples so far"
+    assert Progress(1, 12, 0, 1, None, None).line() == "1 / 12 passages · measuring the speed… · 1 triple so far"
     assert [duration(s) for s in (3, 89, 600, 7500)] == ["3 s", "89 s", "10 min", "2 h 05 min"]
 
 
