@@ -183,7 +183,7 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
                                        {"corpus": ", ".join(f.name for f in corpus_files),
                                         "openie": openie.name if openie else None})
         except BuildStopped as stop:
-            box.update(label=stop.label, state="error")
+            box.update(label=stop.label, state="error", expanded=True)  # the reason stays in view
             st.error(stop.message)
             show_formats(stop.formats)
             return
