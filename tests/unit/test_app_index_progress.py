@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from functools import partial
 from pathlib import Path
 
@@ -97,3 +98,15 @@ def test_the_status_box_shows_the_progress_line_while_extracting(studio: dict,  
     assert llm.stalled[0].replace(NO_BREAK, " ") == head + "2 / 4 passages · 2.1 passages/min · ≈ 56 s left · " \
                                                            "2 triples so far"
     assert Path(studio["data"] / "indexes" / "progress" / "manifest.json").is_file()
+    said = " ".join(str(m.value) for m in at.markdown)  # what is asked of the model, in words
+    words = re.search(r"\((it writes [^;]+); 1 passage at once; resumable: a journal beside the index keeps", said)
+    assert words is not None and words[1] in indexes.ANSWER_WORDS.values()
+
+
+def test_every_answer_shape_is_said_in_words() -> None:
+    from typing import get_args
+
+    from gear.extract.outputs import OutputName
+    from studio.indexes import ANSWER_WORDS
+
+    assert set(ANSWER_WORDS) == set(get_args(OutputName))
