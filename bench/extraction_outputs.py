@@ -1,8 +1,9 @@
 """What each shape of the extraction answer costs and buys (issue 26): the same passages extracted in each shape of
 gear.extract.outputs, one after another in one run, with the configured LLM (GEAR_LLM, the embedded model by default).
 
-Each shape is "name[:stop_repeats]": the answer's shape, and after how many repeated triples in a row the model is
-stopped (gear/extract/repeats.py; 0: never, as before the guard existed). For each: seconds per passage (mean,
+Each shape is "name[:stop_repeats][+speculative]": the answer's shape, after how many repeated triples in a row the
+model is stopped (gear/extract/repeats.py; 0: never, as before the guard existed), and optionally llama-server's
+self-speculative decoding (SPECULATIVE below; the shape then runs on a server of its own). For each: seconds per passage (mean,
 median), tokens written, triples, repeated triples written (dropped when read), how many triples are the same as the
 first shape's (after normalise_entity), and agreement with HippoRAG's gpt-3.5-turbo-1106 triples as in
 bench/extraction_compare.py. For a joint shape first it also splits the written tokens into the entity list and the
@@ -63,13 +64,42 @@ def token_split(raw_answers: list[str]) -> dict[str, float]:
             "triple_list_tokens": statistics.mean(triples or [0])}
 
 
+# llama-server's self-speculative decoding (drafts looked up in what was read and written, no second model), by name:
+# the "+name" suffix of a shape runs it on a server of its own started with these options
+SPECULATIVE = {
+    "ngram-simple-3": "--spec-type ngram-simple --spec-ngram-simple-size-n 2 --spec-ngram-simple-size-m 3 "
+                      "--spec-ngram-simple-min-hits 1",
+    "ngram-simple-8": "--spec-type ngram-simple --spec-ngram-simple-size-n 2 --spec-ngram-simple-size-m 8 "
+                      "--spec-ngram-simple-min-hits 1",
+    "ngram-mod": "--spec-type ngram-mod",
+    "ngram-map-k": "--spec-type ngram-map-k",
+}
+
+
+def llm_for(spec: str, default: Any) -> Any:
+    """The configured LLM, or for a "+name" shape the embedded model on a server started with SPECULATIVE[name]."""
+    _, plus, variant = spec.partition("+")
+    if not plus:
+        return default
+    from gear.llm.embedded import EmbeddedLLM
+
+    os.environ["GEAR_LLAMA_SERVER_ARGS"] = SPECULATIVE[variant]
+    llm = EmbeddedLLM()
+    llm.ensure_loaded()  # reads the options now
+    del os.environ["GEAR_LLAMA_SERVER_ARGS"]
+    return llm
+
+
 def run_shape(spec: str, docs: list[dict[str, Any]], llm: Any, work_dir: Path) -> dict[str, Any]:
-    """One shape, "name" or "name:stop_repeats" (0: the loop guard off, as before it existed)."""
-    name, _, stop = spec.partition(":")
+    """One shape, "name[:stop_repeats][+speculative]": 0 turns the loop guard off (as before it existed); a
+    SPECULATIVE name runs it with that speculative decoding."""
+    llm = llm_for(spec, llm)
+    name, _, stop = spec.partition("+")[0].partition(":")
     config = ExtractionConfig(output=name, stop_repeats=int(stop) if stop else STOP_REPEATS)  # type: ignore[arg-type]
     began = time.perf_counter()
     load_before = os.getloadavg()[0]
-    result = extract_passages([(d["title"], d["text"]) for d in docs], llm, work_dir / spec.replace(":", "-"), config,
+    journal = work_dir / spec.replace(":", "-").replace("+", "_")
+    result = extract_passages([(d["title"], d["text"]) for d in docs], llm, journal, config,
                               progress=lambda r, done, total: print(f"  {name}: {done}/{total} passages, "
                                                                      f"{r.n_triples} triples", file=sys.stderr,
                                                                      flush=True))
