@@ -3,9 +3,9 @@ gear.extract.outputs, one after another in one run, with the configured LLM (GEA
 
 Each shape is "name[:stop_repeats][+speculative]": the answer's shape, after how many repeated triples in a row the
 model is stopped (gear/extract/repeats.py; 0: never, as before the guard existed), and optionally llama-server's
-self-speculative decoding (SPECULATIVE below; the shape then runs on a server of its own). For each: seconds per passage (mean,
-median), tokens written, triples, repeated triples written (dropped when read), how many triples are the same as the
-first shape's (after normalise_entity), and agreement with HippoRAG's gpt-3.5-turbo-1106 triples as in
+self-speculative decoding (SPECULATIVE below; the shape then runs on a server of its own). For each: seconds per
+passage (mean, median), tokens written, triples, repeated triples written (dropped when read), how many triples are the
+same as the first shape's (after normalise_entity), and agreement with HippoRAG's gpt-3.5-turbo-1106 triples as in
 bench/extraction_compare.py. For a joint shape first it also splits the written tokens into the entity list and the
 triple list (the server's own tokenizer, /tokenize), which is where the lean shapes' saving comes from.
 
