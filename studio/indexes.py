@@ -189,8 +189,10 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
             return
         if qa is not None:
             atomic_write_bytes(out / "qa.json", qa.getvalue())
-        box.update(label=f"Built {name}: {manifest.n_passages:,} passages, {manifest.n_triples:,} triples",
-                   state="complete")
+        warned = f" · {len(report.warnings):,} warning{'s' if len(report.warnings) != 1 else ''} (below)" \
+            if report.warnings else ""
+        box.update(label=f"Built {name}: {manifest.n_passages:,} passages, {manifest.n_triples:,} triples{warned}",
+                   state="complete", expanded=bool(warned))  # what the files' checks found stays in view
     st.dataframe(pd.DataFrame([{"passages": manifest.n_passages, "triples": manifest.n_triples,
                                 "entities": manifest.n_entities}]), hide_index=True)
     st.session_state["index_selected"] = name  # every page's index picker opens on it (studio.sidebar.choose_index)

@@ -40,16 +40,16 @@ CORPUS_FORMATS = (
 )
 QA_FORMATS = (
     Format("MuSiQue / HippoRAG QA (.json): gold passages are the paragraphs marked is_supporting",
-           '[{"id": "q1", "question": "Which sea is Mount Etna\'s island in?", "answer": "Mediterranean Sea",\n'
-           '  "paragraphs": [{"title": "Sicily", "paragraph_text": "Sicily is …", "is_supporting": true}]}]'),
+           '[{"id": "q1", "question": "Which sea is Sicily in?", "answer": "Mediterranean Sea",\n'
+           '  "paragraphs": [{"title": "Sicily", "paragraph_text": "…", "is_supporting": true}]}]'),
     Format("HotpotQA / 2Wiki QA (.json): gold passages are the titles of supporting_facts",
-           '[{"_id": "q1", "question": "Which sea is Mount Etna\'s island in?", "answer": "Mediterranean Sea",\n'
-           '  "supporting_facts": [["Sicily", 0]], "context": [["Sicily", ["Sicily is the largest …"]]]}]'),
+           '[{"_id": "q1", "question": "Which sea is Sicily in?", "answer": "Mediterranean Sea",\n'
+           '  "supporting_facts": [["Sicily", 0]], "context": [["Sicily", ["Sicily is …"]]]}]'),
 )
 OPENIE_FORMATS = (
     Format("HippoRAG OpenIE (.json): the triples of each passage, matched to the corpus by title and text",
-           '{"docs": [{"title": "Sicily", "text": "Sicily is the largest island in the Mediterranean Sea.",\n'
-           '           "extracted_triples": [["Sicily", "largest island in", "Mediterranean Sea"]]}]}'),
+           '{"docs": [{"title": "Sicily", "text": "Sicily is an island in the Mediterranean Sea.",\n'
+           '           "extracted_triples": [["Sicily", "island in", "Mediterranean Sea"]]}]}'),
 )
 
 

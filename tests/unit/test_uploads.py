@@ -216,3 +216,11 @@ def test_an_existing_index_is_replaced_only_when_asked(studio: dict) -> None:  #
     assert at.button(key="ix_build").disabled
     at.checkbox(key="ix_replace").check().run()
     assert not at.button(key="ix_build").disabled
+
+
+@pytest.mark.parametrize("fmt", [*CORPUS_FORMATS, *QA_FORMATS, *OPENIE_FORMATS], ids=lambda f: f.name.split(" (")[0])
+def test_every_format_example_is_two_lines_that_fit_and_parse(fmt) -> None:
+    lines = fmt.example.splitlines()
+    assert len(lines) == 2 and max(map(len, lines)) <= 90  # beside a refusal, at 1280 px, without a scroll bar
+    if fmt.example.startswith(("[", "{")):
+        json.loads(fmt.example.replace("…", "and so on"))  # an example one can copy and fill in
