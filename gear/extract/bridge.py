@@ -97,6 +97,36 @@ def cost_estimate(docs: list[Document], config: ExtractionConfig, price_in: floa
     return prompt, completion, (prompt * (price_in or 0) + completion * (price_out or 0)) / 1e6
 
 
+class PartsLine:
+    """A rich renderable of a progress line that wraps between its " · " parts, never inside one ("≈ | 36 s left")."""
+
+    SEPARATOR = " · "
+
+    def __init__(self, text: str) -> None:
+        self.parts = text.split(self.SEPARATOR) if text else []
+
+    def __rich_measure__(self, console: Any, options: Any) -> Any:
+        from rich.cells import cell_len
+        from rich.measure import Measurement
+
+        return Measurement(max((cell_len(p) for p in self.parts), default=0), cell_len(self.SEPARATOR.join(self.parts)))
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.cells import cell_len
+        from rich.text import Text
+
+        lines: list[str] = []
+        for part in self.parts:
+            joined = f"{lines[-1]}{self.SEPARATOR}{part}" if lines else part
+            if lines and cell_len(joined) <= options.max_width:
+                lines[-1] = joined
+            else:
+                if lines:
+                    lines[-1] += self.SEPARATOR.rstrip()
+                lines.append(part)
+        yield Text("\n".join(lines), overflow="fold")
+
+
 def run_extraction(docs: list[Document], llm: LLM, work_dir: Path, config: ExtractionConfig, console: Any = None,
                    ) -> ExtractionResult:
     """Extract with a rich progress bar when `console` is given: passages done / total, passages per minute and the
@@ -107,16 +137,18 @@ def run_extraction(docs: list[Document], llm: LLM, work_dir: Path, config: Extra
     from rich import progress as rp
     from rich.table import Column
 
-    # the line takes what the bar leaves and wraps in a narrow terminal (cut to fit, it lost the bar and the time)
-    with rp.Progress(rp.TextColumn("extracting"), rp.BarColumn(bar_width=20),
-                     rp.TextColumn("{task.fields[stats]}", table_column=Column(ratio=1, overflow="fold")),
-                     rp.TimeElapsedColumn(), console=console, transient=False) as bar:
-        task = bar.add_task("extracting", total=len(passages), stats="")
+    # the line takes what the bar leaves, wrapped between its parts in a narrow terminal (cut to fit, it lost the bar
+    # and the time)
+    line = rp.RenderableColumn(PartsLine(""), table_column=Column(ratio=1))
+    with rp.Progress(rp.TextColumn("extracting"), rp.BarColumn(bar_width=20), line, rp.TimeElapsedColumn(),
+                     console=console, transient=False) as bar:
+        task = bar.add_task("extracting", total=len(passages))
         pace = Pace()
         tokens = [""]  # the last result's tokens and failures, shown after the line
 
         def show(progress: Progress) -> None:
-            bar.update(task, completed=progress.done, total=progress.total, stats=progress.line() + tokens[0])
+            line.renderable = PartsLine(progress.line() + tokens[0])
+            bar.update(task, completed=progress.done, total=progress.total)
 
         def update(result: ExtractionResult, done: int, total: int) -> None:
             tokens[0] = (f" · {result.prompt_tokens + result.completion_tokens:,} tokens"

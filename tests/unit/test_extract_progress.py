@@ -138,8 +138,8 @@ DOCS = [Document(f"Passage {i}", f"Passage {i} is a place in Europe.") for i in 
 
 
 def test_the_index_bar_fits_a_narrow_terminal(tmp_path: Path) -> None:
-    """In an 80-column terminal the bar, the whole line and the time all show: the line wraps under itself (it was
-    cut to "ext… 5 / 12 passages · … · 4…", the bar and the elapsed time gone)."""
+    """In a narrow terminal the bar, the whole line and the time all show: the line wraps under itself, between its
+    parts (it was cut to "ext… 5 / 12 passages · … · 4…", the bar and the elapsed time gone)."""
     out = io.StringIO()
     console = Console(file=out, width=60, force_terminal=False)
     result = bridge.run_extraction(DOCS, SlowingLLM(Clock()), tmp_path, ExtractionConfig(concurrency=1), console)
@@ -148,6 +148,8 @@ def test_the_index_bar_fits_a_narrow_terminal(tmp_path: Path) -> None:
     assert "extracting ━" in shown and "0:00:0" in shown and "…" not in shown
     words = [word for word in shown.split() if word != "0:00:00"]  # the time ends the bar's first row
     assert "4 / 4 passages · 4 triples so far · 200 tokens" in " ".join(words)
+    rows = shown.splitlines()  # wrapped between the parts, never inside one ("4 | triples so far")
+    assert all(any(part in row for row in rows) for part in ("4 / 4 passages", "4 triples so far", "200 tokens"))
 
 
 def test_the_index_bar_measures_again_while_the_model_stalls(tmp_path: Path,
