@@ -194,7 +194,7 @@ def tag_form(path: Path) -> None:
                 # **tags: keep what other views wrote there (the diagnosis review: studio/diagnosis_review.py)
                 atomic_write_json(tags_path(path), {**tags, "trace": path.name, "categories": cats, "note": note,
                                                     "updated": time.strftime("%Y-%m-%dT%H:%M:%S")})
-                st.success(f"saved {tags_path(path).name}")
+                st.success(f"saved {demo.shown(tags_path(path))}")  # where: the data folder, never assets/
             except OSError as exc:
                 st.error(f"cannot save tags: {one_line(exc)}")
 

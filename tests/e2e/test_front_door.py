@@ -170,7 +170,8 @@ def test_a_read_only_checkout_saves_traces_tags_and_reports_in_the_users_data_fo
     page.get_by_text("Tag this trace").click()  # closes the list (Escape would clear the choice)
     expect(page.locator('[data-testid="stMultiSelect"]').get_by_text("reasoner hallucination")).to_be_visible()
     page.get_by_role("button", name="Save tags").click()
-    expect(page.get_by_text("saved assets__traces__walkthrough_3hop_gear.tags.json")).to_be_visible(timeout=30_000)
+    saved = re.compile(r"saved ~/.local/share/gear-studio/tags/assets__traces__walkthrough_3hop_gear.tags.json")
+    expect(page.get_by_text(saved)).to_be_visible(timeout=30_000)
     page.get_by_role("link", name="Evaluate").click()
     settled(page)
     page.get_by_role("button", name="Run evaluation").click()  # BM25 and Hybrid: no LLM
