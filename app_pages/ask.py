@@ -18,7 +18,7 @@ from studio.diagnosis_view import gold_panel
 from studio.resources import build_progress, demo_build, qa_for_index, start_demo_builds, warm_engine
 from studio.safe import esc_md, guarded, setup
 from studio.sidebar import RAN_HERE, choose_index, sidebar_settings
-from studio.teaching import teach
+from studio.teaching import lesson_ended, teach
 from studio.trace_view import TraceView
 from studio.waiting import belongs_elsewhere, note_home, take_waiting, wait_for_index, waiting_note, waiting_question
 from studio.widgets import FreshSlots
@@ -96,19 +96,23 @@ def page() -> None:
         if trace is None:
             st.info("Ask a question, or replay a saved trace.")
             return
-        example_note()
+        # a lesson keeps its ending for its last step (or a click): the example's caption tells the answer, the
+        # gold panel where each gold passage was lost
+        ending = not teaching or lesson_ended(trace) or st.session_state.get(OUTCOME_SHOWN) is trace
+        if ending:
+            example_note()
         st.caption("Showing: " + esc_md(st.session_state.get("trace_source", "trace")))
-        if teaching and not teach(trace) and st.session_state.get(OUTCOME_SHOWN) is not trace:
-            # the outcome (where each gold passage was lost, the answer's check) waits for the lesson's last step
+        if teaching:
+            teach(trace)
+        else:
+            TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
+        if ending:
+            gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
+        else:
             st.button("Show the outcome now", key="teach_outcome", icon=":material/flag:",
                       on_click=lambda: st.session_state.update({OUTCOME_SHOWN: trace}),
                       help="Where each gold passage was lost and whether the answer is right; it also shows at the "
                            "last step.")
-            save_panel(trace)
-            return
-        if not teaching:
-            TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
-        gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
         save_panel(trace)
 
 

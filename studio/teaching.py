@@ -29,19 +29,24 @@ TEACH_CSS = """
 """
 
 
+def lesson_ended(trace: t.Trace, key: str = "teach_step") -> bool:
+    """Whether the lesson on `trace` shows its last step (Next and Back have moved the step before the page draws)."""
+    return int(st.session_state.get(key, 0)) >= len(teaching_steps(trace)) - 1
+
+
 def _move(key: str, by: int, n: int) -> None:
     """Next/Back: the step changes before the page draws, so the buttons are drawn for the step shown (at the last
     step Next is disabled; it used to look active there and do nothing)."""
     st.session_state[key] = max(0, min(int(st.session_state.get(key, 0)) + by, n - 1))
 
 
-def teach(trace: t.Trace, key: str = "teach_step") -> bool:
-    """Step through a run one module at a time (Next/Back), with a plain explanation and the paper's notation.
-    Returns whether the last step is shown (the run's outcome belongs there, not before: it gives the ending away)."""
+def teach(trace: t.Trace, key: str = "teach_step") -> None:
+    """Step through a run one module at a time (Next/Back), with a plain explanation and the paper's notation. The
+    run's outcome belongs to the last step (lesson_ended), not before: it gives the ending away."""
     steps = teaching_steps(trace)
     if not steps:
         st.info("This trace has no module steps to teach.")
-        return True
+        return
     st.markdown(TEACH_CSS, unsafe_allow_html=True)
     i = max(0, min(int(st.session_state.get(key, 0)), len(steps) - 1))
     st.session_state[key] = i
@@ -69,4 +74,3 @@ def teach(trace: t.Trace, key: str = "teach_step") -> bool:
         gist_read = next((x for x in trace.of(t.ProximalTriples, event.iteration) if x.role == "gist"), None)
         if gist_read is not None:
             st.caption("read from: " + esc_md(gist_read.source))
-    return i == len(steps) - 1

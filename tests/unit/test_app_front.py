@@ -228,6 +228,7 @@ def test_teaching_mode_keeps_the_outcome_for_the_last_step(studio: dict) -> None
     assert not at.exception
     outcome = "where was the gold lost"
     assert outcome not in seen(at)
+    assert not any("Croatia" in str(i.value) for i in at.info)  # nor the example's caption, which tells the answer
     assert at.button(key="teach_outcome").label == "Show the outcome now"
     steps = 0
     while not at.button(key="teach_step_next").disabled:
@@ -237,6 +238,7 @@ def test_teaching_mode_keeps_the_outcome_for_the_last_step(studio: dict) -> None
         shown = seen(at)
         last = at.button(key="teach_step_next").disabled
         assert (outcome in shown) == last, steps  # not before the last step, and there
+    assert any("Croatia" in str(i.value) for i in at.info)  # the last step: the example's caption too
     bar = at.get("progress")[0].proto.text
     assert bar.startswith(f"Step {steps + 1} of {steps + 1}")
     at.run()  # the last step stays the last
