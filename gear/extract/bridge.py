@@ -103,27 +103,25 @@ class PartsLine:
     SEPARATOR = " · "
 
     def __init__(self, text: str) -> None:
-        self.parts = text.split(self.SEPARATOR) if text else []
+        parts = text.split(self.SEPARATOR) if text else []
+        self.tokens = [part + self.SEPARATOR.rstrip() for part in parts[:-1]] + parts[-1:]  # "4 / 12 passages ·"
 
     def __rich_measure__(self, console: Any, options: Any) -> Any:
         from rich.cells import cell_len
         from rich.measure import Measurement
 
-        return Measurement(max((cell_len(p) for p in self.parts), default=0), cell_len(self.SEPARATOR.join(self.parts)))
+        return Measurement(max((cell_len(t) for t in self.tokens), default=0), cell_len(" ".join(self.tokens)))
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
         from rich.cells import cell_len
         from rich.text import Text
 
         lines: list[str] = []
-        for part in self.parts:
-            joined = f"{lines[-1]}{self.SEPARATOR}{part}" if lines else part
-            if lines and cell_len(joined) <= options.max_width:
-                lines[-1] = joined
+        for token in self.tokens:
+            if lines and cell_len(f"{lines[-1]} {token}") <= options.max_width:
+                lines[-1] = f"{lines[-1]} {token}"
             else:
-                if lines:
-                    lines[-1] += self.SEPARATOR.rstrip()
-                lines.append(part)
+                lines.append(token)
         yield Text("\n".join(lines), overflow="fold")
 
 
