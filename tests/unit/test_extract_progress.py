@@ -169,3 +169,11 @@ def test_the_index_bar_measures_again_while_the_model_stalls(tmp_path: Path,
     console = Console(file=io.StringIO())
     bridge.run_extraction(DOCS, SlowingLLM(clock), tmp_path, ExtractionConfig(concurrency=1), console)
     assert [(p.done, p.per_minute) for p in measured] == [(2, 60 * 3 / (24 + 60))]  # 2 in 24 s, the third 60 s late
+
+
+def test_the_line_wraps_between_its_parts_each_row_ending_with_its_separator() -> None:
+    out = io.StringIO()
+    line = "4 / 12 passages · 4 from the journal · measuring the speed… · 20 triples so far"
+    Console(file=out, width=60).print(bridge.PartsLine(line))
+    assert [row.rstrip() for row in out.getvalue().splitlines()] == [  # 59 columns and " ·" would not fit
+        "4 / 12 passages · 4 from the journal ·", "measuring the speed… · 20 triples so far"]
