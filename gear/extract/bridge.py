@@ -162,8 +162,14 @@ def run_extraction(docs: list[Document], llm: LLM, work_dir: Path, config: Extra
             if again is not None:
                 show(again)
 
-        with listening(heartbeat):
-            return extract_passages(passages, llm, work_dir, config, progress=update)
+        try:
+            with listening(heartbeat):
+                return extract_passages(passages, llm, work_dir, config, progress=update)
+        except KeyboardInterrupt:  # Ctrl-C ended the run without a word
+            kept = pace.last[0] if pace.last else 0
+            console.print(f"interrupted: {kept:,} of {len(passages):,} passages are kept in the journal ({work_dir}); "
+                          "run the same command again to go on from there", highlight=False)
+            raise
 
 
 def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, console: Any,

@@ -177,3 +177,21 @@ def test_the_line_wraps_between_its_parts_each_row_ending_with_its_separator() -
     Console(file=out, width=60).print(bridge.PartsLine(line))
     assert [row.rstrip() for row in out.getvalue().splitlines()] == [  # 59 columns and " ·" would not fit
         "4 / 12 passages · 4 from the journal ·", "measuring the speed… · 20 triples so far"]
+
+
+class InterruptedLLM(SlowingLLM):
+    def complete(self, messages, *, json_schema=None, max_tokens=512, on_text=None) -> LLMResult:
+        if self.calls == 2:
+            raise KeyboardInterrupt
+        return super().complete(messages, json_schema=json_schema, max_tokens=max_tokens, on_text=on_text)
+
+
+def test_ctrl_c_says_what_is_kept_and_how_to_go_on(tmp_path: Path) -> None:
+    out = io.StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        bridge.run_extraction(DOCS, InterruptedLLM(Clock()), tmp_path, ExtractionConfig(concurrency=1),
+                              Console(file=out, width=200))
+    assert (f"interrupted: 2 of 4 passages are kept in the journal ({tmp_path}); run the same command again to go on "
+            "from there") in out.getvalue()
+    resumed = bridge.run_extraction(DOCS, SlowingLLM(Clock()), tmp_path, ExtractionConfig(concurrency=1))
+    assert resumed.reused == 2 and resumed.n_triples == 4
