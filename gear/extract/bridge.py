@@ -138,38 +138,37 @@ def run_extraction(docs: list[Document], llm: LLM, work_dir: Path, config: Extra
     # the line takes what the bar leaves, wrapped between its parts in a narrow terminal (cut to fit, it lost the bar
     # and the time)
     line = rp.RenderableColumn(PartsLine(""), table_column=Column(ratio=1))
-    with rp.Progress(rp.TextColumn("extracting"), rp.BarColumn(bar_width=20), line, rp.TimeElapsedColumn(),
-                     console=console, transient=False) as bar:
-        task = bar.add_task("extracting", total=len(passages))
-        pace = Pace()
-        tokens = [""]  # the last result's tokens and failures, shown after the line
+    pace = Pace()
+    tokens = [""]  # the last result's tokens and failures, shown after the line
+    outer = current_listener()
+    try:
+        with rp.Progress(rp.TextColumn("extracting"), rp.BarColumn(bar_width=20), line, rp.TimeElapsedColumn(),
+                         console=console, transient=False) as bar:
+            task = bar.add_task("extracting", total=len(passages))
 
-        def show(progress: Progress) -> None:
-            line.renderable = PartsLine(progress.line() + tokens[0])
-            bar.update(task, completed=progress.done, total=progress.total)
+            def show(progress: Progress) -> None:
+                line.renderable = PartsLine(progress.line() + tokens[0])
+                bar.update(task, completed=progress.done, total=progress.total)
 
-        def update(result: ExtractionResult, done: int, total: int) -> None:
-            tokens[0] = (f" · {result.prompt_tokens + result.completion_tokens:,} tokens"
-                         + (f" · {result.failed} failed" if result.failed else ""))
-            show(pace.update(done, total, result.n_triples))
+            def update(result: ExtractionResult, done: int, total: int) -> None:
+                tokens[0] = (f" · {result.prompt_tokens + result.completion_tokens:,} tokens"
+                             + (f" · {result.failed} failed" if result.failed else ""))
+                show(pace.update(done, total, result.n_triples))
 
-        outer = current_listener()
+            def heartbeat(ahead: int) -> None:  # while the model reads or writes: a stall shows before it ends
+                if outer is not None:
+                    outer(ahead)
+                again = pace.again()
+                if again is not None:
+                    show(again)
 
-        def heartbeat(ahead: int) -> None:  # while the model reads or writes: a stall shows before it ends
-            if outer is not None:
-                outer(ahead)
-            again = pace.again()
-            if again is not None:
-                show(again)
-
-        try:
             with listening(heartbeat):
                 return extract_passages(passages, llm, work_dir, config, progress=update)
-        except KeyboardInterrupt:  # Ctrl-C ended the run without a word
-            kept = pace.last[0] if pace.last else 0
-            console.print(f"interrupted: {kept:,} of {len(passages):,} passages are kept in the journal ({work_dir}); "
-                          "run the same command again to go on from there", highlight=False)
-            raise
+    except KeyboardInterrupt:  # Ctrl-C ended the run without a word
+        kept = pace.last[0] if pace.last else 0
+        console.print(f"interrupted: {kept:,} of {len(passages):,} passages are kept in the journal ({work_dir}); run "
+                      "the same command again to go on from there", highlight=False)
+        raise
 
 
 def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, console: Any,
