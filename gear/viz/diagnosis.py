@@ -32,6 +32,7 @@ from gear.viz.graph import FONT, esc_html
 _LAYOUT = {"template": "plotly_white", "font": {"size": 15, "family": FONT},
            "margin": {"l": 50, "r": 20, "t": 50, "b": 50}, "legend": {"orientation": "h", "y": -0.2}}
 GOLD_ROW = "gold passages"  # the funnel's top: every gold passage of the run's questions
+ZERO = "zero"  # the name of the words written on a funnel's empty stage
 RUN_COLOURS = ["#1c7ed6", "#f76707", "#2f9e44", "#ae3ec9", "#e03131", "#0c8599", "#5c940d", "#868e96"]
 SummaryLike = Summary | Mapping[str, Mapping[str, Any]]
 
@@ -79,8 +80,13 @@ def funnel_figure(summary: SummaryLike) -> go.Figure:
         where = {"row": n // cols + 1, "col": n % cols + 1}
         if is_chain(run):
             fig.add_trace(go.Funnel(name=esc_html(name), y=labels, x=counts, text=text, texttemplate="%{text}",
-                                    textposition="outside", textfont={"size": 13}, marker_color=colour,
-                                    connector={"fillcolor": "#f1f3f5"}), **where)
+                                    textposition="auto", insidetextanchor="middle", cliponaxis=False,
+                                    textfont={"size": 13}, marker_color=colour, connector={"fillcolor": "#f1f3f5"}),
+                          **where)
+            for label, count in zip(labels, counts, strict=True):  # a funnel draws no words on a bar of width 0
+                if count == 0:
+                    fig.add_annotation(name=ZERO, x=0, y=label, text=reach_text(0, run["gold"]), showarrow=False,
+                                       font={"size": 13}, **where)
         else:
             fig.add_trace(go.Bar(name=esc_html(name), y=labels, x=counts, orientation="h", text=text,
                                  textposition="outside", cliponaxis=False, textfont={"size": 13},

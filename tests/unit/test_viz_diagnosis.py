@@ -12,6 +12,7 @@ from gear.viz.diagnosis import (
     FOUND_CELL,
     LOST_CELL,
     OPEN_CELL,
+    ZERO,
     category_label,
     diagnosis_category_figure,
     funnel_figure,
@@ -40,7 +41,7 @@ def test_the_funnel_has_a_trace_per_run_with_its_own_stages() -> None:
     assert naive.x[1] == 1
     # a funnel per run, each on its own stage axis (one shared axis would interleave the families' stages)
     assert len({t.yaxis for t in fig.data}) == len(fig.data)
-    assert [a.text.split(" — ")[0] for a in fig.layout.annotations] == list(s.runs)
+    assert [a.text.split(" — ")[0] for a in fig.layout.annotations if a.name != ZERO] == list(s.runs)
 
 
 def test_a_chain_is_a_funnel_that_never_widens_and_the_rest_is_drawn_as_what_it_is() -> None:
@@ -49,7 +50,7 @@ def test_a_chain_is_a_funnel_that_never_widens_and_the_rest_is_drawn_as_what_it_
     an earlier stage missed is a bar per stage, titled so; a stage no gold passage reached says "0 · 0 %"."""
     s = summary()
     fig = funnel_figure(s)
-    titles = {a.text.split(" — ")[0]: a.text for a in fig.layout.annotations}
+    titles = {a.text.split(" — ")[0]: a.text for a in fig.layout.annotations if a.name != ZERO}
     for trace in fig.data:
         run = s.runs[trace.name]
         if trace.type == "funnel":
@@ -64,9 +65,11 @@ def test_a_chain_is_a_funnel_that_never_widens_and_the_rest_is_drawn_as_what_it_
     assert gear.type == "bar"  # the walk-through's GeAR runs: gist 1 of 8 gold passages, linked 5 — not a funnel
     assert s.runs["naive"].chain and next(t for t in fig.data if t.name == "naive").type == "funnel"
     none_found = {"naive": {**s.to_dict()["naive"], "funnel": {**s.runs["naive"].funnel, "final": 0, "final@k": 0}}}
-    (drawn,) = funnel_figure(none_found).data
-    assert drawn.type == "funnel" and list(drawn.text)[-2:] == ["0 · 0 %", "0 · 0 %"]
-    assert drawn.textposition == "outside"  # a zero-width bar still shows its words
+    drawn = funnel_figure(none_found)
+    assert drawn.data[0].type == "funnel" and list(drawn.data[0].text)[-2:] == ["0 · 0 %", "0 · 0 %"]
+    # a bar of width 0 shows no words of its own: they are written where it would be
+    assert [(a.y, a.text) for a in drawn.layout.annotations if a.name == ZERO] == [("final", "0 · 0 %"),
+                                                                                    ("final@5", "0 · 0 %")]
 
 
 def test_figures_take_a_summary_or_its_saved_form() -> None:
