@@ -5,10 +5,17 @@ from __future__ import annotations
 import streamlit as st
 
 from gear import methods
-from studio.ask import marks_note
+from studio.ask import chosen_question, marks_note
 from studio.compare import DEFAULT_METHODS, compare_live, question_marks, settle_stopped, show_comparison
 from studio.diagnosis_view import compare_stages
-from studio.resources import engine_for, ensure_index, ppr_graph_note, qa_for_index, warm_engine
+from studio.resources import (
+    engine_for,
+    ensure_index,
+    ppr_graph_note,
+    qa_for_index,
+    wait_for_ppr_graph,
+    warm_engine,
+)
 from studio.safe import guarded, setup
 from studio.session import start
 from studio.sidebar import PRESETS, choose_index, sidebar_settings
@@ -33,7 +40,8 @@ def page() -> None:
         found = question_marks(index, tuple(by_text), base, chosen)
         pick.selectbox("Question from the QA set", list(by_text), key="cmp_example",
                        format_func=lambda q: f"{found.marks[q]} · {q}" if q in found.marks else q,
-                       on_change=lambda: st.session_state.update(cmp_question=st.session_state["cmp_example"]))
+                       on_change=lambda: st.session_state.update(
+                           cmp_question=chosen_question(str(st.session_state["cmp_example"]), by_text)))
         if found.marks:
             pick.caption(marks_note(found.marks, found.model))
         elif found.problem:
@@ -56,6 +64,8 @@ def page() -> None:
             ready = ensure_index(index)
             if ready is None:
                 return
+            if any(methods.get(PRESETS[label][1]).uses_ppr(base) for label in chosen):
+                wait_for_ppr_graph(ready)
             compare_live(engine_for(ready), question, by_text.get(question), chosen, base, k)
         stopped = settle_stopped()
         saved = st.session_state.get("cmp_results")

@@ -7,6 +7,7 @@ import json
 import re
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -149,7 +150,7 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
         marks = found.marks
 
         def use_example() -> None:
-            chosen = st.session_state.get("example")
+            chosen = chosen_question(str(st.session_state.get("example") or ""), by_text)
             if chosen and chosen != EXAMPLE_NONE:
                 st.session_state["question"] = chosen
 
@@ -177,6 +178,16 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
 
 
 RECORDED, NO_LLM = "recorded · instant", "no LLM · seconds"
+
+
+def chosen_question(value: str, questions: Iterable[str]) -> str:
+    """The question an example list's choice stands for. Streamlit hands back the label shown when the list's labels
+    changed between the click and this run (the marks arrive, or a time estimate moves): "live · ≈ 2 min · Q" then
+    stands for Q — the question it ends with."""
+    known = list(questions)
+    if value in known:
+        return value
+    return next((q for q in sorted(known, key=len, reverse=True) if value.endswith(" · " + q)), value)
 
 
 class Marks(NamedTuple):

@@ -9,7 +9,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,14 +73,48 @@ def _warm_ppr(directory: str, mtime: float) -> threading.Thread:
     engine = _engine(directory, mtime)
 
     def build() -> None:
-        # read from <index>/ppr/ when the index was built with it (seconds), else built here (a minute or two); a
-        # failure is said by the PPR run that meets it
+        # read from <index>/ppr/ when the index was built with it (seconds); else its parts are built here first, the
+        # names encoded a few at a time (the encoder is shared: a question's encoding goes between two batches
+        # instead of waiting minutes). A failure is said by the PPR run that meets it.
+        settings = Settings()
         with contextlib.suppress(Exception):
-            engine.ppr_index(Settings())
+            if not engine.has_ppr_index(settings):
+                from gear.index.build import build_ppr_cache
+
+                build_ppr_cache(Path(directory), engine.backend, _politely(engine.encoder.encode),
+                                settings.ppr_synonym_threshold)
+            engine.ppr_index(settings)
 
     thread = threading.Thread(target=build, name="gear-warm-ppr", daemon=True)
     thread.start()
     return thread
+
+
+def _politely(encode: Callable[[Sequence[str]], Any], batch: int = 128) -> Callable[[Sequence[str]], Any]:
+    """`encode` in batches with a pause between them, so others waiting for the same encoder get their turn."""
+    import numpy as np
+
+    def encode_in_turn(texts: Sequence[str]) -> Any:
+        parts = []
+        for start in range(0, len(texts), batch):
+            parts.append(encode(list(texts[start:start + batch])))
+            time.sleep(0.005)  # the encoder's lock is released: a waiting question takes it now
+        return np.concatenate(parts) if parts else encode([])
+
+    return encode_in_turn
+
+
+def wait_for_ppr_graph(directory: Path) -> None:
+    """Wait (saying so) while PPR's entity graph is made ready in the background, rather than build it twice."""
+    manifest = directory / "manifest.json"
+    if not manifest.is_file():
+        return
+    with _lock:
+        mtime = manifest.stat().st_mtime
+    thread = _warm_ppr(str(directory), mtime)
+    if thread.is_alive():
+        with st.spinner("PPR's entity graph is being made ready (once per index)…"):
+            thread.join()
 
 
 def ppr_graph_note(directory: Path) -> str:

@@ -7,7 +7,7 @@ an index and never damages the index that was there before.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from gear.data.qa_set import QA_FILE
 from gear.embed import Encoder
 from gear.files import atomic_directory
 from gear.index.manifest import FORMAT_VERSION, Manifest, require_intact, sha256_file
-from gear.store.base import StoreError
+from gear.store.base import SearchBackend, StoreError
 from gear.store.memory import MemoryBackend
 from gear.types import StageProgress
 
@@ -109,22 +109,23 @@ def save_index(out: Path, backend: MemoryBackend, manifest: Manifest, counts: np
         if progress:
             progress("saving", 1, 1)
         if ppr is not None:
-            build_ppr_cache(directory, backend, *ppr, progress=progress)
+            encoder, threshold = ppr
+            build_ppr_cache(directory, backend, encoder.encode, threshold, progress=progress)
 
     atomic_directory(out, write, keep=(QA_FILE,))  # the person's own QA set outlives a rebuild (gear.data.qa_set)
 
 
-def build_ppr_cache(directory: Path, backend: MemoryBackend, encoder: Encoder, threshold: float,
-                    progress: StageProgress | None = None) -> None:
-    """PPR's entity graph parts — every entity name's vector and the synonym edges at `threshold` — written into
-    `<index>/ppr/`, where gear.retrieve.ppr.PPRIndex.open reads them: once, while the index is built, instead of on
-    the first PPR question (MuSiQue's demo: ≈20k names)."""
+def build_ppr_cache(directory: Path, backend: SearchBackend, encode: Callable[[Sequence[str]], np.ndarray],
+                    threshold: float, progress: StageProgress | None = None) -> None:
+    """PPR's entity graph parts — every entity name's vector (by `encode`) and the synonym edges at `threshold` —
+    written into `<index>/ppr/`, where gear.retrieve.ppr.PPRIndex.open reads them: once, while the index is built
+    (or in the background), instead of on the first PPR question (MuSiQue's demo: ≈20k names)."""
     from gear.retrieve.ppr import PPRIndex
 
     stage = "building PPR's entity graph (every entity name encoded)"
     if progress:
         progress(stage, 0, 1)
-    PPRIndex.open(backend, encoder.encode, threshold, directory / "ppr")
+    PPRIndex.open(backend, encode, threshold, directory / "ppr")
     if progress:
         progress(stage, 1, 1)
 

@@ -91,3 +91,15 @@ def test_the_demo_index_is_built_with_its_ppr_graph(tmp_path: Path, monkeypatch)
     monkeypatch.setattr("gear.index.build_index", build)
     demo.ensure_demo_index("walkthrough", encoder=FakeEncoder())
     assert seen["ppr_threshold"] == Settings().ppr_synonym_threshold
+
+
+def test_a_choice_made_before_the_marks_changed_still_names_its_question() -> None:
+    """Streamlit hands back the label a list showed when its labels changed between the click and the next run (the
+    marks arrived, or an estimate moved): the question box gets the question, never "recorded · instant · …"."""
+    from studio.ask import chosen_question
+
+    questions = ["Who?", "Who is the spouse of the director of Jump for Glory?"]
+    assert chosen_question(questions[1], questions) == questions[1]
+    assert chosen_question(f"recorded · instant · {questions[1]}", questions) == questions[1]
+    assert chosen_question(f"live: GeAR · ≈ 2 min, IRCoT · ≈ 57 s · {questions[0]}", questions) == questions[0]
+    assert chosen_question("a question typed freely", questions) == "a question typed freely"
