@@ -9,7 +9,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,29 +79,15 @@ def _warm_ppr(directory: str, mtime: float) -> threading.Thread:
         settings = Settings()
         with contextlib.suppress(Exception):
             if not engine.has_ppr_index(settings):
-                from gear.index.build import build_ppr_cache
+                from gear.index.build import build_ppr_cache, in_turns
 
-                build_ppr_cache(Path(directory), engine.backend, _politely(engine.encoder.encode),
+                build_ppr_cache(Path(directory), engine.backend, in_turns(engine.encoder.encode),
                                 settings.ppr_synonym_threshold)
             engine.ppr_index(settings)
 
     thread = threading.Thread(target=build, name="gear-warm-ppr", daemon=True)
     thread.start()
     return thread
-
-
-def _politely(encode: Callable[[Sequence[str]], Any], batch: int = 128) -> Callable[[Sequence[str]], Any]:
-    """`encode` in batches with a pause between them, so others waiting for the same encoder get their turn."""
-    import numpy as np
-
-    def encode_in_turn(texts: Sequence[str]) -> Any:
-        parts = []
-        for start in range(0, len(texts), batch):
-            parts.append(encode(list(texts[start:start + batch])))
-            time.sleep(0.005)  # the encoder's lock is released: a waiting question takes it now
-        return np.concatenate(parts) if parts else encode([])
-
-    return encode_in_turn
 
 
 def wait_for_ppr_graph(directory: Path) -> None:

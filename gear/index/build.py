@@ -110,9 +110,23 @@ def save_index(out: Path, backend: MemoryBackend, manifest: Manifest, counts: np
             progress("saving", 1, 1)
         if ppr is not None:
             encoder, threshold = ppr
-            build_ppr_cache(directory, backend, encoder.encode, threshold, progress=progress)
+            build_ppr_cache(directory, backend, in_turns(encoder.encode), threshold, progress=progress)
 
     atomic_directory(out, write, keep=(QA_FILE,))  # the person's own QA set outlives a rebuild (gear.data.qa_set)
+
+
+def in_turns(encode: Callable[[Sequence[str]], np.ndarray], batch: int = 128) -> Callable[[Sequence[str]], np.ndarray]:
+    """`encode` a long list in batches with a pause between them: an encoder is shared (one lock per model), and
+    its other users (a question being asked on another index) get their turn instead of waiting minutes."""
+
+    def encode_in_turns(texts: Sequence[str]) -> np.ndarray:
+        parts = []
+        for start in range(0, len(texts), batch):
+            parts.append(encode(list(texts[start:start + batch])))
+            time.sleep(0.005)  # the lock is free here: a waiting caller takes it
+        return np.concatenate(parts) if parts else encode([])
+
+    return encode_in_turns
 
 
 def build_ppr_cache(directory: Path, backend: SearchBackend, encode: Callable[[Sequence[str]], np.ndarray],

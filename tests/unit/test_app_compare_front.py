@@ -103,3 +103,32 @@ def test_a_choice_made_before_the_marks_changed_still_names_its_question() -> No
     assert chosen_question(f"recorded · instant · {questions[1]}", questions) == questions[1]
     assert chosen_question(f"live: GeAR · ≈ 2 min, IRCoT · ≈ 57 s · {questions[0]}", questions) == questions[0]
     assert chosen_question("a question typed freely", questions) == "a question typed freely"
+
+
+def test_building_ppr_graph_lets_a_question_use_the_encoder_in_between() -> None:
+    """The PPR graph's names are encoded in turns: a question's encoding (another caller of the shared encoder) is
+    served between two batches, not after all of them."""
+    import threading
+
+    import numpy as np
+
+    from gear.index.build import in_turns
+
+    lock, calls = threading.Lock(), []
+    started = threading.Event()
+
+    def encode(texts):
+        with lock:
+            calls.append("question" if texts == ["q"] else "names")
+            started.set()
+            threading.Event().wait(0.002)  # the model's time on one batch
+            return np.zeros((len(texts), 4), np.float32)
+
+    names = [f"entity {n}" for n in range(128 * 40)]
+    builder = threading.Thread(target=lambda: in_turns(encode)(names))
+    builder.start()
+    started.wait(5)
+    encode(["q"])
+    builder.join(10)
+    assert calls.count("names") == 40 and "question" in calls
+    assert calls.index("question") < len(calls) - 1  # served while the names were still being encoded
