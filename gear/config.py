@@ -122,6 +122,12 @@ class LLMSettings(BaseModel):
     # triples) for any other model
     extraction_output: Literal["joint", "triples", "grouped"] | None = None
 
+    @field_validator("llm_cache_dir", "llm_bundled_cache", "llm_model", "llm_base_url", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """`GEAR_LLM_CACHE_DIR=` (set, but empty) means unset — not the current folder, where answers would land."""
+        return None if isinstance(value, str) and not value.strip() else value
+
     @property
     def live_llm(self) -> Literal["local", "openai"] | None:
         """Which live model answers what is not recorded (None: replay only)."""

@@ -257,22 +257,18 @@ class ExtractionView:
         self.cancel.empty()
 
 
-# what the model is asked to write, in words (gear.extract.outputs; "answer: joint" meant nothing to a newcomer)
-ANSWER_WORDS = {"joint": "it writes entities and triples, as in the paper", "triples": "it writes triples only",
-                "grouped": "it writes triples grouped by subject"}
-
-
 def extract_triples(docs: list[Any], settings: Settings, out: Path, box: Any = None) -> tuple[list[Any], dict]:
     """Triples extracted from the passages by the sidebar's LLM, resumable from the journal beside `out`; `box` (the
     build's status box) shows the progress in its label."""
     if not extraction_available():
         raise BuildStopped("Needs an OpenIE file", raw_text_note())
+    from gear.extract import outputs
     from gear.extract.bridge import ExtractOptions, config_for, extract_for_index, local_profile
 
     config = config_for(settings, ExtractOptions())
     at_once = f"{config.concurrency} passage{'' if config.concurrency == 1 else 's'} at once"
-    st.write(f"extracting triples with {llm_words(settings)} ({ANSWER_WORDS[config.output]}; {at_once}; resumable: "
-             "a journal beside the index keeps every passage finished)")
+    st.write(f"extracting triples with {llm_words(settings)} (it writes {outputs.get(config.output).label}; {at_once}; "
+             "resumable: a journal beside the index keeps every passage finished)")
     if settings.live_llm == "local":
         st.caption(local_profile(settings).describe())
     view = ExtractionView(box, out.name)

@@ -32,8 +32,9 @@ OpenieOpt = Annotated[Path | None, typer.Option("--openie", help="HippoRAG OpenI
 ChunkWordsOpt = Annotated[int | None, typer.Option("--chunk-words", min=10, help="passage length in words for "
                                                    ".txt/.md (default 120); also splits longer JSON passages")]
 WorkDirOpt = Annotated[Path | None, typer.Option("--work-dir", help="extraction journal (default OUT.extract/)")]
-ConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency", min=1, help="parallel LLM calls (default 4 for "
-                                                    "remote endpoints, 1 for the local model)")]
+ConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency", min=1, help="parallel LLM calls (default: 4 for "
+                                                    "remote endpoints; for the embedded model, as many as its "
+                                                    "server has slots: GEAR_LLM_PARALLEL)")]
 PriceInOpt = Annotated[float | None, typer.Option("--price-in", help="USD per 1M prompt tokens (cost estimate)")]
 PriceOutOpt = Annotated[float | None, typer.Option("--price-out", help="USD per 1M completion tokens")]
 StyleOpt = Annotated[str, typer.Option("--prompt-style", help="one-shot (paper prompt + worked JSON example) or "

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gear.data.corpus import Document, InputError
+from gear.extract import outputs
 from gear.extract.outputs import OutputName
 from gear.extract.progress import Pace, Progress
 from gear.extract.runner import (
@@ -189,7 +190,8 @@ def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, consol
     if console is not None:
         prompt, completion, usd = cost_estimate(docs, config, options.price_in, options.price_out)
         line = (f"extracting triples from {len(docs)} passages with {settings.llm} model {llm.model} "
-                f"(answer: {config.output}, {config.concurrency} at once; journal {work_dir}); from scratch "
+                f"(it writes {outputs.get(config.output).label}, {config.concurrency} at once; journal {work_dir}); "
+                f"from scratch "
                 f"≈{prompt:,} prompt + ≈{completion:,} completion tokens")
         if usd is not None:
             line += f", ≈${usd:.2f}" if usd >= 0.01 else f", ≈${usd:.4f}"

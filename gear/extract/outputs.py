@@ -72,7 +72,7 @@ class Output:
 
     name: OutputName
     prompt_version: str
-    label: str
+    label: str  # what the model writes, in words ("triples only"), for the Index page and `gear index`
 
     def demo_answer(self) -> str:
         """Demonstration #1's answer in this shape: the one-shot assistant turn."""
@@ -159,9 +159,9 @@ def read_grouped(text: object) -> tuple[list[SPO], list[str]]:
         return [], [f"could not parse grouped triples ({type(exc).__name__})"]
 
 
-JOINT = Output("joint", "gear-triple-extraction/1", "entities and triples (the paper's answer)")
-TRIPLES = Output("triples", "gear-triple-extraction/triples-1", "triples only, compact JSON")
-GROUPED = Output("grouped", "gear-triple-extraction/grouped-1", "triples grouped by subject, compact JSON")
+JOINT = Output("joint", "gear-triple-extraction/1", "entities and triples, as in the paper")
+TRIPLES = Output("triples", "gear-triple-extraction/triples-1", "triples only")
+GROUPED = Output("grouped", "gear-triple-extraction/grouped-1", "triples grouped by subject")
 OUTPUTS: dict[str, Output] = {o.name: o for o in (JOINT, TRIPLES, GROUPED)}
 
 

@@ -17,6 +17,7 @@ import pytest
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from gear.config import Settings
+from gear.extract.outputs import OUTPUTS
 from gear.extract.progress import Pace
 from gear.llm import LLMResult
 from tests.conftest import FakeEncoder
@@ -100,13 +101,12 @@ def test_the_status_box_shows_the_progress_line_while_extracting(studio: dict,  
     assert Path(studio["data"] / "indexes" / "progress" / "manifest.json").is_file()
     said = " ".join(str(m.value) for m in at.markdown)  # what is asked of the model, in words
     words = re.search(r"\((it writes [^;]+); 1 passage at once; resumable: a journal beside the index keeps", said)
-    assert words is not None and words[1] in indexes.ANSWER_WORDS.values()
+    assert words is not None and words[1] in {f"it writes {o.label}" for o in OUTPUTS.values()}
 
 
 def test_every_answer_shape_is_said_in_words() -> None:
     from typing import get_args
 
     from gear.extract.outputs import OutputName
-    from studio.indexes import ANSWER_WORDS
 
-    assert set(ANSWER_WORDS) == set(get_args(OutputName))
+    assert set(OUTPUTS) == set(get_args(OutputName)) and all(o.label for o in OUTPUTS.values())

@@ -3,6 +3,8 @@ its GEAR_* variable, and dumps in the order traces have always recorded."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import BaseModel
 
@@ -57,3 +59,15 @@ def test_a_group_validates_as_before() -> None:
         Settings(_env_file=None, embedder="bert")
     with pytest.raises(ValueError, match="beam_width"):
         Settings(_env_file=None).with_(beam_width=0)
+
+
+@pytest.mark.parametrize("variable", ["GEAR_LLM_CACHE_DIR", "GEAR_LLM_BUNDLED_CACHE", "GEAR_LLM_MODEL",
+                                      "GEAR_LLM_BASE_URL"])
+def test_a_variable_set_empty_is_unset(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    """`GEAR_LLM_CACHE_DIR=` once made answers land in the current folder (Path("") is ".")."""
+    monkeypatch.setenv(variable, "")
+    settings = Settings(_env_file=None)
+    field = variable.removeprefix("GEAR_").lower()
+    assert getattr(settings, field) is None
+    monkeypatch.setenv("GEAR_LLM_CACHE_DIR", "/tmp/answers")
+    assert Settings(_env_file=None).llm_cache_dir == Path("/tmp/answers")
