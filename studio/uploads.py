@@ -30,7 +30,7 @@ from gear.data.corpus import (
 )
 from studio import demo
 
-MB = 1024 * 1024
+MB = 1000 * 1000  # as the uploader shows a file's size
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ def _check_size(files: Sequence[Any], kind: str, formats: Sequence[Format]) -> N
     if total <= limit.mb * MB:
         return
     what = files[0].name if len(files) == 1 else f"these {len(files)} files"
-    size = f" (about {limit.mb * MB // limit.bytes_per_passage:,} passages of MuSiQue's size)" \
+    size = f" (about {round(limit.mb * MB / limit.bytes_per_passage, -3):,.0f} passages of MuSiQue's size)" \
         if limit.bytes_per_passage else ""
     command = f"gear index CORPUS --openie OPENIE.json --out {demo.shown(demo.indexes_dir() / 'NAME')}"
     raise InputError(f"{what}: {total / MB:.1f} MB; the app builds an index from at most {limit.mb} MB of "

@@ -64,7 +64,7 @@ REFUSALS = [
     ("UTF-16 text", [Upload("notes.txt", "Bremen Cathedral.\n".encode("utf-16"))], None, None,
      "notes.txt: is UTF-16 text; save it as UTF-8 and upload it again", CORPUS_FORMATS),
     ("a 50 MB corpus", [Upload("big.json", b"", 50 * MB)], None, None,
-     "big.json: 50.0 MB; the app builds an index from at most 25 MB of corpus (about 51,200 passages of "
+     "big.json: 50.0 MB; the app builds an index from at most 25 MB of corpus (about 49,000 passages of "
      "MuSiQue's size). Build a larger one on the command line, which resumes where it stopped (`gear index CORPUS "
      "--openie OPENIE.json --out {indexes}/NAME`): it then appears in every page's Index list.", CORPUS_FORMATS),
     ("a corpus of one empty passage", [js("one.json", [{"title": "Bremen Cathedral", "text": ""}])], None, None,
