@@ -192,7 +192,8 @@ def shape(value: Any) -> str:
         kinds = sorted({_kind(v) for v in value})
         if not value:
             return "an empty list"
-        return f"a list of {len(value):,} " + (f"{kinds[0]}s" if len(kinds) == 1 else "mixed values")
+        plural = "" if len(value) == 1 else "s"
+        return f"a list of {len(value):,} " + (f"{kinds[0]}{plural}" if len(kinds) == 1 else "mixed values")
     if isinstance(value, dict):
         keys = ", ".join(repr(k) for k in list(value)[:4]) + (", …" if len(value) > 4 else "")
         return f"an object with keys {keys}" if value else "an empty object"

@@ -85,11 +85,11 @@ REFUSALS = [
      "text} records or a {title: [sentences]} object. Its 'data' holds a list of 3 objects: if those are the "
      "passages, upload that list alone.", CORPUS_FORMATS),
     ("a list of strings", [js("lines.json", ["Bremen Cathedral is dedicated to St. Peter."])], None, None,
-     "lines.json: JSON of another shape (a list of 1 strings); a corpus is a list of {title, text} records or a "
+     "lines.json: JSON of another shape (a list of 1 string); a corpus is a list of {title, text} records or a "
      "{title: [sentences]} object.", CORPUS_FORMATS),
     ("a QA set uploaded as the corpus", [js("dev.json", [{"id": "q", "question": "Who?", "paragraphs": []}])],
      None, None,
-     "dev.json: JSON of another shape (a list of 1 objects); a corpus is a list of {title, text} records or a "
+     "dev.json: JSON of another shape (a list of 1 object); a corpus is a list of {title, text} records or a "
      "{title: [sentences]} object. It looks like a QA set (its records have a 'question'): upload it as the QA set.",
      CORPUS_FORMATS),
     ("an OpenIE file for another corpus", [js("corpus.json", CORPUS)],
