@@ -33,6 +33,7 @@ _LAYOUT = {"template": "plotly_white", "font": {"size": 15, "family": FONT},
            "margin": {"l": 50, "r": 20, "t": 50, "b": 50}, "legend": {"orientation": "h", "y": -0.2}}
 GOLD_ROW = "gold passages"  # the funnel's top: every gold passage of the run's questions
 ZERO = "zero"  # the name of the words written on a funnel's empty stage
+NOT_A_CHAIN = "<br>(not a chain: each stage by any route)"  # under the title of a run drawn as bars
 RUN_COLOURS = ["#1c7ed6", "#f76707", "#2f9e44", "#ae3ec9", "#e03131", "#0c8599", "#5c940d", "#868e96"]
 SummaryLike = Summary | Mapping[str, Mapping[str, Any]]
 
@@ -65,8 +66,7 @@ def funnel_figure(summary: SummaryLike) -> go.Figure:
     rows = max(1, math.ceil(len(runs) / cols))
     tallest = max((len(run["stages"]) for run in runs.values()), default=1) + 1  # + the gold passages' bar
     plot = rows * 32 * tallest + (rows - 1) * 70  # 32 px a bar (its text stays legible), 70 px between rows
-    titles = [esc_html(name) + ("" if is_chain(run) else " — not a chain: each stage by any route")
-              for name, run in runs.items()]
+    titles = [esc_html(name) + ("" if is_chain(run) else NOT_A_CHAIN) for name, run in runs.items()]
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles,
                         horizontal_spacing=0.22, vertical_spacing=70 / plot if rows > 1 else 0.0)
     for n, (name, run) in enumerate(runs.items()):

@@ -41,7 +41,7 @@ def test_the_funnel_has_a_trace_per_run_with_its_own_stages() -> None:
     assert naive.x[1] == 1
     # a funnel per run, each on its own stage axis (one shared axis would interleave the families' stages)
     assert len({t.yaxis for t in fig.data}) == len(fig.data)
-    assert [a.text.split(" — ")[0] for a in fig.layout.annotations if a.name != ZERO] == list(s.runs)
+    assert [a.text.split("<br>")[0] for a in fig.layout.annotations if a.name != ZERO] == list(s.runs)
 
 
 def test_a_chain_is_a_funnel_that_never_widens_and_the_rest_is_drawn_as_what_it_is() -> None:
@@ -50,7 +50,7 @@ def test_a_chain_is_a_funnel_that_never_widens_and_the_rest_is_drawn_as_what_it_
     an earlier stage missed is a bar per stage, titled so; a stage no gold passage reached says "0 · 0 %"."""
     s = summary()
     fig = funnel_figure(s)
-    titles = {a.text.split(" — ")[0]: a.text for a in fig.layout.annotations if a.name != ZERO}
+    titles = {a.text.split("<br>")[0]: a.text for a in fig.layout.annotations if a.name != ZERO}
     for trace in fig.data:
         run = s.runs[trace.name]
         if trace.type == "funnel":
