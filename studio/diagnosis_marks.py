@@ -207,8 +207,8 @@ def _marked_row(marks: Marks, texts: dict[int, tuple[str, str]], ranks: dict[int
     columns = st.columns(min(4, len(marks.ids)))
     for n, pid in enumerate(marks.ids):
         title = texts.get(pid, (f"passage #{pid}", ""))[0]
-        columns[n % len(columns)].button(f"✕ {title[:40]} · #{pid}", key=f"{key}_unmark_{pid}",
-                                         on_click=_unmark, args=(marks, pid),
+        columns[n % len(columns)].button(f"{esc_md(title[:40])} · #{pid}", key=f"{key}_unmark_{pid}",
+                                         icon=":material/close:", on_click=_unmark, args=(marks, pid),
                                          help=f"#{pid}: {_where(pid, ranks)} — unmark")
 
 
