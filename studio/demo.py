@@ -193,16 +193,18 @@ def ensure_demo_index(name: str, progress: StageProgress | None = None, encoder:
         docs = unique_documents(docs, report)
         oie, _ = load_openie(demo.openie)
         triples = align_openie(docs, oie, report)
-        settings = Settings()
         if encoder is None:
             from gear.embed import Encoder
 
+            settings = Settings()
             encoder = Encoder(settings.embedder, bf16=settings.embed_bf16, device=settings.device)
-        # with PPR's entity graph: a first comparison with PPR on the demo does not stop to build it
+        # without PPR's entity graph: on a first start every minute counts before a question can run (the graph took
+        # 2.2 min more on top of the MuSiQue demo's 4.7 on a shared 2-core machine); the app makes it ready in the background once the index is opened
+        # (studio.resources._warm_ppr), so a comparison does not wait for it either
         build_index(docs, triples, out, encoder, progress=progress,
                     source={"demo": name, "corpus": project_path(demo.corpus),
                             "openie": project_path(demo.openie), "qa": project_path(demo.qa)},
-                    extraction={"source": demo.openie.name}, ppr_threshold=settings.ppr_synonym_threshold)
+                    extraction={"source": demo.openie.name})
     return out
 
 

@@ -287,8 +287,9 @@ def build_progress(name: str) -> None:
     st.progress(build.percent, text=build.line())
 
 
+# measured from a fresh clone's state on the shared 2-core development machine (README, "First set-up")
 DEMO_SIZES = {"walkthrough": "20 passages, a few seconds; ",
-              "musique": "1,890 passages and their triples, a few minutes on a 2-core CPU; "}
+              "musique": "1,890 passages and 17,204 triples: about 5 minutes on a 2-core CPU; "}
 
 
 # -- the QA set of an index --------------------------------------------------------------------------------------------
