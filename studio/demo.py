@@ -199,8 +199,8 @@ def ensure_demo_index(name: str, progress: StageProgress | None = None, encoder:
             settings = Settings()
             encoder = Encoder(settings.embedder, bf16=settings.embed_bf16, device=settings.device)
         # without PPR's entity graph: on a first start every minute counts before a question can run (the graph took
-        # 2.2 min more on top of the MuSiQue demo's 4.7 on a shared 2-core machine); the app makes it ready in the background once the index is opened
-        # (studio.resources._warm_ppr), so a comparison does not wait for it either
+        # 2.2 min more on top of the MuSiQue demo's 4.7 on a shared 2-core machine); the app makes it ready in the
+        # background once the index is opened (studio.resources._warm_ppr), so a comparison does not wait for it
         build_index(docs, triples, out, encoder, progress=progress,
                     source={"demo": name, "corpus": project_path(demo.corpus),
                             "openie": project_path(demo.openie), "qa": project_path(demo.qa)},
