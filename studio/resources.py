@@ -90,27 +90,28 @@ def _warm_ppr(directory: str, mtime: float) -> threading.Thread:
     return thread
 
 
-def wait_for_ppr_graph(directory: Path) -> None:
-    """Wait (saying so) while PPR's entity graph is made ready in the background, rather than build it twice."""
+def _ppr_work(directory: Path) -> threading.Thread | None:
+    """The background work making the index's PPR graph ready (started when the index was opened, or now)."""
     manifest = directory / "manifest.json"
     if not manifest.is_file():
-        return
+        return None
     with _lock:
         mtime = manifest.stat().st_mtime
-    thread = _warm_ppr(str(directory), mtime)
-    if thread.is_alive():
+    return _warm_ppr(str(directory), mtime)
+
+
+def wait_for_ppr_graph(directory: Path) -> None:
+    """Wait (saying so) while PPR's entity graph is made ready in the background, rather than build it twice."""
+    work = _ppr_work(directory)
+    if work is not None and work.is_alive():
         with st.spinner("PPR's entity graph is being made ready (once per index)…"):
-            thread.join()
+            work.join()
 
 
 def ppr_graph_note(directory: Path) -> str:
     """What a comparison with PPR will wait for on this index: nothing once its entity graph is in memory."""
-    manifest = directory / "manifest.json"
-    if not manifest.is_file():
-        return ""
-    with _lock:
-        mtime = manifest.stat().st_mtime
-    if not _warm_ppr(str(directory), mtime).is_alive():
+    work = _ppr_work(directory)
+    if work is None or not work.is_alive():
         return ""
     return ("PPR's entity graph is being made ready in the background (since the index was opened); a comparison "
             "with PPR waits for it to finish.")
@@ -234,8 +235,8 @@ def start_demo_builds() -> dict[str, DemoBuild]:
     """Queue every missing demo index once per server process, the small one first, so the walk-through is ready in
     seconds."""
     if automatic_builds():
-        for name in ("walkthrough", "musique"):
-            if demo.DEMOS[name].available and not demo.is_built(name):
+        for name, d in demo.DEMOS.items():  # in their order: the walk-through first
+            if d.available and not demo.is_built(name):
                 queue_demo_build(name)
     return _builds
 
@@ -281,15 +282,10 @@ def build_progress(name: str) -> None:
         st.error(f"Building the {name} demo index failed: {build.error}")
         st.button("Try again", key=f"build_demo_{name}", on_click=_start_build, args=(name,))
         return
-    size = DEMO_SIZES.get(name, "")
-    st.info(f"**Building the {name} demo index** ({size}once per machine: it is kept in the data folder). This page "
-            "goes on by itself when it is ready.", icon=":material/construction:")
+    cost = demo.DEMOS[name].build_time if name in demo.DEMOS else ""
+    st.info(f"**Building the {name} demo index** ({cost + '; ' if cost else ''}once per machine: it is kept in the "
+            "data folder). This page goes on by itself when it is ready.", icon=":material/construction:")
     st.progress(build.percent, text=build.line())
-
-
-# measured from a fresh clone's state on the shared 2-core development machine (README, "First set-up")
-DEMO_SIZES = {"walkthrough": "20 passages, a few seconds; ",
-              "musique": "1,890 passages and 17,204 triples: about 5 minutes on a 2-core CPU; "}
 
 
 # -- the QA set of an index --------------------------------------------------------------------------------------------
