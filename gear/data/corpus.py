@@ -62,6 +62,10 @@ class InputError(ValueError):
         self.formats = tuple(formats)
 
 
+class EmptyFile(InputError):
+    """A file with nothing in it (or only whitespace)."""
+
+
 @dataclass
 class LoadReport:
     """Counted, non-fatal problems found while loading (shown to the user, never silently dropped)."""
@@ -156,7 +160,7 @@ def read_text(path: str | Path, name: str | None = None, formats: Sequence[Forma
     except OSError as exc:
         raise InputError(f"{label}: cannot read ({exc.strerror})") from None
     if not raw.strip():
-        raise InputError(f"{label}: the file is empty" + (" (only whitespace)" if raw else ""), formats)
+        raise EmptyFile(f"{label}: the file is empty" + (" (only whitespace)" if raw else ""), formats)
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise InputError(f"{label}: is UTF-16 text; save it as UTF-8 and upload it again", formats)
     nul = raw.find(b"\x00", 0, 8192)
@@ -471,11 +475,8 @@ def _text_passages(path: Path, name: str | None, chunk_words: int | None, report
     label = _label(path, name)
     try:
         text = read_text(path, name, CORPUS_FORMATS)
-    except InputError as exc:
-        if str(exc).endswith("the file is empty") or "(only whitespace)" in str(exc):
-            report.warn(f"{label}: empty, skipped")
-            return []
-        raise
+    except EmptyFile:  # one empty text among others is skipped; a corpus of only empty ones is refused by the caller
+        text = ""
     chunks = chunk_text(text, chunk_words or DEFAULT_CHUNK_WORDS)
     if not chunks:
         report.warn(f"{label}: empty, skipped")

@@ -224,3 +224,12 @@ def test_every_format_example_is_two_lines_that_fit_and_parse(fmt) -> None:
     assert len(lines) == 2 and max(map(len, lines)) <= 90  # beside a refusal, at 1280 px, without a scroll bar
     if fmt.example.startswith(("[", "{")):
         json.loads(fmt.example.replace("…", "and so on"))  # an example one can copy and fill in
+
+
+def test_an_empty_text_file_among_others_is_skipped_and_said(tmp_path: Path) -> None:
+    upload = check_uploads(tmp_path, [Upload("notes.md", b"Bremen Cathedral is dedicated to St. Peter.\n"),
+                                      Upload("blank.txt", b"  \n\n")], None, None)
+    assert [d.title for d in upload.docs] == ["notes"]
+    assert upload.report.warnings == ["blank.txt: empty, skipped"]
+    err = refused(tmp_path / "again", [Upload("blank.txt", b"\n"), Upload("none.md", b"")])
+    assert str(err) == "blank.txt, none.md: no passage with text, so nothing to index — every file is empty"
