@@ -479,7 +479,7 @@ def _text_passages(path: Path, name: str | None, chunk_words: int | None, report
         text = ""
     chunks = chunk_text(text, chunk_words or DEFAULT_CHUNK_WORDS)
     if not chunks:
-        report.warn(f"{label}: empty, skipped")
+        report.warnings.append(f"{label}: empty, skipped")  # named by the file itself (the report may be a folder's)
         return []
     return [Document(Path(name or path).stem, chunk) for chunk in chunks]
 
