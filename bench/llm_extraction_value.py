@@ -35,10 +35,12 @@ GPT_OPENIE = MUSIQUE / "openie_musique_gpt-3.5-turbo-1106_1890.json"
 GEAR_CLI = "import sys; from gear.cli import app; app(sys.argv[1:])"
 
 
-def gear_index(corpus: Path, out: Path, output: str, log: Path) -> float:
-    """`gear index CORPUS --out OUT` with the embedded model and this answer shape; its wall seconds."""
+def gear_index(corpus: Path, out: Path, spec: str, log: Path) -> float:
+    """`gear index CORPUS --out OUT` with the embedded model and this answer shape ("name[:stop_repeats]", as in
+    bench/extraction_outputs.py: joint:0 is extraction as it was before issue 26); its wall seconds."""
+    output, _, stop = spec.partition(":")
     env = {**os.environ, "GEAR_LLM": "local", "GEAR_EXTRACTION_OUTPUT": output, "COLUMNS": "200",
-           "PYTHONPATH": str(ROOT)}
+           "PYTHONPATH": str(ROOT), **({"GEAR_EXTRACTION_STOP_REPEATS": stop} if stop else {})}
     began = time.perf_counter()
     with log.open("w") as handle:
         done = subprocess.run([sys.executable, "-c", GEAR_CLI, "index", str(corpus), "--out", str(out)], env=env,
@@ -64,7 +66,8 @@ def extraction_stats(index: Path) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=10)
-    parser.add_argument("--outputs", default="joint,triples")
+    parser.add_argument("--outputs", default="joint:0,triples",
+                        help="extraction answer shapes, name[:stop_repeats]; joint:0 is extraction before issue 26")
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/gear-extraction-200"))
     parser.add_argument("--methods", default="hybrid,naive,gear")
     parser.add_argument("--reuse", action="store_true", help="keep indexes an earlier run built")
@@ -94,14 +97,14 @@ def main() -> int:
     indexes: dict[str, Path] = {}
     built: dict[str, dict[str, Any]] = {}
     for output in args.outputs.split(","):
-        out = work / f"index-{output}"
+        out = work / f"index-{output.replace(':', '-')}"
         if not (args.reuse and (out / "manifest.json").is_file()):
             import shutil
 
             shutil.rmtree(out, ignore_errors=True)
-            shutil.rmtree(work / f"index-{output}.extract", ignore_errors=True)
+            shutil.rmtree(out.parent / f"{out.name}.extract", ignore_errors=True)
             load = os.getloadavg()[0]
-            seconds = gear_index(corpus, out, output, work / f"gear-index-{output}.log")
+            seconds = gear_index(corpus, out, output, work / f"gear-{out.name}.log")
             built[output] = {"gear_index_minutes": seconds / 60, "load_before": load,
                              "load_after": os.getloadavg()[0], **extraction_stats(out)}
             b = built[output]

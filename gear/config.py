@@ -121,6 +121,8 @@ class LLMSettings(BaseModel):
     # (fewer tokens written for the same index: docs/results.md, issue 26), "joint" (the paper's entities and
     # triples) for any other model
     extraction_output: Literal["joint", "triples", "grouped"] | None = None
+    # stop the model after this many repeated triples in a row (a small model's repetition loop; 0: never)
+    extraction_stop_repeats: int = Field(2, ge=0)
 
     @field_validator("llm_cache_dir", "llm_bundled_cache", "llm_model", "llm_base_url", mode="before")
     @classmethod

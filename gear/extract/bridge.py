@@ -85,6 +85,7 @@ def config_for(settings: Any, options: ExtractOptions) -> ExtractionConfig:
         require_grounded=options.require_grounded,
         concurrency=concurrency,
         output=options.output or output_for(settings),
+        stop_repeats=settings.extraction_stop_repeats,
     )
 
 
