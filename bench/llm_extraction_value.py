@@ -9,8 +9,10 @@ after another in this run, so their minutes compare; `--reuse` keeps what an ear
 same passages, embedder (MiniLM) and settings; only the triples differ. GeAR runs live on the embedded model (paper
 prompts, no recorded answers) on every index. Hybrid does not use triples, so its rows must agree (a check).
 
-    .venv/bin/python bench/llm_extraction_value.py [--questions 10] [--outputs joint,triples]
+    .venv/bin/python bench/llm_extraction_value.py [--questions 10] [--outputs joint:0,triples]
            [--work-dir /tmp/gear-extraction-200] [--methods hybrid,naive,gear] [--reuse] [--json OUT]
+
+A method is a registered method name with an optional "@retriever" (hybrid by default): naive@bm25, sync@dense, ….
 """
 
 from __future__ import annotations
@@ -125,7 +127,9 @@ def main() -> int:
     rows: dict[str, dict[str, Any]] = {}
     for method in args.methods.split(","):
         for name, path in indexes.items():
-            s = settings.with_(retriever="hybrid", expand={"hybrid": "none", "naive": "naive", "gear": "gear"}[method])
+            expand, _, retriever = method.partition("@")  # "naive@bm25": NaiveGE over BM25 (default: hybrid)
+            s = settings.with_(retriever=retriever or "hybrid",
+                               expand={"hybrid": "none", "base": "none"}.get(expand, expand))
             engine = Engine.open(path, s, encoder=encoder)
             began = time.perf_counter()
             result = evaluate(engine, questions, s).to_dict()
