@@ -318,7 +318,9 @@ def test_extraction_resumes_after_the_server_died_mid_run(start_llm_server: Any,
     assert broken.triples[0] and any("Bremen" in " ".join(t) for t in broken.triples[0]), record.raw
     for error in broken.errors:
         _report("extraction, server died", error)
-        assert "\n" not in error and f"cannot reach LLM server {first.url}" in error
+        # killed before the answer began, or (extraction streams) in the middle of it: one line either way
+        assert "\n" not in error and (f"cannot reach LLM server {first.url}" in error
+                                      or f"LLM server {first.url} closed the connection" in error), error
 
     second = start_llm_server("--n-ctx", "2048")
     asked.clear()
