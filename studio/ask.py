@@ -16,7 +16,7 @@ import streamlit as st
 from gear import methods
 from gear.config import Settings, public_settings
 from gear.trace import Trace, TraceError
-from gear.trace.pace import MODEL_SPEED, seconds_text
+from gear.trace.pace import MODEL_SPEED, ModelSpeed, seconds_text
 from studio import demo
 from studio.diagnosis_marks import own_questions
 from studio.resources import engine_for, ensure_index, qa_for_index
@@ -166,7 +166,7 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
                      help="★ yours: questions saved with their gold passages (“Save as a test question” below a "
                           "result, or `gear qa add`)." if own else None)
         if marks:
-            st.caption(marks_note(marks, found.model))
+            st.caption(marks_note(marks, found.model, found.speed))
         elif found.problem:  # one line says why, not also that the marks are coming
             st.caption(f"Cannot tell which examples are recorded: {found.problem}")
         elif index is not None and (index / "manifest.json").is_file():
@@ -197,6 +197,7 @@ class Marks(NamedTuple):
     marks: dict[str, str]
     model: str = ""
     problem: str = ""
+    speed: ModelSpeed = MODEL_SPEED  # the engine's measured model speeds, which the "live" times come from
 
 
 def example_marks(index: Path, questions: tuple[str, ...], settings: Settings) -> Marks:
@@ -219,18 +220,18 @@ def example_marks(index: Path, questions: tuple[str, ...], settings: Settings) -
         recorded = _recorded(engine, settings, str(index), questions, key, _cache_stamp(settings))
     except Exception as exc:  # e.g. a replay cache that is empty: Ask would say so too; the page still draws
         return Marks({}, problem=one_line(exc))
-    expected = MODEL_SPEED.run_seconds(model, method, settings)
+    expected = engine.speed.run_seconds(model, method, settings)
     live = "live" + (f" · {seconds_text(expected)}" if expected else "")
     replay_only = settings.llm == "replay"
     return Marks({q: RECORDED if recorded.get(q) else ("not recorded (replay only)" if replay_only else live)
-                  for q in questions}, model)
+                  for q in questions}, model, speed=engine.speed)
 
 
-def marks_note(marks: dict[str, str], model: str) -> str:
+def marks_note(marks: dict[str, str], model: str, speeds: ModelSpeed = MODEL_SPEED) -> str:
     n = sum(1 for mark in marks.values() if mark == RECORDED)
     if all(mark == NO_LLM for mark in marks.values()):
         return "This method asks no LLM: every question runs in seconds."
-    speed = MODEL_SPEED.speed(model)
+    speed = speeds.speed(model)
     how = (f"{speed.read_rate:.0f} prompt tokens/s read and {speed.write_rate:.0f} written, measured on "
            f"{speed.calls} live call{'s' if speed.calls != 1 else ''} here" if speed.calls else
            f"assumed {speed.read_rate:.0f} prompt tokens/s read and {speed.write_rate:.0f} written until the first "

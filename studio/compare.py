@@ -71,7 +71,8 @@ def question_marks(index: Path, questions: tuple[str, ...], base: Settings, chos
                 for name, m in per.items() if m.marks[q] != RECORDED]
         return RECORDED if not live else "live: " + ", ".join(live)
 
-    return Marks({q: mark(q) for q in questions}, next(iter(per.values())).model)
+    first = next(iter(per.values()))
+    return Marks({q: mark(q) for q in questions}, first.model, speed=first.speed)
 
 
 def _cancel() -> None:
