@@ -303,7 +303,7 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings) -> 
     left, right = top.container().columns([1, 7], vertical_alignment="center")
     left.button("Cancel", key="ask_cancel", on_click=_cancel, help="Stop this run (and leave the model's queue); "
                 "the steps so far stay on the page.")
-    status = StatusLine(right.empty())
+    status = StatusLine(right.empty(), speed=engine.speed)
     view = TraceView(live=True, key="live", status=status)
     timing: dict[str, float] = {}
     started = time.perf_counter()

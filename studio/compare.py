@@ -14,7 +14,6 @@ import streamlit as st
 from gear import methods, viz
 from gear.config import Settings
 from gear.trace import Answered, FinalRanking, LLMCalled, RunFinished, RunStarted, Trace
-from gear.trace.pace import RunProgress
 from studio.ask import NO_LLM, RECORDED, Marks, example_marks
 from studio.safe import esc_md, one_line
 from studio.session import remember
@@ -38,8 +37,8 @@ def run_methods(engine: Any, question: str, qa: Any | None, chosen: list[str], b
         settings = method_settings(base, label)
         method = methods.get(settings.expand)
         first_build = method.uses_ppr(settings) and not engine.has_ppr_index(settings)
-        line = StatusLine(box, prefix=f"{label} ({n} of {len(chosen)}) · ")
-        line.progress = RunProgress(builds_ppr_graph=first_build)
+        line = StatusLine(box, prefix=f"{label} ({n} of {len(chosen)}) · ", speed=engine.speed,
+                          builds_ppr_graph=first_build)
         trace = Trace()
         trace.subscribe(line)
         try:

@@ -12,7 +12,7 @@ import streamlit as st
 
 from gear import methods
 from gear import trace as t
-from gear.trace.pace import RunProgress
+from gear.trace.pace import ModelSpeed, RunProgress
 from studio import gear_view, peers_view
 from studio.gear_view import answer_origins
 from studio.safe import esc_md
@@ -36,9 +36,10 @@ class StatusLine:
     """One line in `box` saying where a run is and what it waits for (gear.trace.pace.RunProgress), redrawn as the
     run's events arrive — at most a few times a second while the model writes."""
 
-    def __init__(self, box: Any, prefix: str = "") -> None:
+    def __init__(self, box: Any, prefix: str = "", speed: ModelSpeed | None = None,
+                 builds_ppr_graph: bool = False) -> None:
         self.box, self.prefix = box, prefix
-        self.progress = RunProgress()
+        self.progress = RunProgress(speed, builds_ppr_graph=builds_ppr_graph)  # the engine's measured speeds
         self.drawn_at = 0.0
         self.text = ""
 

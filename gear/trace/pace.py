@@ -198,9 +198,9 @@ def fit(calls: list[tuple[int, int, float]], prior: Speed) -> Speed:
     return Speed(1 / a, 1 / b, len(calls))
 
 
-#: the process's one record of its models' speeds (every engine run teaches it; gear.agent.context.RunContext.ask)
-#: the process's shared instance: every Engine's unless it is given its own (the engines of one process share the one
-#: embedded model server), and what the app's status line and example list read
+#: the process's shared record of its models' speeds: every Engine's unless it is given its own (the engines of one
+#: process share the one embedded model server); a run teaches its engine's (gear.agent.context.RunContext.ask), and
+#: the app's status line and example list read the engine's (Engine.speed)
 MODEL_SPEED = ModelSpeed()
 
 

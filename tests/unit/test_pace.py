@@ -318,3 +318,36 @@ def test_a_run_teaches_its_engines_speed_and_nothing_else(tiny_index: Path, make
     assert own.speed(Timed.model).calls == len(run.trace.of(LLMCalled)) > 0
     assert MODEL_SPEED.speed(Timed.model) == shared_before and shared_before.calls == 0
     assert Engine.open(tiny_index, encoder=make_encoder()).speed is MODEL_SPEED  # by default the process's shared one
+
+
+def test_the_apps_live_times_come_from_the_engines_own_speeds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ask's example list ("live · ≈ 2 min"), its note and the status line of a live run read the speeds of the
+    engine that runs the question, not the process's shared table (an engine may be given its own)."""
+    import studio.ask as ask
+    import studio.resources as resources
+    from gear.config import Settings
+    from studio.trace_view import StatusLine
+
+    own = ModelSpeed()
+    for prompt, written in ((1000, 100), (2000, 50), (500, 200), (1500, 150)):  # a slow model: 10 tok/s read, 1 written
+        own.observe(live(prompt, written, read_rate=10.0, write_rate=1.0))
+
+    class Llm:
+        model = MODEL
+
+    class FakeEngine:
+        speed = own
+
+        def llm(self, settings: object) -> Llm:
+            return Llm()
+
+    monkeypatch.setattr(resources, "engine_ready", lambda index: True)
+    monkeypatch.setattr(ask, "engine_for", lambda index: FakeEngine())
+    monkeypatch.setattr(ask, "_recorded", lambda *a: {})
+    settings = Settings(_env_file=None).with_(expand="gear", llm="local")
+    found = ask.example_marks(Path("/nowhere"), ("q?",), settings)
+    shared = MODEL_SPEED.run_seconds(MODEL, methods.get("gear"), settings)
+    assert found.speed is own and found.marks["q?"] != f"live · {seconds_text(shared or 0)}"
+    assert found.marks["q?"] == f"live · {seconds_text(own.run_seconds(MODEL, methods.get('gear'), settings) or 0)}"
+    assert "measured on 4 live calls" in ask.marks_note(found.marks, MODEL, found.speed)
+    assert StatusLine(object(), speed=own).progress.speed is own
