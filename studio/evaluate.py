@@ -133,7 +133,7 @@ def run_evaluations(engine: Any, index: Path, base: Settings, questions: list, l
     cancel.empty()
     if done:
         st.session_state["eval_selected"] = done
-        st.success(f"Saved {len(done)} report(s) to data/evals/ — see the Results tab.")
+        st.success(f"Saved {len(done)} report(s) to {demo.shown(demo.evals_dir())}/ — see the Results tab.")
 
 
 def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, questions: list, ks: list[int],
@@ -176,7 +176,7 @@ def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, qu
 def show_results() -> None:
     reports = saved_reports()
     if not reports:
-        st.info("No saved evaluations yet (data/evals/*.json).")
+        st.info(f"No saved evaluations yet ({demo.shown(demo.evals_dir())}/*.json).")
         return
     default = [n for n in st.session_state.get("eval_selected", []) if n in reports] or list(reports)[:3]
     chosen = st.multiselect("Saved evaluations", list(reports), default=default, key="eval_show")

@@ -346,6 +346,10 @@ def test_evaluate_saves_and_charts_a_report(studio: dict) -> None:
     assert not at.error, [e.value for e in at.error]
     saved = list((studio["data"] / "evals").glob("*.json"))
     assert len(saved) == 1
+    from studio.demo import shown
+
+    where = shown(studio["data"] / "evals")  # the data folder in use, wherever it is (not always ./data)
+    assert f"Saved 1 report(s) to {where}/" in " ".join(s.value for s in at.success), [s.value for s in at.success]
     report = json.loads(saved[0].read_text())
     assert set(report["recall"]) == {"5", "10", "15"}
     assert at.get("plotly_chart")
