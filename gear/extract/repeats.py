@@ -6,12 +6,24 @@ the triples-only answer (188 a passage, 128 without the repeats). The duplicates
 so the index never sees them; writing them is pure cost. The guard watches the answer as it streams and stops the
 model once `limit` complete triples in a row repeat earlier ones (2 lost no triple on those passages; 1 lost one);
 the answer is then read up to there, as any answer cut short is.
+
+The other loop writes one string without end ("The Demon Child Trilogy and The Wolfblade Trilogy and The Demon Child
+Trilogy and …", "Steve Trevor Steve Trevor …", a row of dots) until the answer's cap of 1,024 tokens: 2 of 200
+MuSiQue passages and 1 of the first 15 HotpotQA ones, ≈ 37–43 s each against ≈ 5 s for a passage. A part longer than
+the reader's limit (runner.MAX_PART_CHARS, 200 characters) is dropped anyway, and in 817 journaled answers no string
+of a triple list ever closed past 200 characters; so once an open string of the triple list passes RUN_ON_CHARS
+(twice that limit) the model is stopped, and the answer so far is read as the one the cap would have cut.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
+#: an open string of the triple list longer than this is a run-on loop (twice runner.MAX_PART_CHARS: a part past 200
+#: characters is dropped when the answer is read)
+RUN_ON_CHARS = 400
+TRIPLES_KEY = '"triples"'  # where the triple list begins (the paper's joint answer writes its entity list first)
 
 # a complete [s, p, o] of JSON strings (the entity list of the paper's answer has other lengths and never matches)
 _TRIPLE = re.compile(r'\[\s*"((?:[^"\\]|\\.)*)"\s*,\s*"((?:[^"\\]|\\.)*)"\s*,\s*"((?:[^"\\]|\\.)*)"\s*\]')
@@ -22,8 +34,18 @@ class Repeating(Exception):  # a signal that ends the stream, not an error
     and the repeats that showed it (the model's own words, still parseable as a cut-off answer)."""
 
     def __init__(self, text: str, pieces: int) -> None:
-        super().__init__("the model repeats triples it has written")
+        super().__init__(self.why)
         self.text, self.pieces = text, pieces
+
+    why = "the model repeats triples it has written"
+
+
+class RunningOn(Repeating):
+    """Raised from the text listener: one string of the triple list has run past RUN_ON_CHARS without closing; `text`
+    is the answer so far, which is read as the answer cut by the token cap would have been (its open string dropped:
+    too long, or not a triple)."""
+
+    why = "the model writes one string without end"
 
 
 def _key(parts: tuple[str, ...]) -> tuple[str, ...]:
@@ -32,7 +54,8 @@ def _key(parts: tuple[str, ...]) -> tuple[str, ...]:
 
 
 class RepeatGuard:
-    """A text listener that passes pieces on to `inner` and raises Repeating after `limit` repeated triples in a row."""
+    """A text listener that passes pieces on to `inner`, raises Repeating after `limit` repeated triples in a row and
+    RunningOn once a string of the triple list runs on past RUN_ON_CHARS."""
 
     def __init__(self, limit: int, inner: Callable[[str], None] | None = None) -> None:
         self.limit, self.inner = limit, inner
@@ -41,6 +64,11 @@ class RepeatGuard:
         self._scanned = 0  # where the next complete triple may start
         self._seen: set[tuple[str, ...]] = set()
         self._in_a_row = 0
+        # the triple list's strings, lexed as they arrive: where the list begins, how far lexed, the open string
+        self._triples_at = -1
+        self._lexed = 0
+        self._in_string = self._escaped = False
+        self._string_from = 0
 
     def __call__(self, piece: str) -> None:
         self.text += piece
@@ -57,3 +85,27 @@ class RepeatGuard:
             else:
                 self._in_a_row = 0
                 self._seen.add(key)
+        if self._runs_on():
+            raise RunningOn(self.text, self.pieces)
+
+    def _runs_on(self) -> bool:
+        """Whether a string of the triple list is open and longer than RUN_ON_CHARS (lexing only the new text)."""
+        if self._triples_at < 0:
+            at = self.text.find(TRIPLES_KEY)
+            if at < 0:
+                return False
+            self._triples_at = self._lexed = at + len(TRIPLES_KEY)
+        text = self.text
+        for i in range(self._lexed, len(text)):
+            c = text[i]
+            if self._in_string:
+                if self._escaped:
+                    self._escaped = False
+                elif c == "\\":
+                    self._escaped = True
+                elif c == '"':
+                    self._in_string = False
+            elif c == '"':
+                self._in_string, self._string_from = True, i + 1
+        self._lexed = len(text)
+        return self._in_string and len(text) - self._string_from > RUN_ON_CHARS

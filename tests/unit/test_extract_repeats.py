@@ -131,3 +131,41 @@ def test_a_stopped_pooled_extraction_stops_the_calls_in_flight(tmp_path: Path) -
         extract_passages(passages, llm, tmp_path, ExtractionConfig(output="triples", concurrency=2))
     assert heard == [0, 0, 0]
     assert llm.finished == 0 and llm.interrupted >= 2  # the calls in flight ended at once; none ran its 10 s
+
+
+RUN_ON = ('{"triples":[["The Hythrun Chronicles", "author", "Jennifer Fallon"],'
+          '["The Hythrun Chronicles", "genre", "fantasy"],'
+          '["The Hythrun Chronicles", "set", "The Demon Child Trilogy and The Wolfblade Trilogy'
+          + " and The Demon Child Trilogy" * 150)  # cut at the answer's token cap, never closed
+
+
+def test_a_string_that_runs_on_stops_the_model_with_the_same_triples() -> None:
+    """A string of the triple list past RUN_ON_CHARS stops the model; what is read is what the whole answer gives (its
+    run-on part is too long to keep either way)."""
+    from gear.extract.repeats import RUN_ON_CHARS, RunningOn
+    from gear.extract.runner import MAX_PART_CHARS
+
+    assert RUN_ON_CHARS >= 2 * MAX_PART_CHARS
+    guard = RepeatGuard(2)
+    with pytest.raises(RunningOn) as stop:
+        _feed(guard, RUN_ON, 7)
+    opened = RUN_ON.index('"The Demon Child')
+    assert RUN_ON_CHARS < len(guard.text) - opened <= RUN_ON_CHARS + 8  # stopped as soon as it passed the limit
+    cut = stop.value.text
+    assert RUN_ON.startswith(cut) and cut == guard.text  # the answer so far, as the token cap would have cut it
+    assert parse_extraction(cut, output="triples")[0] == parse_extraction(RUN_ON, output="triples")[0] == [
+        ("The Hythrun Chronicles", "author", "Jennifer Fallon"), ("The Hythrun Chronicles", "genre", "fantasy")]
+
+
+def test_long_strings_that_close_or_sit_in_the_entity_list_go_on() -> None:
+    long_part = "a run-on but closed part " * 14  # 350 characters: dropped on reading, but the model is not stopped
+    escaped = 'he said \\"yes\\" ' * 20  # 320 characters; escaped quotes do not end a string
+    guard = RepeatGuard(2)
+    _feed(guard, '{"triples":[["A", "p", "' + long_part + '"],["A", "p", "' + escaped + '"],["C", "q", "D"]]}')
+    assert guard.text.endswith('["C", "q", "D"]]}')
+    guard = RepeatGuard(2)  # the paper's joint answer: its entity list comes before the triple list
+    entity = "entity " * 100
+    _feed(guard, '{"named_entities": ["' + entity + '", "B"], "triples": [["B", "p", "C"]]}')
+    assert guard.text.endswith('"triples": [["B", "p", "C"]]}')
+    with pytest.raises(Repeating):  # but an escaped quote keeps a run-on string open
+        _feed(RepeatGuard(2), '{"triples":[["A", "p", "' + escaped * 2)
