@@ -146,6 +146,28 @@ def questions():
     return load_qa(MUSIQUE / "musique_dev50.json")[0]
 
 
+# -- the bundled HotpotQA sample (100 questions, 994 passages; MiniLM), built once per test session -------------------
+HOTPOTQA = Path(__file__).resolve().parents[2] / "assets" / "hotpotqa"
+
+
+@pytest.fixture(scope="session")
+def hotpotqa(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    """The index of the passages alone: its triples are not bundled yet (assets/hotpotqa/README.md), and the base
+    retrievers read only the passages."""
+    from gear.embed import Encoder
+
+    docs, _ = load_corpus(HOTPOTQA / "hotpotqa_train100_corpus.json")
+    out = tmp_path_factory.mktemp("hotpotqa") / "index"
+    encoder = Encoder("all-MiniLM-L6-v2")
+    build_index(docs, [[] for _ in docs], out, encoder)
+    return Engine.open(out, Settings(), encoder=encoder)
+
+
+@pytest.fixture(scope="session")
+def hotpotqa_questions():
+    return load_qa(HOTPOTQA / "hotpotqa_train100.json")[0]
+
+
 # -- the embedded model behind `gear serve-llm` (tests/integration/test_llm_server.py) -------------------------------
 REPO = Path(__file__).resolve().parents[2]
 SERVE = "import sys; from gear.cli import app; app(sys.argv[1:])"  # `gear serve-llm` without relying on the script
