@@ -118,6 +118,14 @@ def _print_report(data: dict[str, Any], ks: list[int]) -> None:
                   highlight=False)
     if data.get("skipped"):
         out.print(f"{len(data['skipped'])} questions skipped (gold passages not in the index)")
+    if data.get("gold_missing"):
+        lacking = data["gold_missing"]
+        qid, titles = next(iter(lacking.items()))
+        n, passages = len(lacking), sum(len(t) for t in lacking.values())
+        out.print(f"{n} question{' has' if n == 1 else 's have'} gold passages the index lacks ({passages} "
+                  f"passage{'' if passages == 1 else 's'}, e.g. {qid}: {titles[0]!r}): "
+                  f"{'its' if n == 1 else 'their'} recall counts only the gold passages found",
+                  highlight=False, soft_wrap=True)
     wall = data["latency_ms"].get("wall")
     if wall:
         out.print(f"latency per run: mean {wall['mean']:.0f} ms, p50 {wall['p50']:.0f} ms, p95 {wall['p95']:.0f} ms")

@@ -77,6 +77,9 @@ class EvalReport:
     questions: list[QuestionResult]
     latency: dict[str, list[float]]
     skipped: list[str] = field(default_factory=list)
+    # question id → the titles of its gold passages the index lacks (the question is kept; its recall counts only the
+    # gold passages found, so a corpus that lost one inflates it — said, not silent)
+    gold_missing: dict[str, list[str]] = field(default_factory=dict)
 
     def recall(self, results: Sequence[QuestionResult] | None = None) -> dict[str, float]:
         rows = self.questions if results is None else results
@@ -106,7 +109,7 @@ class EvalReport:
         data: dict[str, Any] = {
             "method": self.method, "retriever": self.retriever, "n_questions": len(self.questions),
             "recall": self.recall(), "by_hop": self.by_hop(), "latency_ms": self.latency_ms(),
-            "settings": self.settings, "skipped": self.skipped,
+            "settings": self.settings, "skipped": self.skipped, "gold_missing": self.gold_missing,
         }
         answered = [q for q in self.questions if q.em is not None]
         if answered:
@@ -176,6 +179,11 @@ def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: S
         if not gold:
             report.skipped.append(q.id)
             continue
+        wanted = list(dict.fromkeys(q.gold))
+        if len(gold) < len(wanted):  # some gold passage is not in the index (or two name one passage)
+            lacking = [title for title, text in wanted if not engine.gold_ids([(title, text)])]
+            if lacking:
+                report.gold_missing[q.id] = lacking
         recall: dict[str, float] = {}
         runs: list[EvaluatedRun] = []
         question_started = time.perf_counter()

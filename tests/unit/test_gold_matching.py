@@ -76,3 +76,38 @@ def test_the_loaders_count_agrees_with_what_the_engine_finds(tmp_path: Path) -> 
     [unique, ambiguous] = qa_file(tmp_path, [musique({"title": "Etna"}), {**musique({"title": "Notes"}), "id": "r"}])
     assert gold_in_corpus([unique, ambiguous], docs, report) == 1
     assert any("1 of 2 questions have no gold passage in the corpus" in w for w in report.warnings)
+
+
+def test_a_gold_passage_the_index_lacks_is_said_not_dropped_silently(engine: Engine, tmp_path: Path) -> None:
+    """A question keeps the gold passages found and is evaluated on them, and the report names the ones the index
+    lacks (`gear eval` prints them) — a corpus that lost a gold passage would otherwise look better than it is."""
+    from gear.eval.report import evaluate
+
+    questions = qa_file(tmp_path, [musique({"title": "Etna", "paragraph_text": "Etna is a volcano on Sicily."},
+                                           {"title": "Mars", "paragraph_text": "Mars is a planet."}),
+                                   {**musique({"title": "Sicily"}), "id": "whole"}])
+    report = evaluate(engine, questions, Settings().with_(retriever="bm25"), (2,))
+    assert report.gold_missing == {"q": ["Mars"]} and report.skipped == []
+    assert report.to_dict()["gold_missing"] == {"q": ["Mars"]}
+    assert [r.id for r in report.questions] == ["q", "whole"] and report.questions[0].n_gold == 1
+
+
+def test_gear_eval_says_which_gold_passages_the_index_lacks(engine: Engine, tmp_path: Path, capsys) -> None:
+    from gear.cli.evaluate import _print_report
+    from gear.eval.report import evaluate
+
+    questions = qa_file(tmp_path, [musique({"title": "Etna", "paragraph_text": "Etna is a volcano on Sicily."},
+                                           {"title": "Mars", "paragraph_text": "Mars is a planet."})])
+    _print_report(evaluate(engine, questions, Settings().with_(retriever="bm25"), (2,)).to_dict(), [2])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert ("1 question has gold passages the index lacks (1 passage, e.g. q: 'Mars'): its recall counts only the "
+            "gold passages found") in shown
+
+
+def test_the_evaluate_page_says_what_its_recall_leaves_out() -> None:
+    from studio.evaluate import gold_note
+
+    assert gold_note({"skipped": [], "gold_missing": {}}) == ""
+    assert gold_note({"skipped": ["a"], "gold_missing": {"q": ["*Mars*"], "r": ["X", "Y"]}}) == (
+        "1 question skipped: none of its gold passages is in this index; 2 questions were scored on part of their "
+        "gold: the index lacks 3 gold passages (e.g. &#42;Mars&#42; of q), and recall counts only those found.")
