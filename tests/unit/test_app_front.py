@@ -3,6 +3,7 @@ runs that survive moving between pages, and the example list that says which que
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -160,7 +161,8 @@ def test_a_built_index_is_selected_and_the_message_points_nowhere_false(studio: 
     at.button(key="ix_build").click().run()
     assert not at.exception
     message = " ".join(str(s.value) for s in at.success)
-    assert "mine is ready and selected" in message and "pick it in the sidebar" not in message
+    assert re.search(r"mine is ready \(built in \d+ s\) and selected", message)
+    assert "pick it in the sidebar" not in message
     at.switch_page("app_pages/ask.py").run()
     assert at.sidebar.selectbox[0].value == "mine"
 

@@ -11,6 +11,7 @@ next drawing. The page's deltas so far are read from the test's script runner.""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -270,10 +271,12 @@ def index_page(studio: dict, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
     return at, session, extracting
 
 
-def cancelled_page(at: AppTest, studio: dict) -> None:  # noqa: F811
+def cancelled_page(at: AppTest, studio: dict, kept: str) -> None:  # noqa: F811
     at.button(key="ix_cancel").click().run()  # the click runs after the stopped run (fastReruns)
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert any(w.value.startswith("Extraction cancelled") for w in at.warning)
+    said = (f"Extraction cancelled: {kept} kept in the journal beside the index; build again to go on from there."
+            if kept else "Extraction cancelled before its first passage was finished: build again to start it.")
+    assert [w.value for w in at.warning if w.value.startswith("Extraction cancelled")] == [said]
     assert not (studio["data"] / "indexes" / "extracted" / "manifest.json").exists()
 
 
@@ -284,6 +287,7 @@ def built_page(at: AppTest, studio: dict) -> None:  # noqa: F811
     assert not [w for w in at.warning if w.value.startswith("Extraction cancelled")]
     assert Manifest.read(studio["data"] / "indexes" / "extracted").n_passages == 3
     assert [b.key for b in at.button if b.key == "ix_cancel"] == []
+    assert any(re.match(r"Index extracted is ready \(built in \d+ s\) and selected", s.value) for s in at.success)
 
 
 def test_index_extraction_waiting_for_the_model_shows_its_place_and_can_cancel(
@@ -293,7 +297,7 @@ def test_index_extraction_waiting_for_the_model_shows_its_place_and_can_cancel(
     at, session, extracting = index_page(studio, monkeypatch)
     queue = session.llm.queue
     cancel_while_waiting(at, session, run="ix_build", cancel="ix_cancel")
-    cancelled_page(at, studio)
+    cancelled_page(at, studio, kept="")
     assert extracting.asked == [] and queue.snapshot() == (0, 0)
     at.button(key="ix_build").click().run()  # nobody else at the model now
     built_page(at, studio)
@@ -314,7 +318,7 @@ def test_index_extraction_cancelled_while_the_model_writes_keeps_the_finished_pa
     at.button(key="ix_build").click().run()
     assert clicker.join() == []
     assert 23 <= session.llm.written < 40  # stopped within a few pieces of the click
-    cancelled_page(at, studio)
+    cancelled_page(at, studio, kept="1 of 3 passages is")
     first = list(extracting.asked)
     assert len(first) == 2 and session.llm.queue.snapshot() == (0, 0)
     at.button(key="ix_build").click().run()
