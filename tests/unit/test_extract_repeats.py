@@ -169,3 +169,22 @@ def test_long_strings_that_close_or_sit_in_the_entity_list_go_on() -> None:
     assert guard.text.endswith('"triples": [["B", "p", "C"]]}')
     with pytest.raises(Repeating):  # but an escaped quote keeps a run-on string open
         _feed(RepeatGuard(2), '{"triples":[["A", "p", "' + escaped * 2)
+
+
+def test_an_answer_ended_inside_an_open_string_stops_the_model() -> None:
+    """The model slips into single quotes inside a string and ends its answer there: the JSON still holds the string
+    open, so the server would go on to the cap writing nothing; the guard stops it at the end, and the text read is
+    the text the cap would have left."""
+    from gear.extract.repeats import ClosedInQuotes
+
+    answer = ('{"triples":[["The No Mercy Man","director","Daniel Vance"],["The No Mercy Man","starring","Ron Thompson'
+              "'],['The No Mercy Man','starring','Mike Lane'],['The No Mercy Man','starring','Richard X. Slattery']]}")
+    guard = RepeatGuard(2)
+    with pytest.raises(ClosedInQuotes) as stop:
+        _feed(guard, answer, 3)
+    assert stop.value.text == answer
+    assert parse_extraction(stop.value.text, output="triples")[0] == parse_extraction(answer, output="triples")[0]
+    guard = RepeatGuard(2)  # an answer that ends as JSON should: the model ends it itself
+    _feed(guard, '{"triples":[["A", "p", "B"],["C", "q", "D"]]}', 3)
+    guard = RepeatGuard(2)  # "]]}" inside a string that goes on is not an end
+    _feed(guard, '{"triples":[["A", "p", "x]]} y"],["C", "q", "D"]]}', 1)
