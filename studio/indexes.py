@@ -102,11 +102,14 @@ def build_tab(settings: Settings) -> None:
         st.caption("At most " + ", ".join(f"{limit.mb} MB of {limit.what}" for limit in LIMITS.values())
                    + "; a larger corpus is built with `gear index` and then listed here.")
     name = st.text_input("Index name", value="my-index", key="ix_name")
-    corpus_files = st.file_uploader("Corpus", type=["json", "txt", "md"], accept_multiple_files=True,
-                                    key="ix_corpus")
-    openie = st.file_uploader("OpenIE triples (optional, JSON)", type=["json"], key="ix_openie")
-    qa = st.file_uploader("QA set (optional, JSON) — gives Ask/Evaluate their example questions", type=["json"],
-                          key="ix_qa")
+    # the uploader's own caption names the server's limit (500 MB, so that a larger file reaches check_uploads and is
+    # told what to do); the labels say the app's
+    corpus_files = st.file_uploader(f"Corpus (at most {LIMITS['corpus'].mb} MB in all)", type=["json", "txt", "md"],
+                                    accept_multiple_files=True, key="ix_corpus")
+    openie = st.file_uploader(f"OpenIE triples (optional, JSON, at most {LIMITS['openie'].mb} MB)", type=["json"],
+                              key="ix_openie")
+    qa = st.file_uploader(f"QA set (optional, JSON, at most {LIMITS['qa'].mb} MB) — gives Ask/Evaluate their example "
+                          "questions", type=["json"], key="ix_qa")
     if not openie:
         st.caption(raw_text_note())
     kept = st.session_state.pop(KEPT, None)
