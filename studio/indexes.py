@@ -212,7 +212,6 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
                "and Evaluate now use it (the Index list in their sidebar changes it; Explore an index shows it here).")
 
 
-
 NO_BREAK = "\u00a0"  # between the words of each part of the progress line: a narrow page wraps it between parts
 
 

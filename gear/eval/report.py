@@ -175,15 +175,13 @@ def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: S
     multi_step = methods.get(settings.expand).multi_step
     total = len(questions)
     for n, q in enumerate(questions):
-        gold = engine.gold_ids(q.gold)
+        found = {g: engine.gold_ids([g]) for g in dict.fromkeys(q.gold)}  # each gold passage looked up once
+        gold = list(dict.fromkeys(i for ids in found.values() for i in ids))
         if not gold:
             report.skipped.append(q.id)
             continue
-        wanted = list(dict.fromkeys(q.gold))
-        if len(gold) < len(wanted):  # some gold passage is not in the index (or two name one passage)
-            lacking = [title for title, text in wanted if not engine.gold_ids([(title, text)])]
-            if lacking:
-                report.gold_missing[q.id] = lacking
+        if lacking := [title for (title, _), ids in found.items() if not ids]:
+            report.gold_missing[q.id] = lacking
         recall: dict[str, float] = {}
         runs: list[EvaluatedRun] = []
         question_started = time.perf_counter()

@@ -101,13 +101,15 @@ class RepeatGuard:
             else:
                 self._in_a_row = 0
                 self._seen.add(key)
-        if self._runs_on():
-            raise RunningOn(self.text, self.pieces)
-        if self._in_string and _ENDED.search(self.text, max(self._triples_at, 0)):
-            raise ClosedInQuotes(self.text, self.pieces)
+        if self._lex_triple_list() and self._in_string:
+            if len(self.text) - self._string_from > RUN_ON_CHARS:
+                raise RunningOn(self.text, self.pieces)
+            if _ENDED.search(self.text, max(self._string_from, len(self.text) - 32)):  # only the answer's tail
+                raise ClosedInQuotes(self.text, self.pieces)
 
-    def _runs_on(self) -> bool:
-        """Whether a string of the triple list is open and longer than RUN_ON_CHARS (lexing only the new text)."""
+    def _lex_triple_list(self) -> bool:
+        """Follow the JSON strings of the triple list through the text not lexed yet (is a string open, since where);
+        False while the triple list has not begun."""
         if self._triples_at < 0:
             at = self.text.find(TRIPLES_KEY)
             if at < 0:
@@ -126,4 +128,4 @@ class RepeatGuard:
             elif c == '"':
                 self._in_string, self._string_from = True, i + 1
         self._lexed = len(text)
-        return self._in_string and len(text) - self._string_from > RUN_ON_CHARS
+        return True
