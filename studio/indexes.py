@@ -18,7 +18,7 @@ import streamlit as st
 
 from gear import viz
 from gear.config import Settings
-from gear.data.corpus import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, Format, InputError
+from gear.data.reading import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, Format, InputError
 from gear.extract.progress import Pace, Progress, duration
 from gear.files import atomic_write_bytes
 from gear.llm.queue import listening

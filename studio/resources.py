@@ -308,7 +308,7 @@ def qa_for_index(directory: Path) -> list[Any]:
             path = directory / "qa.json"
     if path is None:
         return []
-    from gear.data.corpus import InputError
+    from gear.data.reading import InputError
 
     try:
         return _load_qa(str(path), path.stat().st_mtime)

@@ -14,12 +14,7 @@ from typing import Any
 import streamlit as st
 
 from gear.data.corpus import (
-    CORPUS_FORMATS,
-    OPENIE_FORMATS,
-    QA_FORMATS,
     Document,
-    Format,
-    InputError,
     LoadReport,
     align_openie,
     gold_in_corpus,
@@ -28,6 +23,7 @@ from gear.data.corpus import (
     load_qa,
     unique_documents,
 )
+from gear.data.reading import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, Format, InputError
 from studio import demo
 
 MB = 1000 * 1000  # as the uploader shows a file's size

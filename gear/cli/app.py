@@ -23,7 +23,7 @@ out = Console()
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from gear.data.corpus import InputError
+    from gear.data.reading import InputError
     from gear.embed import EmbedderError
     from gear.store.base import StoreError
     from gear.trace import TraceError

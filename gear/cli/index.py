@@ -48,7 +48,7 @@ BackendOpt = Annotated[str | None, typer.Option("--backend", help="memory (defau
 
 def _extract_options(work_dir: Path | None, concurrency: int | None, price_in: float | None,
                      price_out: float | None, style: str, no_schema: bool, grounded: bool, backend: str | None) -> Any:
-    from gear.data.corpus import InputError
+    from gear.data.reading import InputError
     from gear.extract.bridge import ExtractOptions
 
     if style not in ("one-shot", "paper"):
@@ -60,7 +60,7 @@ def _extract_options(work_dir: Path | None, concurrency: int | None, price_in: f
 
 
 def _check_backend(backend: str | None) -> None:
-    from gear.data.corpus import InputError
+    from gear.data.reading import InputError
 
     if backend not in (None, "memory", "elasticsearch"):
         raise InputError(f"--backend must be memory or elasticsearch, not {backend!r}")
@@ -123,7 +123,7 @@ def build(
     import time
 
     with friendly_errors():
-        from gear.data.corpus import InputError
+        from gear.data.reading import InputError
         from gear.embed import Encoder
         from gear.index import build_index
 
@@ -215,7 +215,7 @@ def _add_passages(index_dir: Path, corpus: Path, openie: Path | None, chunk_word
 
 
 def _remove_passages(index_dir: Path, ids_text: str, settings: Any, backend: str | None) -> None:
-    from gear.data.corpus import InputError
+    from gear.data.reading import InputError
     from gear.embed import Encoder
     from gear.index import Manifest
     from gear.index.update import parse_ids, remove_passages

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gear.data.corpus import InputError, Question, read_json
+from gear.data.corpus import Question
+from gear.data.reading import InputError, read_json
 from gear.files import LockTimeout, atomic_write_json, directory_lock
 
 QA_FILE = "own_qa.json"

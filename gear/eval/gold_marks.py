@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from gear.data.corpus import InputError
+from gear.data.reading import InputError
 from gear.eval.diagnosis import DEFAULT_K, Diagnosis, diagnose
 from gear.eval.diagnosis.facts import TraceFacts, spo
 from gear.eval.diagnosis.grounding import normalise

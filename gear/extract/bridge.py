@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gear.data.corpus import Document, InputError
+from gear.data.corpus import Document
+from gear.data.reading import InputError
 from gear.extract import outputs
 from gear.extract.outputs import OutputName
 from gear.extract.progress import Pace, Progress

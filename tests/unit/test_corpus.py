@@ -6,17 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gear.data.corpus import (
-    Document,
-    InputError,
-    LoadReport,
-    align_openie,
-    load_corpus,
-    load_openie,
-    load_qa,
-    read_json,
-    unique_documents,
-)
+from gear.data.corpus import Document, LoadReport, align_openie, load_corpus, load_openie, load_qa, unique_documents
+from gear.data.reading import InputError, read_json
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gear.data.corpus import InputError, load_qa
+from gear.data.corpus import load_qa
 from gear.data.qa_set import (
     QA_FILE,
     GoldRef,
@@ -24,6 +24,7 @@ from gear.data.qa_set import (
     remove_question,
     save_question,
 )
+from gear.data.reading import InputError
 from gear.files import atomic_directory
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gear.data.corpus import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, InputError
+from gear.data.reading import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, InputError
 from studio.uploads import MB, check_uploads
 from tests.unit.test_app import start, studio  # noqa: F401
 
