@@ -155,7 +155,7 @@ def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, qu
 
         trace_dir = demo.evals_dir() / name / "traces" if save_traces else None
         try:
-            from gear.eval.report import evaluate
+            from gear.eval.report import evaluate, gold_note
 
             with listening(on_wait):
                 report = evaluate(engine, questions, settings, ks, progress=progress, trace_dir=trace_dir)
@@ -166,32 +166,13 @@ def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, qu
             atomic_write_json(path, viz_report)
             box.update(label=f"{label}: R@{ks[-1]} = {viz_report['recall'][str(sorted(ks)[-1])]:.1f}%  "
                              f"(saved {path.name})", state="complete", expanded=False)
-            if note := gold_note(viz_report):
+            if note := gold_note(viz_report, name=esc_md):
                 st.warning(note)
             return True
         except Exception as exc:
             box.update(label=f"{label} failed", state="error")
             st.error(f"{type(exc).__name__}: {one_line(exc)}")
             return False
-
-
-def gold_note(report: dict[str, Any]) -> str:
-    """What the recall leaves out, in the person's words: questions none of whose gold passages the index holds
-    (skipped), and questions evaluated on part of their gold (gear.eval.report.EvalReport.gold_missing); "" if none."""
-    skipped, lacking = report.get("skipped") or [], report.get("gold_missing") or {}
-    parts = []
-    if skipped:
-        one = len(skipped) == 1
-        parts.append(f"{len(skipped)} question{'' if one else 's'} skipped: none of {'its' if one else 'their'} "
-                     "gold passages is in this index")
-    if lacking:
-        qid, titles = next(iter(lacking.items()))
-        one, passages = len(lacking) == 1, sum(len(t) for t in lacking.values())
-        parts.append(f"{len(lacking)} question{' was' if one else 's were'} scored on part of "
-                     f"{'its' if one else 'their'} gold: the index lacks {passages} gold "
-                     f"passage{'' if passages == 1 else 's'} (e.g. {esc_md(titles[0])} of {esc_md(qid)}), and "
-                     "recall counts only those found")
-    return "; ".join(parts) + "." if parts else ""
 
 
 def show_results() -> None:

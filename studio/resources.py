@@ -232,11 +232,11 @@ def automatic_builds() -> bool:
 
 @st.cache_resource(show_spinner=False)
 def start_demo_builds() -> dict[str, DemoBuild]:
-    """Queue every missing demo index once per server process, the small one first, so the walk-through is ready in
-    seconds."""
+    """Queue every missing demo index built at start once per server process, the small one first, so the
+    walk-through is ready in seconds; the others are built when a page opens them."""
     if automatic_builds():
         for name, d in demo.DEMOS.items():  # in their order: the walk-through first
-            if d.available and not demo.is_built(name):
+            if d.at_start and d.available and not demo.is_built(name):
                 queue_demo_build(name)
     return _builds
 

@@ -81,6 +81,8 @@ def own_qa_file(index_dir: Path) -> Path:
 
 
 def _print_report(data: dict[str, Any], ks: list[int]) -> None:
+    from gear.eval.report import gold_note  # imported when used, as the command imports evaluate
+
     name = data["retriever"] + ("" if data["method"] == "none" else f" + {data['method']}")
     table = Table(title=f"{name}: {data['n_questions']} questions")
     table.add_column("group")
@@ -116,16 +118,8 @@ def _print_report(data: dict[str, Any], ks: list[int]) -> None:
         out.print(f"{run}: gold passages found {diag['found']}/{diag['gold']} within {diag['k']}; lost at "
                   f"{lost or '—'}; categories " + ", ".join(f"{c} {n}" for c, n in diag["categories"].items()),
                   highlight=False)
-    if data.get("skipped"):
-        out.print(f"{len(data['skipped'])} questions skipped (gold passages not in the index)")
-    if data.get("gold_missing"):
-        lacking = data["gold_missing"]
-        qid, titles = next(iter(lacking.items()))
-        n, passages = len(lacking), sum(len(t) for t in lacking.values())
-        out.print(f"{n} question{' has' if n == 1 else 's have'} gold passages the index lacks ({passages} "
-                  f"passage{'' if passages == 1 else 's'}, e.g. {qid}: {titles[0]!r}): "
-                  f"{'its' if n == 1 else 'their'} recall counts only the gold passages found",
-                  highlight=False, soft_wrap=True)
+    if note := gold_note(data, name=repr):
+        out.print(note, highlight=False, soft_wrap=True)
     wall = data["latency_ms"].get("wall")
     if wall:
         out.print(f"latency per run: mean {wall['mean']:.0f} ms, p50 {wall['p50']:.0f} ms, p95 {wall['p95']:.0f} ms")

@@ -162,6 +162,26 @@ def _per_iteration_recall(trace: Trace, gold: Sequence[int], ks: Sequence[int]) 
     return out
 
 
+def gold_note(report: dict[str, Any], name: Callable[[str], str] = str) -> str:
+    """What a report's recall leaves out, in one sentence for `gear eval` and the Evaluate page alike: questions none
+    of whose gold passages the index holds (skipped), and questions scored on part of their gold (gold_missing); ""
+    if none. `name` writes a title or id where it is shown (escaped for Markdown on the page)."""
+    skipped, lacking = report.get("skipped") or [], report.get("gold_missing") or {}
+    parts = []
+    if skipped:
+        one = len(skipped) == 1
+        parts.append(f"{len(skipped)} question{'' if one else 's'} skipped: none of {'its' if one else 'their'} "
+                     "gold passages is in this index")
+    if lacking:
+        qid, titles = next(iter(lacking.items()))
+        one, passages = len(lacking) == 1, sum(len(t) for t in lacking.values())
+        parts.append(f"{len(lacking)} question{' was' if one else 's were'} scored on part of "
+                     f"{'its' if one else 'their'} gold: the index lacks {passages} gold "
+                     f"passage{'' if passages == 1 else 's'} (e.g. {name(titles[0])} of {name(qid)}), and "
+                     "recall counts only those found")
+    return "; ".join(parts) + "." if parts else ""
+
+
 QuestionProgress = Callable[[int, int, str], None]  # (done, total, question id)
 
 

@@ -3,6 +3,7 @@ index's result, and a question asked meanwhile waits in line, says so, and runs 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -121,3 +122,20 @@ def test_a_waiting_question_can_be_taken_out_of_line(studio: dict, held_demo: th
     built("musique")
     at.run()
     assert "trace" not in at.session_state or at.session_state["trace"] is None  # nothing ran
+
+
+def test_a_demo_built_on_demand_waits_until_it_is_chosen(
+        studio: dict, held_demo: threading.Event, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A large demo few will open (HotpotQA's) is not built when the app starts, only when a page opens it."""
+    assert not demo.DEMOS["hotpotqa"].at_start  # the real entry
+    monkeypatch.setenv("GEAR_STUDIO_BUILD_DEMOS", "1")
+    monkeypatch.setitem(demo.DEMOS, "musique", dataclasses.replace(demo.DEMOS["musique"], at_start=False))
+    at = start(studio)
+    assert "musique" not in resources._builds and "musique" not in resources._queue
+    at = choose(at, "musique (demo)")
+    assert "Building the musique demo index" in shown_text(at)
+    assert resources._builds["musique"].error is None
+    held_demo.set()
+    built("musique")
+    at.run()
+    assert not at.exception and "Building the musique demo index" not in shown_text(at)

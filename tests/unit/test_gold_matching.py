@@ -100,14 +100,15 @@ def test_gear_eval_says_which_gold_passages_the_index_lacks(engine: Engine, tmp_
                                            {"title": "Mars", "paragraph_text": "Mars is a planet."})])
     _print_report(evaluate(engine, questions, Settings().with_(retriever="bm25"), (2,)).to_dict(), [2])
     shown = " ".join(capsys.readouterr().out.split())
-    assert ("1 question has gold passages the index lacks (1 passage, e.g. q: 'Mars'): its recall counts only the "
-            "gold passages found") in shown
+    assert ("1 question was scored on part of its gold: the index lacks 1 gold passage (e.g. 'Mars' of 'q'), and "
+            "recall counts only those found.") in shown  # in the Evaluate page's words
 
 
 def test_the_evaluate_page_says_what_its_recall_leaves_out() -> None:
-    from studio.evaluate import gold_note
+    from gear.eval.report import gold_note
+    from studio.safe import esc_md
 
     assert gold_note({"skipped": [], "gold_missing": {}}) == ""
-    assert gold_note({"skipped": ["a"], "gold_missing": {"q": ["*Mars*"], "r": ["X", "Y"]}}) == (
+    assert gold_note({"skipped": ["a"], "gold_missing": {"q": ["*Mars*"], "r": ["X", "Y"]}}, name=esc_md) == (
         "1 question skipped: none of its gold passages is in this index; 2 questions were scored on part of their "
         "gold: the index lacks 3 gold passages (e.g. &#42;Mars&#42; of q), and recall counts only those found.")
