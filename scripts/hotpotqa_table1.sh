@@ -50,8 +50,8 @@ if [[ "$WHAT" == ircot || "$WHAT" == all ]]; then
     --prompts paper "${sub[@]}" --k "$K" --json "$OUT/${tag}_ircot_ppr.json"
 fi
 if [[ "$WHAT" == sync || "$WHAT" == all ]]; then
-  "${record[@]}" $GEAR eval "$INDEX" "$QA" -r hybrid -e sync --prompts paper "${sub[@]}" --k "$K" \
+  "${record[@]}" $GEAR eval "$INDEX" "$QA" -r hybrid -e sync --prompts paper "${sub[@]}" --k 5,10,15 \
     --json "$OUT/${tag}_sync.json"
-  "${record[@]}" $GEAR eval "$INDEX" "$QA" -r hybrid -e sync --prompts paper --no-diversity "${sub[@]}" --k "$K" \
+  "${record[@]}" $GEAR eval "$INDEX" "$QA" -r hybrid -e sync --prompts paper --no-diversity "${sub[@]}" --k 5,10,15 \
     --json "$OUT/${tag}_sync_nodiv.json"
 fi

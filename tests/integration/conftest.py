@@ -28,7 +28,7 @@ import pytest
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import align_openie, load_corpus, load_openie, load_qa
+from gear.data.corpus import align_openie, load_corpus, load_openie, load_qa, unique_documents
 from gear.index import build_index
 
 
@@ -152,14 +152,16 @@ HOTPOTQA = Path(__file__).resolve().parents[2] / "assets" / "hotpotqa"
 
 @pytest.fixture(scope="session")
 def hotpotqa(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    """The index of the passages alone: its triples are not bundled yet (assets/hotpotqa/README.md), and the base
-    retrievers read only the passages."""
+    """The index the HotpotQA demo builds: the passages with the triples the embedded model extracted (the bundled
+    OpenIE file), as `studio.demo.ensure_demo_index("hotpotqa")` reads them."""
     from gear.embed import Encoder
 
-    docs, _ = load_corpus(HOTPOTQA / "hotpotqa_train100_corpus.json")
+    docs, report = load_corpus(HOTPOTQA / "hotpotqa_train100_corpus.json")
+    docs = unique_documents(docs, report)
+    oie, _ = load_openie(HOTPOTQA / "openie_hotpotqa_qwen2.5-coder-1.5b_994.json")
     out = tmp_path_factory.mktemp("hotpotqa") / "index"
     encoder = Encoder("all-MiniLM-L6-v2")
-    build_index(docs, [[] for _ in docs], out, encoder)
+    build_index(docs, align_openie(docs, oie, report), out, encoder)
     return Engine.open(out, Settings(), encoder=encoder)
 
 
