@@ -48,9 +48,12 @@ def recorded_models(cache_dir: Path) -> set[str]:
 class CachedLLM:
     """Wraps an LLM with an on-disk cache.
 
-    mode "record": always call the inner model and (over)write the entry; "replay": serve from the cache only and
-    raise LLMError on a miss; "auto": serve hits, call through and record misses. `read_dirs` are further caches
-    that are read (after `cache_dir`) but never written: the bundled recordings.
+    mode "record": call the inner model and (over)write the entry — once per request in this object's life: a request
+    asked again (the same reasoner prompt in two iterations) gets the answer recorded for it, since a replay can only
+    give the one recorded answer, and a second live answer may differ (llama.cpp rounds differently when the prompt
+    comes from its cache); "replay": serve from the cache only and raise LLMError on a miss; "auto": serve hits, call
+    through and record misses. `read_dirs` are further caches that are read (after `cache_dir`) but never written:
+    the bundled recordings.
     """
 
     def __init__(self, inner: LLM | None, cache_dir: Path, mode: Mode = "auto", *, model: str | None = None,
@@ -67,6 +70,7 @@ class CachedLLM:
         self.hits = 0
         self.misses = 0
         self._lock = threading.Lock()
+        self._recorded: set[Path] = set()  # entries this object wrote (record mode serves them to a repeated request)
 
     @classmethod
     def replay_only(cls, cache_dir: Path, model: str | None = None) -> CachedLLM:
@@ -115,7 +119,7 @@ class CachedLLM:
     def complete(self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512,
                  on_text: TextListener | None = None) -> LLMResult:
         path = self.path_for(messages, json_schema, max_tokens)
-        if self.mode != "record":
+        if self.mode != "record" or path in self._recorded:
             for candidate in (path, *(d / path.name for d in self.read_dirs)):
                 hit = self._load(candidate)
                 if hit is not None:
@@ -153,4 +157,6 @@ class CachedLLM:
             indent=2,
             sort_keys=True,
         )
+        with self._lock:
+            self._recorded.add(path)
         return result

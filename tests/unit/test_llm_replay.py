@@ -67,12 +67,18 @@ def test_file_names_are_deterministic(tmp_path: Path) -> None:
     assert all(len(name) == len("0" * 64 + ".json") for name in names_a)
 
 
-def test_record_mode_always_calls_through(tmp_path: Path) -> None:
-    inner = FakeLLM()
-    llm = CachedLLM(inner, tmp_path, "record")
-    llm.complete(MESSAGES)
-    assert llm.complete(MESSAGES).text == "answer 2"
-    assert CachedLLM.replay_only(tmp_path).complete(MESSAGES).text == "answer 2"
+def test_record_mode_calls_through_once_per_request_and_replays_as_it_ran(tmp_path: Path) -> None:
+    first = CachedLLM(FakeLLM(), tmp_path, "record")
+    first.complete(MESSAGES)
+    # the same request again in the same run gets the answer recorded for it: a replay could give no other, and a
+    # second live answer would overwrite the first one after the run had acted on it (HotpotQA, issue 29)
+    assert first.complete(MESSAGES).text == "answer 1"
+    assert CachedLLM.replay_only(tmp_path).complete(MESSAGES).text == "answer 1"
+    again = FakeLLM()
+    again.calls = 5
+    CachedLLM(again, tmp_path, "record").complete(MESSAGES)  # a new recording asks the model again and overwrites
+    assert again.calls == 6
+    assert CachedLLM.replay_only(tmp_path).complete(MESSAGES).text == "answer 6"
 
 
 def test_replay_miss_names_cache_and_prompt(tmp_path: Path) -> None:
