@@ -92,11 +92,11 @@ class CachedLLM:
         return self.cache_dir / f"{cache_key(self.model, messages, json_schema, max_tokens)}.json"
 
     def answers_at_once(self, messages: list[Message], json_schema: dict | None, max_tokens: int) -> Source | None:
-        """"record" when a recorded answer to this request exists where `complete` would look (never in record mode,
-        which always asks the model)."""
-        if self.mode == "record":
-            return None
+        """"record" when a recorded answer to this request exists where `complete` would look (in record mode only
+        one this object recorded: any other it asks the model for anew)."""
         path = self.path_for(messages, json_schema, max_tokens)
+        if self.mode == "record":
+            return "record" if path in self._recorded else None
         return "record" if any(p.is_file() for p in (path, *(d / path.name for d in self.read_dirs))) else None
 
     def _load(self, path: Path) -> LLMResult | None:
