@@ -20,7 +20,15 @@ from studio.safe import esc_md, guarded, setup
 from studio.sidebar import RAN_HERE, choose_index, sidebar_settings
 from studio.teaching import lesson_ended, teach
 from studio.trace_view import TraceView
-from studio.waiting import belongs_elsewhere, note_home, take_waiting, wait_for_index, waiting_note, waiting_question
+from studio.waiting import (
+    belongs_elsewhere,
+    elsewhere_note,
+    note_home,
+    take_waiting,
+    wait_for_index,
+    waiting_note,
+    waiting_question,
+)
 from studio.widgets import FreshSlots
 
 OUTCOME_SHOWN = "teach_outcome_shown"  # session state: the trace whose outcome was asked for before the last step
@@ -102,6 +110,8 @@ def page() -> None:
         if ending:
             example_note()
         st.caption("Showing: " + esc_md(st.session_state.get("trace_source", "trace")))
+        if index is not None:
+            elsewhere_note(trace, index)
         if teaching:
             teach(trace)
         else:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gear import methods
+from gear.extract.repeats import STOP_REPEATS
 
 Retriever = Literal["bm25", "dense", "hybrid"]
 GistRead = Literal["fused", "expanded"]
@@ -122,7 +123,7 @@ class LLMSettings(BaseModel):
     # triples) for any other model
     extraction_output: Literal["joint", "triples", "grouped"] | None = None
     # stop the model after this many repeated triples in a row (a small model's repetition loop; 0: never)
-    extraction_stop_repeats: int = Field(2, ge=0)
+    extraction_stop_repeats: int = Field(STOP_REPEATS, ge=0)
 
     @field_validator("llm_cache_dir", "llm_bundled_cache", "llm_model", "llm_base_url", mode="before")
     @classmethod

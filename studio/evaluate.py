@@ -98,8 +98,10 @@ def run_form(index: Path, base: Settings) -> None:
     start("eval_methods", ["BM25", "Hybrid"])
     methods = st.multiselect("Methods", list(PRESETS), key="eval_methods", persist_state="session",
                              help="SyncGE, GeAR and IRCoT ask the LLM chosen in the sidebar; the base retrievers, "
-                                  "NaiveGE and PPR ask none (unless PPR's recognition filter is on). Multi-step "
-                                  "methods (GeAR, IRCoT) run once per question at the sidebar's k.")
+                                  "NaiveGE and PPR ask none (unless PPR's recognition filter is on). Single-step "
+                                  "methods run once per cut-off with k = the cut-off (the paper's setting), so a "
+                                  "method's R@15 can be below its R@10: SyncGE's reader sees other passages at each "
+                                  "k. Multi-step methods (GeAR, IRCoT) run once per question at the sidebar's k.")
     start("eval_ks", [5, 10, 15])
     ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], key="eval_ks", persist_state="session")
     start("eval_traces", True)

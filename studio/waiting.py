@@ -70,3 +70,12 @@ def belongs_elsewhere(trace: Trace, index: Path) -> bool:
     """Whether the trace is known to be a run on another index than `index`."""
     home = home_of(trace)
     return home is not None and home.resolve() != index.resolve()
+
+
+def elsewhere_note(trace: Trace, index: Path) -> None:
+    """A run shown under another index than the one it was made on says so (a replay needs no index, so it stays on
+    screen): the question box asks the index chosen, not the run's."""
+    home = home_of(trace)
+    if home is not None and home.resolve() != index.resolve():
+        st.caption(f":material/swap_horiz: This run was made on the **{esc_md(home.name)}** index; a question asked "
+                   f"now goes to **{esc_md(index.name)}**, the index chosen in the sidebar.")

@@ -12,6 +12,7 @@ for fault cases; skipped when the model or the llama-server binary is missing, u
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -168,6 +169,31 @@ def hotpotqa(tmp_path_factory: pytest.TempPathFactory) -> Engine:
 @pytest.fixture(scope="session")
 def hotpotqa_questions():
     return load_qa(HOTPOTQA / "hotpotqa_train100.json")[0]
+
+
+# -- a recorded LLM report, run again over its recordings (test_agent_replay.py, test_hotpotqa_replay.py) ------------
+REPLAYED_SETTINGS = ("retriever", "expand", "prompts", "max_iterations", "diversity", "ppr_filter", "ircot_retriever",
+                     "ircot_max_steps")
+
+
+def replay_report(path: Path, engine: Engine, questions) -> tuple[dict, dict]:
+    """The report at `path` as recorded, and the same evaluation run again on its questions with the answers it
+    recorded (assets/llm_cache, replay only: a prompt that differs from the recorded one fails loudly). The engine
+    gets a fresh memo, as the recording process had: a session's engine is shared by several reports' replays, and
+    identical calls of another report must not be answered by its memo."""
+    from gear.config import BUNDLED_LLM_CACHE
+    from gear.eval.report import evaluate
+    from gear.llm import MemoLLM, make_llm
+
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    wanted = [q["id"] for q in recorded["per_question"]]
+    subset = [q for q in questions if q.id in set(wanted)]
+    assert [q.id for q in subset] == wanted, f"{path.name}: its questions are not in the bundled file, in order"
+    settings = Settings(_env_file=None).with_(**{key: recorded["settings"][key] for key in REPLAYED_SETTINGS},
+                                               llm="replay", llm_cache_dir=BUNDLED_LLM_CACHE)
+    engine.set_llm(settings, MemoLLM(make_llm("replay", cache_dir=BUNDLED_LLM_CACHE)))
+    replayed = evaluate(engine, subset, settings, [int(k) for k in recorded["recall"]]).to_dict()
+    return recorded, replayed
 
 
 # -- the embedded model behind `gear serve-llm` (tests/integration/test_llm_server.py) -------------------------------

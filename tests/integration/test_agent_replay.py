@@ -6,15 +6,12 @@ its recognition filter (dev50_*_ppr_filter.json) the same recall and tokens."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from gear.agent.engine import Engine
-from gear.config import BUNDLED_LLM_CACHE, Settings
-from gear.eval.report import evaluate
-from gear.llm import MemoLLM, make_llm
+from tests.integration.conftest import replay_report
 
 EVALS = Path(__file__).resolve().parents[2] / "docs" / "evals"
 REPORTS = sorted([*EVALS.glob("dev50_*_gear_*.json"), *EVALS.glob("dev50_*_ircot_*.json")])
@@ -25,19 +22,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.stem)
 def test_recorded_agent_runs_replay_to_the_same_numbers(path: Path, musique: Engine, questions) -> None:
-    recorded = json.loads(path.read_text(encoding="utf-8"))
-    wanted = [q["id"] for q in recorded["per_question"]]
-    subset = [q for q in questions if q.id in set(wanted)]
-    assert [q.id for q in subset] == wanted
-    s = recorded["settings"]
-    settings = Settings(_env_file=None).with_(
-        retriever=s["retriever"], expand=s["expand"], prompts=s["prompts"], max_iterations=s["max_iterations"],
-        ircot_retriever=s["ircot_retriever"], ircot_max_steps=s["ircot_max_steps"], llm="replay",
-        llm_cache_dir=BUNDLED_LLM_CACHE)
-    # a fresh memo, as the recording process had: the session's engine is shared by both profiles' replays, and
-    # identical QA calls of the other profile must not be answered by its memo
-    musique.set_llm(settings, MemoLLM(make_llm("replay", cache_dir=BUNDLED_LLM_CACHE)))
-    report = evaluate(musique, subset, settings, (5, 10, 15)).to_dict()
+    recorded, report = replay_report(path, musique, questions)
     for key in ("recall", "em", "f1", "iterations_mean", "verdicts_rejected", "queries_repeated"):
         assert report[key] == pytest.approx(recorded[key]), key
     assert [q["answer"] for q in report["per_question"]] == [q["answer"] for q in recorded["per_question"]]
@@ -46,14 +31,8 @@ def test_recorded_agent_runs_replay_to_the_same_numbers(path: Path, musique: Eng
 
 @pytest.mark.parametrize("path", FILTERED, ids=lambda p: p.stem)
 def test_recorded_ppr_filter_runs_replay_to_the_same_recall(path: Path, musique: Engine, questions) -> None:
-    recorded = json.loads(path.read_text(encoding="utf-8"))
+    recorded, report = replay_report(path, musique, questions)
     assert recorded["settings"]["ppr_filter"] is True
-    wanted = [q["id"] for q in recorded["per_question"]]
-    subset = [q for q in questions if q.id in set(wanted)]
-    settings = Settings(_env_file=None).with_(retriever=recorded["settings"]["retriever"], expand="ppr",
-                                              ppr_filter=True, llm="replay", llm_cache_dir=BUNDLED_LLM_CACHE)
-    musique.set_llm(settings, MemoLLM(make_llm("replay", cache_dir=BUNDLED_LLM_CACHE)))
-    report = evaluate(musique, subset, settings, (5, 10, 15)).to_dict()
     assert report["recall"] == pytest.approx(recorded["recall"])
     assert [q["recall"] for q in report["per_question"]] == [q["recall"] for q in recorded["per_question"]]
     assert report["tokens_per_question"] == pytest.approx(recorded["tokens_per_question"])

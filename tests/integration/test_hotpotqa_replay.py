@@ -5,15 +5,12 @@ bundled triples, and must give the same recall, answers, EM/F1 and tokens."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from gear.agent.engine import Engine
-from gear.config import BUNDLED_LLM_CACHE, Settings
-from gear.eval.report import evaluate
-from gear.llm import MemoLLM, make_llm
+from tests.integration.conftest import replay_report
 
 EVALS = Path(__file__).resolve().parents[2] / "docs" / "evals"
 REPORTS = sorted(p for pattern in ("hotpotqa_*_gear_*.json", "hotpotqa_*_ircot_*.json", "hotpotqa_*_sync*.json")
@@ -24,17 +21,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.stem)
 def test_recorded_hotpotqa_runs_replay_to_the_same_numbers(path: Path, hotpotqa: Engine, hotpotqa_questions) -> None:
-    recorded = json.loads(path.read_text(encoding="utf-8"))
-    wanted = [q["id"] for q in recorded["per_question"]]
-    subset = [q for q in hotpotqa_questions if q.id in set(wanted)]
-    assert [q.id for q in subset] == wanted
-    s = recorded["settings"]
-    settings = Settings(_env_file=None).with_(
-        retriever=s["retriever"], expand=s["expand"], prompts=s["prompts"], max_iterations=s["max_iterations"],
-        diversity=s["diversity"], ircot_retriever=s["ircot_retriever"], ircot_max_steps=s["ircot_max_steps"],
-        llm="replay", llm_cache_dir=BUNDLED_LLM_CACHE)
-    hotpotqa.set_llm(settings, MemoLLM(make_llm("replay", cache_dir=BUNDLED_LLM_CACHE)))  # a fresh memo, as recorded
-    report = evaluate(hotpotqa, subset, settings, [int(k) for k in recorded["recall"]]).to_dict()
+    recorded, report = replay_report(path, hotpotqa, hotpotqa_questions)
     for key in ("recall", "em", "f1", "iterations_mean"):
         assert report[key] == pytest.approx(recorded[key]), key
     assert [q["answer"] for q in report["per_question"]] == [q["answer"] for q in recorded["per_question"]]

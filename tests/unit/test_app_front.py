@@ -45,6 +45,16 @@ def test_a_fresh_session_explains_the_walkthrough_it_shows(studio: dict) -> None
     assert "LLM answers (when it was recorded)" in text
 
 
+def test_a_run_shown_under_another_index_says_where_it_was_made(studio: dict) -> None:  # noqa: F811
+    at = fresh(studio)  # the walk-through's recorded run, with the tiny index chosen
+    elsewhere = [str(c.value) for c in at.caption if "This run was made on" in str(c.value)]
+    assert elsewhere == [":material/swap_horiz: This run was made on the **walkthrough** index; a question asked now "
+                         "goes to **tiny**, the index chosen in the sidebar."]
+    ask_with(at, "gear")  # a run made here, on tiny: nothing to say
+    at.run()
+    assert not [c for c in at.caption if "This run was made on" in str(c.value)]
+
+
 def test_the_example_the_model_gets_right_replays_on_its_own(studio: dict) -> None:  # noqa: F811
     at = fresh(studio)
     at.button(key="example_musique_wilm_airport").click().run()
