@@ -25,7 +25,9 @@ OUT=docs/evals
 K=2,5,10,15
 [[ -f "$INDEX/manifest.json" ]] || .venv/bin/python -c "from studio.demo import ensure_demo_index as e; e('hotpotqa')"
 mkdir -p "$OUT"
-record=(env GEAR_LLM=record GEAR_LLM_CACHE_DIR=assets/llm_cache)
+# answers recorded before (in assets/llm_cache) are served at once, the rest asked live and recorded there: a row
+# run again on more questions asks only the new ones (record mode would ask every one anew)
+record=(env GEAR_LLM=auto GEAR_LLM_CACHE_DIR=assets/llm_cache)
 sub=(--every "$EVERY" --limit "$LIMIT")
 tag="hotpotqa_every${EVERY}_n${LIMIT}"
 if [[ "$WHAT" == single || "$WHAT" == all ]]; then
