@@ -30,9 +30,6 @@ from collections.abc import Callable
 #: an open string of the triple list longer than this is a run-on loop (twice runner.MAX_PART_CHARS: a part past 200
 #: characters is dropped when the answer is read)
 RUN_ON_CHARS = 400
-# the default of Settings.extraction_stop_repeats and ExtractionConfig.stop_repeats: measured, 2 repeats in a row
-# lost no triple on the 20-passage set, 1 lost one
-STOP_REPEATS = 2
 TRIPLES_KEY = '"triples"'  # where the triple list begins (the paper's joint answer writes its entity list first)
 _ENDED = re.compile(r"'\s*(?:\]\s*){2,}\}\s*$")  # a single-quoted part, the end of the triple list and of the answer
 

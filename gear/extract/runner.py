@@ -36,11 +36,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+from gear.config import STOP_REPEATS as STOP_REPEATS
 from gear.extract import outputs
 from gear.extract.journal import JOURNAL as JOURNAL
 from gear.extract.journal import Journal, Record
 from gear.extract.outputs import DEMO_PASSAGE, DEMO_TITLE, JOINT, OutputName
-from gear.extract.repeats import STOP_REPEATS as STOP_REPEATS
 from gear.extract.repeats import RepeatGuard, Repeating
 from gear.files import atomic_write_json
 from gear.llm.base import LLM, LLMError, LLMResult, Message, estimate_tokens
