@@ -66,16 +66,21 @@ def home_of(trace: Trace) -> Path | None:
     return demo.index_dir(found.name) if found else None
 
 
+def home_elsewhere(trace: Trace, index: Path) -> Path | None:
+    """The index the trace is known to have been made on, when that is another index than `index`."""
+    home = home_of(trace)
+    return home if home is not None and home.resolve() != index.resolve() else None
+
+
 def belongs_elsewhere(trace: Trace, index: Path) -> bool:
     """Whether the trace is known to be a run on another index than `index`."""
-    home = home_of(trace)
-    return home is not None and home.resolve() != index.resolve()
+    return home_elsewhere(trace, index) is not None
 
 
 def elsewhere_note(trace: Trace, index: Path) -> None:
     """A run shown under another index than the one it was made on says so (a replay needs no index, so it stays on
     screen): the question box asks the index chosen, not the run's."""
-    home = home_of(trace)
-    if home is not None and home.resolve() != index.resolve():
+    home = home_elsewhere(trace, index)
+    if home is not None:
         st.caption(f":material/swap_horiz: This run was made on the **{esc_md(home.name)}** index; a question asked "
                    f"now goes to **{esc_md(index.name)}**, the index chosen in the sidebar.")
