@@ -31,7 +31,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.extraction_compare import agreement, make_llm_from_env, select_passages, totals
-from gear.extract.runner import STOP_REPEATS, ExtractionConfig, extract_passages
+from gear.config import STOP_REPEATS
+from gear.extract.runner import ExtractionConfig, extract_passages
 from gear.store.graph import normalise_entity
 from gear.types import SPO
 

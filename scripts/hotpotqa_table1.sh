@@ -59,17 +59,12 @@ if [[ "$WHAT" == ircot || "$WHAT" == all ]]; then
   "${record[@]}" GEAR_IRCOT_RETRIEVER=ppr GEAR_IRCOT_MAX_STEPS=2 $GEAR eval "$INDEX" "$QA" -r hybrid -e ircot \
     --prompts paper "${sub[@]}" --k "$K" --json "$OUT/${tag}_ircot_ppr.json"
 fi
-if [[ "$WHAT" == sync || "$WHAT" == all ]]; then
-  "${record[@]}" $GEAR eval "$INDEX" "$QA" -r hybrid -e sync --prompts paper "${sub[@]}" --k 5,10,15 \
-    --json "$OUT/${tag}_sync.json"
-fi
-if [[ "$WHAT" == sync-nodiv || "$WHAT" == all ]]; then
-  "${record[@]}" $GEAR eval "$INDEX" "$QA" -r hybrid -e sync --prompts paper --no-diversity "${sub[@]}" --k 5,10,15 \
-    --json "$OUT/${tag}_sync_nodiv.json"
-fi
-if [[ "$WHAT" == sync-bases || "$WHAT" == all ]]; then
-  for r in bm25 dense; do
-    "${record[@]}" $GEAR eval "$INDEX" "$QA" -r "$r" -e sync --prompts paper "${sub[@]}" --k 5,10,15 \
-      --json "$OUT/${tag}_${r}_sync.json"
-  done
-fi
+# sync_row BASE NAME [options]: BASE + SyncGE, single-step, one run per cut-off (the paper's R@5 / 10 / 15)
+sync_row() {
+  local base=$1 name=$2; shift 2
+  "${record[@]}" $GEAR eval "$INDEX" "$QA" -r "$base" -e sync --prompts paper "$@" "${sub[@]}" --k 5,10,15 \
+    --json "$OUT/${tag}_${name}.json"
+}
+if [[ "$WHAT" == sync || "$WHAT" == all ]]; then sync_row hybrid sync; fi
+if [[ "$WHAT" == sync-nodiv || "$WHAT" == all ]]; then sync_row hybrid sync_nodiv --no-diversity; fi
+if [[ "$WHAT" == sync-bases || "$WHAT" == all ]]; then sync_row bm25 bm25_sync; sync_row dense dense_sync; fi

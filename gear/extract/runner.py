@@ -36,7 +36,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from gear.config import STOP_REPEATS as STOP_REPEATS
+from gear.config import STOP_REPEATS
 from gear.extract import outputs
 from gear.extract.journal import JOURNAL as JOURNAL
 from gear.extract.journal import Journal, Record
