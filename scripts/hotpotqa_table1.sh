@@ -14,8 +14,8 @@
 #     ircot: HippoRAG w/ IRCoT (IRCoT over PPR, at most 2 retrieval steps, as GeAR's 2 iterations)
 #   and the single rows again on the same subset (subset), to compare like with like on a subset.
 # Usage: scripts/hotpotqa_table1.sh [single|subset|gear|ircot|sync|sync-nodiv|sync-bases|all] [EVERY] [LIMIT]
-#   (default: all 1 100). docs/results.md: every row on all 100 questions but hybrid + SyncGE without diversity, which
-#   is `sync-nodiv 5 20` (every 5th question, 20: ids 0, 5, ..., 95 in file order) beside `subset 5 20`.
+#   (default: all 1 100: every row of docs/results.md). With EVERY and LIMIT a row runs on a subset (`gear 5 20`: every
+#   5th question, 20 of them, ids 0, 5, ..., 95 in file order), and `subset 5 20` gives the single rows on the same 20.
 # Run it on a quiet machine: timings under parallel jobs mean nothing (recall and answers do not depend on it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
