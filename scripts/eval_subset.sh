@@ -8,15 +8,13 @@
 # Usage: scripts/eval_subset.sh [EVERY] [LIMIT]   (default: every 2nd question of musique_dev50.json from the first,
 # 20 of them: ids 0, 2, …, 38 in file order — 17 two-hop and 3 three-hop questions)
 # Run it on a quiet machine: timings under parallel jobs mean nothing.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/eval_common.sh"
 EVERY="${1:-2}"
 LIMIT="${2:-20}"
-GEAR=.venv/bin/gear
 INDEX=data/indexes/musique
 QA=assets/musique/musique_dev50.json
 OUT=docs/evals
-[[ -f "$INDEX/manifest.json" ]] || .venv/bin/python -c "from studio.demo import ensure_demo_index as e; e('musique')"
+demo_index musique
 mkdir -p "$OUT"
 tag="dev50_every${EVERY}_n${LIMIT}"
 $GEAR eval "$INDEX" "$QA" -r hybrid -e naive --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_naive.json"

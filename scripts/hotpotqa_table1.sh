@@ -17,17 +17,15 @@
 #   (default: all 1 100: every row of docs/results.md). With EVERY and LIMIT a row runs on a subset (`gear 5 20`: every
 #   5th question, 20 of them, ids 0, 5, ..., 95 in file order), and `subset 5 20` gives the single rows on the same 20.
 # Run it on a quiet machine: timings under parallel jobs mean nothing (recall and answers do not depend on it).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/eval_common.sh"
 WHAT="${1:-all}"
 EVERY="${2:-1}"
 LIMIT="${3:-100}"
-GEAR=.venv/bin/gear
 INDEX=data/indexes/hotpotqa
 QA=assets/hotpotqa/hotpotqa_train100.json
 OUT=docs/evals
 K=2,5,10,15
-[[ -f "$INDEX/manifest.json" ]] || .venv/bin/python -c "from studio.demo import ensure_demo_index as e; e('hotpotqa')"
+demo_index hotpotqa
 mkdir -p "$OUT"
 # answers recorded before (in assets/llm_cache) are served at once, the rest asked live and recorded there: a row
 # run again on more questions asks only the new ones (record mode would ask every one anew)

@@ -3,14 +3,11 @@
 # method from the bundled answers, keeping every question's trace: the input of bench/diagnose.py and
 # bench/diagnosis_agreement.py (docs/diagnosis.md). No model is asked (GEAR_LLM=replay); a miss is an error.
 # Usage: scripts/subset_traces.sh [OUT]     (default: runs/subset_traces; then OUT/<method>/*.json, OUT/<method>.report.json)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-export HF_HUB_OFFLINE=1
+source "$(dirname "$0")/eval_common.sh"
 OUT="${1:-runs/subset_traces}"
-GEAR=.venv/bin/gear
 INDEX=data/indexes/musique
 QA=assets/musique/musique_dev50.json
-[[ -f "$INDEX/manifest.json" ]] || .venv/bin/python -c "from studio.demo import ensure_demo_index as e; e('musique')"
+demo_index musique
 # run NAME [VAR=value ...] -- gear eval options
 run() {
   local name=$1; shift

@@ -1,0 +1,11 @@
+# Sourced by the scripts that run `gear eval` rows (eval_subset.sh, subset_traces.sh, hotpotqa_table1.sh,
+# musique_local_triples.sh): strict mode, the repository root as working directory, the project's own `gear`, the
+# embedder offline, and `demo_index NAME`, which builds a bundled demo index (data/indexes/NAME) when it is missing.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export HF_HUB_OFFLINE=1
+GEAR=.venv/bin/gear
+demo_index() {
+  [[ -f "data/indexes/$1/manifest.json" ]] \
+    || .venv/bin/python -c "import sys; from studio.demo import ensure_demo_index as e; e(sys.argv[1])" "$1"
+}
