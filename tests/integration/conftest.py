@@ -1,4 +1,4 @@
-"""Integration fixtures: servers started and stopped here, and the bundled MuSiQue index.
+"""Integration fixtures: servers started and stopped here, and the bundled indexes (MuSiQue, HotpotQA).
 
 Elasticsearch: the noida-db emulator and a real cluster when GEAR_ES_URL is set. The emulator is the `noida-db` PyPI
 package (a single binary that speaks the Elasticsearch 8.15 REST API). In CI (CI=true) or with GEAR_REQUIRE_NOIDA=1 an
@@ -126,20 +126,31 @@ def real_es_url() -> str:
     return url
 
 
-# -- the bundled MuSiQue dev50 index (MiniLM, GPT-3.5 OpenIE triples), built once per test session ------------------
-MUSIQUE = Path(__file__).resolve().parents[2] / "assets" / "musique"
+# -- the bundled indexes (MiniLM), each built once per test session from its corpus and OpenIE file ----------------
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+MUSIQUE = ASSETS / "musique"
+HOTPOTQA = ASSETS / "hotpotqa"
+
+
+def bundled_engine(tmp_path_factory: pytest.TempPathFactory, corpus: Path, openie: Path) -> Engine:
+    """An index of `corpus` with the triples of `openie` (duplicate passages dropped, as `gear index` and the demos
+    do), opened with default settings."""
+    from gear.embed import Encoder
+
+    docs, report = load_corpus(corpus)
+    docs = unique_documents(docs, report)
+    oie, _ = load_openie(openie)
+    out = tmp_path_factory.mktemp(corpus.stem) / "index"
+    encoder = Encoder("all-MiniLM-L6-v2")
+    build_index(docs, align_openie(docs, oie, report), out, encoder)
+    return Engine.open(out, Settings(), encoder=encoder)
 
 
 @pytest.fixture(scope="session")
 def musique(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    from gear.embed import Encoder
-
-    docs, report = load_corpus(MUSIQUE / "musique_corpus1890.json")
-    oie, _ = load_openie(MUSIQUE / "openie_musique_gpt-3.5-turbo-1106_1890.json")
-    out = tmp_path_factory.mktemp("musique") / "index"
-    encoder = Encoder("all-MiniLM-L6-v2")
-    build_index(docs, align_openie(docs, oie, report), out, encoder)
-    return Engine.open(out, Settings(), encoder=encoder)
+    """MuSiQue dev50: 1,890 passages with HippoRAG's GPT-3.5 OpenIE triples."""
+    return bundled_engine(tmp_path_factory, MUSIQUE / "musique_corpus1890.json",
+                          MUSIQUE / "openie_musique_gpt-3.5-turbo-1106_1890.json")
 
 
 @pytest.fixture(scope="session")
@@ -147,23 +158,26 @@ def questions():
     return load_qa(MUSIQUE / "musique_dev50.json")[0]
 
 
-# -- the bundled HotpotQA sample (100 questions, 994 passages; MiniLM), built once per test session -------------------
-HOTPOTQA = Path(__file__).resolve().parents[2] / "assets" / "hotpotqa"
+@pytest.fixture(scope="session")
+def musique949_local(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    """The 949 candidate paragraphs of the dev50 questions with the triples the embedded model extracted."""
+    return bundled_engine(tmp_path_factory, MUSIQUE / "musique_dev50_candidates949.json",
+                          MUSIQUE / "openie_musique_qwen2.5-coder-1.5b_949.json")
+
+
+@pytest.fixture(scope="session")
+def musique949_gpt(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    """The same 949 paragraphs with HippoRAG's GPT-3.5 OpenIE triples (read from the 1,890-passage file)."""
+    return bundled_engine(tmp_path_factory, MUSIQUE / "musique_dev50_candidates949.json",
+                          MUSIQUE / "openie_musique_gpt-3.5-turbo-1106_1890.json")
 
 
 @pytest.fixture(scope="session")
 def hotpotqa(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    """The index the HotpotQA demo builds: the passages with the triples the embedded model extracted (the bundled
+    """The index the HotpotQA demo builds: 994 passages with the triples the embedded model extracted (the bundled
     OpenIE file), as `studio.demo.ensure_demo_index("hotpotqa")` reads them."""
-    from gear.embed import Encoder
-
-    docs, report = load_corpus(HOTPOTQA / "hotpotqa_train100_corpus.json")
-    docs = unique_documents(docs, report)
-    oie, _ = load_openie(HOTPOTQA / "openie_hotpotqa_qwen2.5-coder-1.5b_994.json")
-    out = tmp_path_factory.mktemp("hotpotqa") / "index"
-    encoder = Encoder("all-MiniLM-L6-v2")
-    build_index(docs, align_openie(docs, oie, report), out, encoder)
-    return Engine.open(out, Settings(), encoder=encoder)
+    return bundled_engine(tmp_path_factory, HOTPOTQA / "hotpotqa_train100_corpus.json",
+                          HOTPOTQA / "openie_hotpotqa_qwen2.5-coder-1.5b_994.json")
 
 
 @pytest.fixture(scope="session")
