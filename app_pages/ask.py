@@ -5,6 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from studio.ask import (
+    ASK_AGAIN,
+    again_panel,
     example_note,
     first_visit,
     question_box,
@@ -89,12 +91,17 @@ def page() -> None:
     waited = take_waiting(index) if index is not None and not ask else ""
     if waited and index is not None:  # the index is built now: the question that waited for it runs
         question, qa = waited, next((q for q in qa_for_index(index) if q.question == waited), None)
-    if (ask or waited) and index is not None:
+    again = bool(st.session_state.pop(ASK_AGAIN, False)) and index is not None and "trace" in st.session_state
+    if again:  # the question of the run on screen, asked afresh
+        question = st.session_state["trace"].question
+        qa = qa if qa is not None and qa.question == question else None
+    if (ask or waited or again) and index is not None:
         with result.fresh():
-            run_live(index, question, qa, settings)
+            run_live(index, question, qa, settings, fresh=again)
             trace = st.session_state.get("trace")
             note_home(trace, index)
             if trace is not None:
+                again_panel(trace, settings)
                 gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
                 save_panel(trace)
         return
@@ -117,6 +124,7 @@ def page() -> None:
         else:
             TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
         if ending:
+            again_panel(trace, settings)
             gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
         else:
             st.button("Show the outcome now", key="teach_outcome", icon=":material/flag:",

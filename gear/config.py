@@ -167,6 +167,10 @@ class LlamaServerSettings(BaseModel):
     llm_ctx_per_slot: int = Field(8192, ge=512, le=131072)
     llm_cache_reuse: int = Field(256, ge=0)
     llm_gpu_layers: int | None = Field(None, ge=0)
+    # exact mode: every request read whole, never from the prompt cache (llama-server's cache_prompt: false), so the
+    # same request gets the same text at temperature 0 each time it is asked afresh, at the cost of re-reading every
+    # prompt (docs/results.md, "Reproducibility"); off: a cached head is skipped, and the text may differ
+    llm_exact: bool = False
 
 
 class LLMClientSettings(BaseModel):

@@ -2,7 +2,8 @@
 
 A crash or a kill mid-write therefore never leaves a truncated cache entry, trace, manifest, OpenIE file or half an
 index, and never damages what was there before. Everything that writes data (indexes, the LLM cache, traces,
-reports, extraction output) goes through here.
+reports, extraction output) goes through here, and `data_dir` says where a person's own files go — one folder for
+the app, the CLI and Python alike, so a question asked in one replays the same run in the others.
 """
 
 from __future__ import annotations
@@ -17,6 +18,27 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
+
+#: the project's checkout when gear runs from one (its assets/, and data/ beside them); for an installed package
+#: this is site-packages, which is never written to (data_dir checks that it is a checkout first)
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def data_dir() -> Path:
+    """The user's data folder: where everything a person makes or saves is written — indexes, traces, tags and
+    verdicts, evaluations and the recorded LLM answers — by the app, `gear ask/eval/diagnose` and the library alike,
+    never into the project's assets/. $GEAR_STUDIO_DATA; else ./data in the project when gear runs from a checkout
+    that can be written to (a clone); else the user's own folder ($XDG_DATA_HOME/gear-studio, by default
+    ~/.local/share/gear-studio), so a read-only checkout (installed once for a class) or an installed package still
+    saves."""
+    env = os.environ.get("GEAR_STUDIO_DATA")
+    if env:
+        return Path(env)
+    local = PROJECT_ROOT / "data"
+    checkout = (PROJECT_ROOT / "pyproject.toml").is_file() and (PROJECT_ROOT / "gear").is_dir()
+    if checkout and os.access(local if local.exists() else PROJECT_ROOT, os.W_OK):
+        return local
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "gear-studio"
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

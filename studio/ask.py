@@ -30,6 +30,8 @@ LIVE_EVENTS = "live_events"  # session state: the events of this session's live 
 CANCELLED = "ask_cancelled"  # session state: its Cancel button was pressed
 STOPPED_NOTE = "ask_stopped_note"  # session state: what to say above a run that was stopped mid-way
 EXAMPLE = "trace_example"  # session state: the bundled example shown (its stem), if the trace is one
+ASK_AGAIN = "ask_again"  # session state: "Ask the model again" was pressed: the next run asks the model afresh
+AGAIN_NOTE = "ask_again_note"  # session state: (the fresh run's trace, how it differs from the recorded run)
 
 
 def bundled_traces() -> dict[str, Path]:
@@ -242,8 +244,9 @@ def marks_note(marks: dict[str, str], model: str, speeds: ModelSpeed = MODEL_SPE
 
 def _cache_stamp(settings: Settings) -> tuple[float, ...]:
     """The LLM caches' modification times: a new recorded answer (a file added) changes them."""
-    dirs = [settings.llm_cache_dir, settings.llm_bundled_cache]
-    return tuple(Path(d).stat().st_mtime if d and Path(d).is_dir() else 0.0 for d in dirs)
+    from gear.llm import answer_stores
+
+    return tuple(d.stat().st_mtime if d.is_dir() else 0.0 for d in answer_stores(settings))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -286,14 +289,28 @@ def stopped_note() -> None:
         st.warning(note)
 
 
-def run_live(index: Path, question: str, qa: Any | None, settings: Settings) -> None:
+def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fresh: bool = False) -> None:
     """Run the question live in the current container: a status line at the top beside Cancel says where the run is
-    and what it waits for; each iteration draws below it as its events arrive."""
+    and what it waits for; each iteration draws below it as its events arrive. Recorded answers replay (the same
+    run as `gear ask` gives); `fresh` asks the model anew past them, and says how the run differs from the
+    recorded one."""
     ready = ensure_index(index)
     if ready is None:
         return
     engine = engine_for(ready)
     gold = engine.gold_ids(qa.gold) if qa is not None else []
+    recorded, why, llm = None, "", None
+    if fresh:
+        from gear.agent.recorded import recorded_run
+        from gear.llm import LLMError, fresh_llm
+
+        try:
+            llm = fresh_llm(engine.llm(settings))
+        except LLMError as exc:
+            st.error(one_line(exc))
+            return
+        recorded, why = recorded_run(engine, question, settings, k=settings.agent_k, gold=gold,
+                                     question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())))
     trace = Trace()
     # the session's own record of the run in progress (the list the trace appends to): a rerun after Cancel finds
     # the steps so far here (settle_stopped_run)
@@ -318,7 +335,8 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings) -> 
     failed = ""
     try:
         engine.retrieve(question, k=settings.agent_k, settings=settings, gold=gold,
-                        question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())), trace=trace)
+                        question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())), trace=trace,
+                        llm=llm)
     except Exception as exc:  # Streamlit's stop and rerun are BaseExceptions: a Cancel passes through untouched
         failed = one_line(exc)
     view.close()
@@ -333,6 +351,9 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings) -> 
     st.session_state[EXAMPLE] = None
     if not failed:
         remember(finished, "Ask")
+    if fresh:
+        st.session_state["trace_source"] = "live run, the model asked afresh"
+        st.session_state[AGAIN_NOTE] = (finished, again_lines(recorded, finished, why))
     show_answer_origins(finished)
     if "first_graph_s" in timing:
         st.caption(f"first graph drawn {timing['first_graph_s']:.1f} s after Ask")
@@ -365,3 +386,32 @@ def save_panel(trace: Trace) -> None:
         st.session_state["saved_trace"] = str(path)
     if st.session_state.get("saved_trace"):
         st.caption(f"saved as {esc_md(Path(st.session_state['saved_trace']).name)}")
+
+
+def again_lines(recorded: Trace | None, fresh: Trace, why: str) -> list[str]:
+    """What a fresh run says of itself beside the recorded one (plain text, escaped where shown)."""
+    if recorded is None:
+        return [f"No recorded run to compare with: {why}. This run's answers are recorded now, so the question "
+                "replays this run from here on."]
+    from gear.trace.difference import difference
+
+    return difference(recorded, fresh).lines()
+
+
+def again_panel(trace: Trace, settings: Settings) -> None:
+    """"Ask the model again": the run on screen came from the recordings (or was recorded as it ran); this asks the
+    model afresh and says whether and where the new run differs (llama.cpp may write other text at temperature 0
+    when part of a prompt comes from its cache: README, "Which LLM answers")."""
+    note = st.session_state.get(AGAIN_NOTE)
+    if note is not None and note[0] is trace:
+        lines = note[1]
+        same = len(lines) == 1 and lines[0].startswith("The same run")
+        box = st.success if same else st.warning
+        box("**Asked the model again.** " + "  \n".join(esc_md(line) for line in lines),
+            icon=":material/compare_arrows:")
+    if not methods.get(settings.expand).uses_llm(settings) or settings.llm == "replay" or not trace.question:
+        return
+    st.button("Ask the model again", key="ask_again_button", icon=":material/refresh:",
+              on_click=lambda: st.session_state.update({ASK_AGAIN: True}),
+              help="Ask the model afresh, past the recorded answers, and see whether the run comes out the same. "
+                   "The recorded run stays the one that replays here and in `gear ask`.")

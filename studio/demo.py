@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gear import files
 from gear.types import StageProgress
 
 if TYPE_CHECKING:  # the encoder loads torch: imported where a build needs it
     from gear.embed import Encoder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = files.PROJECT_ROOT
 ASSETS = ROOT / "assets"
 LLM_CACHE = ASSETS / "llm_cache"
 BUNDLED_TRACES = ASSETS / "traces"
@@ -110,18 +111,9 @@ def wanted_index() -> str:
 
 
 def data_dir() -> Path:
-    """The user's data folder: where the app writes everything a person makes or saves — indexes, traces, tags and
-    verdicts, evaluations, recorded answers — and never into the project's assets/. $GEAR_STUDIO_DATA; else ./data
-    in the project when the project can be written to (a clone); else the user's own folder
-    ($XDG_DATA_HOME/gear-studio, by default ~/.local/share/gear-studio), so a read-only checkout (installed once for
-    a class) still saves."""
-    env = os.environ.get("GEAR_STUDIO_DATA")
-    if env:
-        return Path(env)
-    local = ROOT / "data"
-    if os.access(local if local.exists() else ROOT, os.W_OK):
-        return local
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "gear-studio"
+    """The user's data folder (gear.files.data_dir: the one the CLI and the library use too, so a question asked in
+    the app and in `gear ask` replays the same recorded run)."""
+    return files.data_dir()
 
 
 def shown(path: Path) -> str:

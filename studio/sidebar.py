@@ -82,8 +82,11 @@ def choose_index(key: str = "index_choice", container: Any = None) -> Path | Non
 
 # -- method, LLM and knobs ---------------------------------------------------------------------------------------------
 def user_llm_cache() -> Path:
-    """Where the app records the live model's new answers (never into the bundled assets/llm_cache)."""
-    return demo.data_dir() / "llm_cache"
+    """Where the live model's new answers are recorded (never into the bundled assets/llm_cache): the data folder's,
+    the one answer store `gear ask`, `gear eval` and the library use too (gear.llm.default_user_cache)."""
+    from gear.llm import default_user_cache
+
+    return default_user_cache()
 
 
 def llm_status(kind: str, cache_dir: Path | None) -> str:
@@ -172,8 +175,7 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
     cache = base.llm_cache_dir or demo.LLM_CACHE
     if kind == "replay":
         changes["llm_cache_dir"] = cache
-    elif kind == "auto":
-        changes["llm_cache_dir"] = base.llm_cache_dir or user_llm_cache()
+    # "auto" keeps the configured cache, else None: the default answer store, which the CLI reads and records too
     elif kind == "openai":
         start("llm_base_url", base.llm_base_url or "")
         changes["llm_base_url"] = sb.text_input("Base URL", key="llm_base_url", persist_state="session") or None

@@ -21,6 +21,7 @@ from gear.config import BeamSettings, Settings
 from gear.llm import LLM
 from gear.llm.base import Message, answered_at_once, estimate_tokens
 from gear.llm.queue import current_listener, listening
+from gear.llm.replay import cache_key
 from gear.retrieve.beam import BeamParams
 from gear.retrieve.ppr import PPRIndex
 from gear.retrieve.scoring import SequenceScorer
@@ -115,7 +116,8 @@ class RunContext:
         with listening(wait):
             result = self.llm.complete(messages, json_schema=ask.schema, max_tokens=ask.max_tokens, on_text=stream)
         called = LLMCalled(iteration, ask.step, result.model, result.prompt_tokens, result.completion_tokens,
-                           result.seconds, result.cached, result.source)
+                           result.seconds, result.cached, result.source,
+                           cache_key(self.llm.model, messages, ask.schema, ask.max_tokens), result.text)
         self.speed.observe(called, asking, result.cached_prompt_tokens, ask.prompt)  # speed for the next estimates
         self.trace.emit(called)
         return result.text

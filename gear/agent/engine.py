@@ -22,6 +22,7 @@ from gear.agent.methods import runner
 from gear.agent.run import Run
 from gear.agent.views import passage_views
 from gear.config import Settings, public_settings
+from gear.data.corpus import same_text
 from gear.embed import Encoder
 from gear.eval.measures import recall_at_cutoffs
 from gear.index import Manifest, open_memory_backend
@@ -119,8 +120,20 @@ class Engine:
         return settings.ppr_synonym_threshold in self._ppr
 
     def gold_ids(self, gold: Sequence[tuple[str, str | None]]) -> list[int]:
-        ids = [self.backend.find_passage(title, text) for title, text in gold]
+        """The index's ids of gold passages named by (title, text), or by title alone where no text is named: by the
+        exact text, else — for a title one passage has — by the same text up to whitespace (gear.data.corpus.
+        same_text: 2Wiki's pooled corpus joins a paragraph's sentences with a space, its questions with nothing)."""
+        ids = [self._find_gold(title, text) for title, text in gold]
         return list(dict.fromkeys(i for i in ids if i is not None))
+
+    def _find_gold(self, title: str, text: str | None) -> int | None:
+        found = self.backend.find_passage(title, text)
+        if found is not None or text is None:
+            return found
+        alone = self.backend.find_passage(title, None)
+        if alone is not None and same_text(self.backend.passages([alone])[0].text, text):
+            return alone
+        return None
 
     # -- runs -------------------------------------------------------------------------------------------------------
     def context(self, settings: Settings, trace: Trace, gold: Collection[int], llm: LLM | None = None) -> RunContext:
@@ -139,9 +152,11 @@ class Engine:
         question_id: str = "",
         answers: Sequence[str] = (),
         trace: Trace | None = None,
+        llm: LLM | None = None,
     ) -> Run:
         """Run the method `settings.expand` names (gear.methods) on one question: single-step methods take `k`
-        passages from the base retriever, multi-step ones agent_k per retrieval."""
+        passages from the base retriever, multi-step ones agent_k per retrieval. `llm` replaces the configured LLM
+        for this run only (gear.llm.fresh_llm: the model asked afresh; gear.llm.recorded_llm: the recordings alone)."""
         s = settings or self.settings
         method = methods.get(s.expand)
         trace = trace or Trace()
@@ -150,7 +165,7 @@ class Engine:
                        list(answers))
         )
         started = time.perf_counter()
-        ctx = self.context(s, trace, gold, self.llm(s) if method.uses_llm(s) else None)
+        ctx = self.context(s, trace, gold, (llm or self.llm(s)) if method.uses_llm(s) else None)
         outcome = runner(method)(ctx, question, k)
         ranked, n = outcome.ranked, outcome.iterations
         trace.emit(FinalRanking(n, passage_views(self.backend, ranked, ctx.gold)))

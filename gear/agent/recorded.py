@@ -1,11 +1,14 @@
 """Whether a question replays at once or runs live, told before it is asked: a list of example questions says which
 answers are recorded (instant) and which the model must compute (≈ a minute or two on a CPU).
 
-The honest test is the run's own first request to the LLM: the method is run up to that request with an LLM that stops
-the run there (retrieval only — nothing is asked of any model), and the request's cache entry is looked for where the
-configured LLM would look (its record/replay cache and the bundled recordings). A run whose first answer is recorded
-was recorded whole with these settings (the later requests follow from the recorded answers); a run without one goes
-to the live model from its first step.
+The honest test is the run's own first request to the LLM: the engine runs the method (Engine.retrieve, the one place a
+run is made) with an LLM that stops the run at that request (retrieval only — nothing is asked of any model), and the
+request's cache entry is looked for where the configured LLM would look (its record/replay cache and the bundled
+recordings). A run whose first answer is recorded replays from the recordings as far as they go: usually the whole
+run (the later requests follow from the recorded answers), but a run that was cut short when it was recorded (a
+Cancel, a crash) has its later requests unrecorded, and those go to the live model when they are reached (and are
+recorded then) — `recorded_run` says so ("the recorded run is incomplete"). A run without a recorded first answer
+goes to the live model from its first step.
 """
 
 from __future__ import annotations
@@ -15,10 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gear import methods
-from gear.agent import steps
-from gear.agent.methods import runner
 from gear.config import Settings
-from gear.llm import LLM, CachedLLM, LLMResult, Message, TextListener
+from gear.llm import LLM, LLMError, LLMResult, Message, TextListener, cache_of, recorded_llm
 from gear.trace import Trace
 
 if TYPE_CHECKING:
@@ -53,27 +54,15 @@ class _StopAtFirstRequest:
 
 def first_request(engine: Engine, question: str, settings: Settings, k: int | None = None) -> Request | None:
     """The first request a run of `settings.expand` on `question` sends to its LLM (None: the run asks none); only
-    the run's retrieval is done."""
-    method = methods.get(settings.expand)
-    if not method.uses_llm(settings):
+    the run's retrieval is done (the engine's own run, stopped at that request)."""
+    if not methods.get(settings.expand).uses_llm(settings):
         return None
-    llm = engine.llm(settings)
-    ctx = engine.context(settings, Trace(), (), _StopAtFirstRequest(llm.model))
     try:
-        outcome = runner(method)(ctx, question, settings.agent_k if k is None else k)
-        if method.answers and settings.answer:
-            steps.answer(ctx, question, outcome.ranked, (), outcome.iterations)
+        engine.retrieve(question, k=settings.agent_k if k is None else k, settings=settings, trace=Trace(),
+                        llm=_StopAtFirstRequest(engine.llm(settings).model))
     except _FirstRequest as stop:
         return stop.request
     return None
-
-
-def cache_of(llm: LLM) -> CachedLLM | None:
-    """The record/replay cache inside an LLM's wrappers (the memo), if it has one."""
-    seen = 0
-    while not isinstance(llm, CachedLLM) and hasattr(llm, "inner") and seen < 8:
-        llm, seen = getattr(llm, "inner"), seen + 1  # noqa: B009 - the wrappers (memo) are not typed as having one
-    return llm if isinstance(llm, CachedLLM) else None
 
 
 def is_recorded(llm: LLM, request: Request) -> bool:
@@ -98,3 +87,25 @@ def replays_at_once_all(engine: Engine, questions: Sequence[str], settings: Sett
     if settings.retriever != "bm25" and methods.get(settings.expand).uses_llm(settings):
         engine.encoder.encode_cached(list(dict.fromkeys(questions)))
     return {q: replays_at_once(engine, q, settings) for q in questions}
+
+
+def recorded_run(engine: Engine, question: str, settings: Settings, *, k: int, gold: Sequence[int] = (),
+                 question_id: str = "", answers: Sequence[str] = ()) -> tuple[Trace | None, str]:
+    """The run the recordings hold for this question and these settings, replayed from them alone (no model asked):
+    what a fresh run is compared with. (None, why) when there is none: the method asks no LLM, the LLM reads no
+    recordings, its first request was never recorded, or a later one was not (a run cut short)."""
+    method = methods.get(settings.expand)
+    if not method.uses_llm(settings):
+        return None, "this method asks no LLM"
+    replay = recorded_llm(engine.llm(settings))
+    if replay is None:
+        return None, "this LLM keeps no recordings"
+    request = first_request(engine, question, settings, k)
+    if request is None or not is_recorded(replay, request):
+        return None, "nothing was recorded for this question with these settings"
+    try:
+        run = engine.retrieve(question, k=k, settings=settings, gold=gold, question_id=question_id,
+                              answers=answers, llm=replay)
+    except LLMError as exc:
+        return None, f"the recorded run is incomplete ({exc})"
+    return run.trace, ""

@@ -79,9 +79,15 @@ def ask(
                                                                   "run is diagnosed against them")] = None,
     answer: Annotated[list[str] | None, typer.Option("--answer", "-a", help="the right answer (with --gold; repeat "
                                                                             "for aliases)")] = None,
+    live: Annotated[bool, typer.Option("--live", help="ask the model afresh, past the recorded answers, and say "
+                                                      "whether and where the run differs from the recorded one")]
+    = False,
 ) -> None:
     """Run SyncGE or the GeAR agent on one question and print every step (the model's text streams to stderr);
-    with --gold, where each of those passages was lost and the proposed error category (gear diagnose)."""
+    with --gold, where each of those passages was lost and the proposed error category (gear diagnose).
+
+    Recorded answers replay: the same question on the same index with the same settings gives the same run here, in
+    the app and from Python (one answer store, in the data folder). --live asks the model again."""
     with friendly_errors():
         from gear.agent.engine import Engine
         from gear.eval.gold_marks import parse_ids, passages_of
@@ -92,9 +98,24 @@ def ask(
         engine = Engine.open(index_dir, settings)
         gold_ids = parse_ids(gold) if gold is not None else []
         texts = passages_of(engine.backend, gold_ids)  # a bad id stops here, before any LLM call
+        recorded: Trace | None = None
+        fresh = None
+        if live:
+            from gear.agent.recorded import recorded_run
+            from gear.llm import fresh_llm
+
+            recorded, why = recorded_run(engine, question, settings, k=k, gold=gold_ids, answers=answer or [])
+            fresh = fresh_llm(engine.llm(settings))
+            console.print(f"asking the model afresh (the recorded run: {escape(why) if why else 'replayed'})",
+                          highlight=False)
         trace = Trace()
         trace.subscribe(narrator(stream=not quiet_llm))
-        run = engine.retrieve(question, k=k, trace=trace, gold=gold_ids, answers=answer or [])
+        run = engine.retrieve(question, k=k, trace=trace, gold=gold_ids, answers=answer or [], llm=fresh)
+        if recorded is not None:
+            from gear.trace.difference import difference
+
+            for line in difference(recorded, run.trace).lines():
+                out.print(escape(line), highlight=False)
         if trace_out:
             run.trace.save(trace_out)
             console.print(f"trace saved to {trace_out}")

@@ -79,11 +79,14 @@ class EmbeddedLLM:
     def __init__(self, *, model_path: Path | None = None, threads: int | None = None, ctx_per_slot: int | None = None,
                  parallel: int | None = None, cache_reuse: int | None = None, gpu_layers: int | None = None,
                  timeout: float = EMBEDDED_TIMEOUT, ubatch: int | None = None, batch: int | None = None,
-                 flash_attn: bool | None = None) -> None:
+                 flash_attn: bool | None = None, exact: bool = False) -> None:
         if parallel is not None and parallel < 1:
             raise LLMError(f"the embedded model needs at least one slot, got {parallel}: fix GEAR_LLM_PARALLEL")
         self.model = DEFAULT_MODEL.name
         self.timeout = timeout
+        #: every request read whole, never from the server's prompt cache (llama-server's `cache_prompt: false`): at
+        #: temperature 0 the same request then gets the same text each time (docs/results.md, "Reproducibility")
+        self.exact = exact
         self._options = {"model_path": model_path, "threads": threads, "ctx_per_slot": ctx_per_slot,
                          "parallel": parallel, "cache_reuse": cache_reuse, "gpu_layers": gpu_layers,
                          "ubatch": ubatch, "batch": batch, "flash_attn": flash_attn}
@@ -124,7 +127,8 @@ class EmbeddedLLM:
             client = self._clients.get(running.url)
             if client is None:
                 self._clients = {running.url: OpenAILLM(self.model, base_url=running.url, timeout=self.timeout,
-                                                        max_retries=EMBEDDED_RETRIES, seed=0)}
+                                                        max_retries=EMBEDDED_RETRIES, seed=0,
+                                                        extra_body={"cache_prompt": False} if self.exact else None)}
                 client = self._clients[running.url]
             return client
 
@@ -152,13 +156,15 @@ _shared_lock = threading.Lock()
 def shared_embedded_llm(*, model_path: Path | None = None, threads: int | None = None,
                         ctx_per_slot: int | None = None, parallel: int | None = None, cache_reuse: int | None = None,
                         gpu_layers: int | None = None, timeout: float = EMBEDDED_TIMEOUT, ubatch: int | None = None,
-                        batch: int | None = None, flash_attn: bool | None = None) -> EmbeddedLLM:
+                        batch: int | None = None, flash_attn: bool | None = None, exact: bool = False
+                        ) -> EmbeddedLLM:
     """The process's one EmbeddedLLM per configuration (one queue for all its callers, one server)."""
     key = (str(model_path) if model_path else None, threads or default_threads(), ctx_per_slot, parallel,
-           cache_reuse, gpu_layers, timeout, ubatch, batch, flash_attn, cache_root())
+           cache_reuse, gpu_layers, timeout, ubatch, batch, flash_attn, cache_root(), exact)
     with _shared_lock:
         if key not in _shared:
             _shared[key] = EmbeddedLLM(model_path=model_path, threads=threads, ctx_per_slot=ctx_per_slot,
                                        parallel=parallel, cache_reuse=cache_reuse, gpu_layers=gpu_layers,
-                                       timeout=timeout, ubatch=ubatch, batch=batch, flash_attn=flash_attn)
+                                       timeout=timeout, ubatch=ubatch, batch=batch, flash_attn=flash_attn,
+                                       exact=exact)
         return _shared[key]

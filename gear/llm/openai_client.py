@@ -167,6 +167,7 @@ class OpenAILLM:
         max_retries: int = 3,
         seed: int | None = 0,
         max_concurrent: int | None = None,
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         import openai  # imported here so the package loads without the dependency being exercised
 
@@ -182,6 +183,7 @@ class OpenAILLM:
         self.model = model
         self.base_url = base_url
         self.seed = seed
+        self.extra_body = dict(extra_body or {})  # server-specific request fields (llama-server's cache_prompt)
         self.max_retries = max_retries
         self.queue: ModelQueue | None = ModelQueue(max_concurrent) if max_concurrent else None
         self._secret = api_key
@@ -253,6 +255,8 @@ class OpenAILLM:
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": max_tokens}
         if self.seed is not None:
             kwargs["seed"] = self.seed
+        if self.extra_body:
+            kwargs["extra_body"] = self.extra_body
         if fmt is not None:
             kwargs["response_format"] = fmt
         if stream:

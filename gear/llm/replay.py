@@ -13,14 +13,15 @@ import hashlib
 import json
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
 from gear.files import atomic_write_json
 from gear.llm.base import LLM, LLMError, LLMResult, Message, Source, TextListener, last_user_content
 
-Mode = Literal["record", "replay", "auto"]
-_MODES = ("record", "replay", "auto")
+Mode = Literal["record", "replay", "auto", "fresh"]
+_MODES = ("record", "replay", "auto", "fresh")
 
 
 def cache_key(model: str, messages: list[Message], json_schema: dict | None, max_tokens: int) -> str:
@@ -52,8 +53,10 @@ class CachedLLM:
     asked again (the same reasoner prompt in two iterations) gets the answer recorded for it, since a replay can only
     give the one recorded answer, and a second live answer may differ (llama.cpp rounds differently when the prompt
     comes from its cache); "replay": serve from the cache only and raise LLMError on a miss; "auto": serve hits, call
-    through and record misses. `read_dirs` are further caches that are read (after `cache_dir`) but never written:
-    the bundled recordings.
+    through and record misses; "fresh": ask the model anew for every request (once per request in this object's
+    life, like "record"), and record only what no recording answers yet — a recording stays the run that replays
+    everywhere, and a fresh run that differs from it is said to differ (gear.trace.difference), not written over it.
+    `read_dirs` are further caches that are read (after `cache_dir`) but never written: the bundled recordings.
     """
 
     def __init__(self, inner: LLM | None, cache_dir: Path, mode: Mode = "auto", *, model: str | None = None,
@@ -71,6 +74,7 @@ class CachedLLM:
         self.misses = 0
         self._lock = threading.Lock()
         self._recorded: set[Path] = set()  # entries this object wrote (record mode serves them to a repeated request)
+        self._given: dict[Path, LLMResult] = {}  # fresh mode: what the model answered each request in this life
 
     @classmethod
     def replay_only(cls, cache_dir: Path, model: str | None = None) -> CachedLLM:
@@ -97,6 +101,8 @@ class CachedLLM:
         path = self.path_for(messages, json_schema, max_tokens)
         if self.mode == "record":
             return "record" if path in self._recorded else None
+        if self.mode == "fresh":
+            return "memo" if path in self._given else None
         return "record" if any(p.is_file() for p in (path, *(d / path.name for d in self.read_dirs))) else None
 
     def _load(self, path: Path) -> LLMResult | None:
@@ -119,7 +125,12 @@ class CachedLLM:
     def complete(self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512,
                  on_text: TextListener | None = None) -> LLMResult:
         path = self.path_for(messages, json_schema, max_tokens)
-        if self.mode != "record" or path in self._recorded:
+        if self.mode == "fresh" and path in self._given:
+            given = replace(self._given[path], cached=True, source="memo", seconds=0.0)
+            if on_text is not None:
+                on_text(given.text)
+            return given
+        if self.mode not in ("record", "fresh") or path in self._recorded:
             for candidate in (path, *(d / path.name for d in self.read_dirs)):
                 hit = self._load(candidate)
                 if hit is not None:
@@ -142,6 +153,11 @@ class CachedLLM:
         streaming = {"on_text": on_text} if on_text is not None else {}  # older LLMs may not stream
         result = self.inner.complete(messages, json_schema=json_schema, max_tokens=max_tokens, **streaming)
         seconds = result.seconds or (time.perf_counter() - started)
+        if self.mode == "fresh":
+            with self._lock:
+                self._given[path] = result
+            if any(p.is_file() for p in (path, *(d / path.name for d in self.read_dirs))):
+                return result  # recorded before: the recording stays what replays
         atomic_write_json(
             path,
             {

@@ -365,6 +365,10 @@ class LLMCalled(Event):
     seconds: float
     cached: bool = False
     source: str = ""  # "model", "record" (a recorded answer) or "memo" (an identical call earlier in this process)
+    # the request as the answer store names it (sha256 of model, messages, schema and the token cap) and what the
+    # model wrote: two runs of one question are compared call by call (gear.trace.difference); "" in older traces
+    request: str = ""
+    text: str = ""
 
 
 @dataclass(frozen=True)
