@@ -89,3 +89,14 @@ def test_only_the_embedded_model_on_a_cpu_has_a_known_pace(monkeypatch: pytest.M
     monkeypatch.setattr(bridge, "local_profile", lambda settings: SimpleNamespace(build=build))
     settings = Settings().with_(llm=llm, llm_base_url="http://127.0.0.1:1/v1" if llm == "openai" else None)
     assert bridge.known_seconds_per_passage(settings) == known
+
+
+def test_streamlits_upload_limit_is_the_apps_largest() -> None:
+    """The server refuses what no uploader would read; each uploader's own caption says its limit (max_upload_size):
+    "25MB per file" under "Corpus (at most 25 MB in all)", not Streamlit's default 500 MB."""
+    import tomllib
+
+    from studio.uploads import LIMITS
+
+    config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == max(limit.mb for limit in LIMITS.values())
