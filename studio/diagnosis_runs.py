@@ -210,7 +210,7 @@ def question_rows(runs: Sequence[DiagnosedRun]) -> pd.DataFrame:
                      "dropped at": ", ".join(_lost_words(d, "dropped_at")) or "—",
                      "proposed": CATEGORY_LABELS.get(d.category, d.category) if d.category else "—",
                      "yours": review.words,
-                     "EM": None if d.answer is None or d.answer.em is None else int(d.answer.em),
+                     "EM": NO_ANSWER if d.answer is None or d.answer.em is None else f"{d.answer.em:.0f}",
                      "run": r.group, "hop": d.hop,
                      "_category": d.category or "undetermined",
                      "_lost": _lost_words(d, "lost_at"), "_dropped": _lost_words(d, "dropped_at")})
@@ -267,13 +267,12 @@ def questions_table(runs: Sequence[DiagnosedRun], key: str) -> None:
     shown = view[[c for c in view.columns if not c.startswith("_")]]
     # the table's key follows the filters: a selection never points at a row another filter put in its place
     filters = hashlib.sha1(repr((lost_at, dropped_at, chosen)).encode()).hexdigest()[:8]
-    styled = shown.style.format(precision=0, na_rep=NO_ANSWER, subset=["EM"])  # no answer: "—", not "None"
-    event = st.dataframe(styled, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+    event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                          key=f"{key}_questions_{filters}", height=min(460, 38 + 35 * max(1, len(shown))),
                          column_config={"question": st.column_config.TextColumn("question", width=240, pinned=True),
                                         "lost at": st.column_config.TextColumn("lost at", width=LOST_WIDTH),
                                         "dropped at": st.column_config.TextColumn("dropped at", width=LOST_WIDTH),
-                                        "EM": st.column_config.NumberColumn(
+                                        "EM": st.column_config.TextColumn(
                                             "EM", width="small", help="exact match of the run's answer (0 or 100); "
                                             "—: the run gave none (a method that only retrieves)")})
     selected = list(getattr(getattr(event, "selection", None), "rows", []) or [])

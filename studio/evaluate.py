@@ -19,7 +19,7 @@ from gear.config import Settings
 from gear.files import atomic_write_json
 from gear.llm.queue import listening
 from studio import demo
-from studio.report_names import NO_ANSWER, answer_cells, counted, report_titles, slug
+from studio.report_names import answer_cells, counted, report_titles, slug
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import esc_md, one_line
 from studio.session import start
@@ -210,9 +210,9 @@ def show_results() -> None:
             row["tokens/question"] = round(tokens["total"] if isinstance(tokens, dict) else tokens)
         row["file"] = f"{name}.json"
         rows.append(row)
-    frame = pd.DataFrame(rows)
-    st.dataframe(frame.style.format(precision=1, na_rep=NO_ANSWER, subset=["EM", "F1"]), hide_index=True,
-                 width="stretch", column_config={"report": st.column_config.TextColumn("report", pinned=True)})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={"report": st.column_config.TextColumn("report", pinned=True),
+                                **{c: st.column_config.TextColumn(c, width="small") for c in ("EM", "F1")}})
     if unanswered:
         st.caption("EM / F1 “—”: " + "; ".join(f"{', '.join(dict.fromkeys(names))} — {why}"
                                                for why, names in unanswered.items())

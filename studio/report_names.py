@@ -44,15 +44,15 @@ def report_titles(stems: Sequence[str], labels: Sequence[str] = ()) -> dict[str,
     return titles
 
 
-def answer_cells(report: Mapping[str, Any]) -> tuple[float | None, float | None, str]:
-    """(EM, F1, why they are missing: "" when present) of one report: a method that only retrieves asks no answer
-    (the paper's QA step follows SyncGE, GeAR and IRCoT), and a run with answering off asked none either. A table
-    shows a missing one as NO_ANSWER (`na_rep`), keeping the column's numbers numbers."""
+def answer_cells(report: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(EM, F1, why they are missing: "" when present) of one report, as a table shows them ("46.0", or NO_ANSWER:
+    a table draws an empty cell as "None" whatever a Styler says): a method that only retrieves asks no answer (the
+    paper's QA step follows SyncGE, GeAR and IRCoT), and a run with answering off asked none either."""
     if report.get("em") is not None and report.get("f1") is not None:
-        return round(float(report["em"]), 1), round(float(report["f1"]), 1), ""
+        return f"{float(report['em']):.1f}", f"{float(report['f1']):.1f}", ""
     known = methods.find(str(report.get("method", "")))
     why = "answering was off" if known is not None and known.answers else "retrieval only: no answer to score"
-    return None, None, why
+    return NO_ANSWER, NO_ANSWER, why
 
 
 def counted(n: int, word: str, plural: str = "") -> str:

@@ -26,9 +26,9 @@ def test_two_reports_that_would_read_the_same_are_told_apart() -> None:
 
 
 def test_em_and_f1_are_missing_for_a_reason() -> None:
-    assert answer_cells({"method": "gear", "em": 46.04, "f1": 51.55}) == (46.0, 51.5, "")
-    assert answer_cells({"method": "none", "retriever": "bm25"}) == (None, None, "retrieval only: no answer to score")
-    assert answer_cells({"method": "sync"}) == (None, None, "answering was off")
+    assert answer_cells({"method": "gear", "em": 46.04, "f1": 51.56}) == ("46.0", "51.6", "")
+    assert answer_cells({"method": "none", "retriever": "bm25"}) == ("—", "—", "retrieval only: no answer to score")
+    assert answer_cells({"method": "sync"}) == ("—", "—", "answering was off")
 
 
 def test_counts_have_their_plurals() -> None:
