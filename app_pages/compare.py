@@ -6,7 +6,14 @@ import streamlit as st
 
 from gear import methods
 from studio.ask import chosen_question, marks_note
-from studio.compare import DEFAULT_METHODS, compare_live, question_marks, settle_stopped, show_comparison
+from studio.compare import (
+    DEFAULT_METHODS,
+    compare_live,
+    follow_pick,
+    question_marks,
+    settle_stopped,
+    show_comparison,
+)
 from studio.diagnosis_view import compare_stages
 from studio.resources import (
     engine_for,
@@ -38,16 +45,13 @@ def page() -> None:
     if questions:
         # marked as on the Ask page: replayed at once when every chosen method that asks the LLM was recorded on it
         found = question_marks(index, tuple(by_text), base, chosen)
-        pick.selectbox("Question from the QA set", list(by_text), key="cmp_example",
-                       format_func=lambda q: f"{found.marks[q]} · {q}" if q in found.marks else q,
-                       on_change=lambda: st.session_state.update(
-                           cmp_question=chosen_question(str(st.session_state["cmp_example"]), by_text)))
+        shown = pick.selectbox("Question from the QA set", list(by_text), key="cmp_example",
+                               format_func=lambda q: f"{found.marks[q]} · {q}" if q in found.marks else q)
+        follow_pick(index, chosen_question(str(shown), by_text) if shown is not None else None)
         if found.marks:
             pick.caption(marks_note(found.marks, found.model))
         elif found.problem:
             pick.caption(f"Cannot tell which questions are recorded: {found.problem}")
-    if "cmp_question" not in st.session_state and questions:
-        st.session_state["cmp_question"] = questions[0].question
     question = st.text_input("Question", key="cmp_question", persist_state="session").strip()
     chosen = st.multiselect("Methods", list(PRESETS), key="cmp_methods", persist_state="session")
     start("cmp_k", 10)

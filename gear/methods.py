@@ -130,6 +130,15 @@ def find(name: str) -> Method | None:
     return BY_NAME.get(name)
 
 
+def run_label(method: str, retriever: str) -> str:
+    """"Hybrid GeAR", "BM25", "Dense + PPR": a run named by its retriever and its method's report name, as every
+    evaluation and summary of runs names it (a method the registry does not know keeps its own name)."""
+    known = find(method)
+    name = known.report_name if known else f" {method}" if method else ""
+    words = retriever.upper() if retriever == "bm25" else retriever.capitalize()
+    return (words + name).strip()
+
+
 def presets() -> dict[str, tuple[str, str]]:
     """label → (retriever, method name): the methods as the Compare and Evaluate pages offer them."""
     return {label: (retriever, m.name) for m in METHODS for label, retriever in m.presets}

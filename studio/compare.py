@@ -21,8 +21,20 @@ from studio.sidebar import PRESETS, method_settings
 from studio.trace_view import StatusLine
 
 DEFAULT_METHODS = ["Hybrid", "Hybrid + NaiveGE", "PPR (HippoRAG 2)", "IRCoT (hybrid)", "GeAR (hybrid)"]
+QUESTION, PICKED = "cmp_question", "cmp_picked"  # session state: the Question box; the pick it was last filled from
 RUNNING = "cmp_running"  # session state: a comparison of this session is running
 CANCELLED = "cmp_cancelled"  # session state: its Cancel button was pressed
+
+
+def follow_pick(index: Path, shown: str | None) -> None:
+    """Fill the Question box with the QA-set pick the page shows whenever that pick is new: picked by the person, or
+    put there by Streamlit — a list whose questions changed (another index was chosen) shows its first question
+    without calling its on_change, which left the box empty or on the other index's question and Compare disabled.
+    A question typed into the box stays until the pick changes. Call before the box is drawn."""
+    pick = (str(index), shown)
+    if shown and st.session_state.get(PICKED) != pick:
+        st.session_state[QUESTION] = shown
+        st.session_state[PICKED] = pick
 
 
 def run_methods(engine: Any, question: str, qa: Any | None, chosen: list[str], base: Settings,

@@ -23,9 +23,11 @@ from gear.trace import Trace, TraceError
 from gear.viz.diagnosis import diagnosis_category_figure, funnel_figure, lost_at_figure
 from studio import demo
 from studio.diagnosis_review import review_of, save_review
-from studio.diagnosis_view import QATexts, nothing_to_diagnose, show_diagnosis
+from studio.diagnosis_view import LOST_WIDTH, QATexts, nothing_to_diagnose, show_diagnosis
 from studio.evaluate import saved_reports
+from studio.report_names import NO_ANSWER, counted, report_title
 from studio.safe import esc_md, one_line
+from studio.sidebar import PRESETS
 from studio.traces import open_in_ask
 
 EVERY_FOLDER = "every trace listed above"
@@ -102,12 +104,13 @@ def evaluation_diagnosis() -> None:
             continue  # the results above say it cannot be read
         group = report.get("label") or viz.report_label(report)
         if group in groups:
-            group = f"{group} · {name}"
+            group = f"{group} · {report_title(name, list(PRESETS))}"
         groups.add(group)
         found, missing = from_report(name, reports[name], report, group)
         runs += found
         if missing:
-            st.caption(f"{esc_md(name)}: {missing} question(s) without a diagnosis or a saved trace (an evaluation "
+            st.caption(f"{esc_md(report_title(name, list(PRESETS)))}: {counted(missing, 'question')} without a "
+                       "diagnosis or a saved trace (an evaluation "
                        "saved before reports carried the diagnosis, without traces).")
     if not runs:
         st.info("These evaluations carry no diagnosis and saved no traces to diagnose.")
@@ -153,7 +156,8 @@ def traces_diagnosis(listed: pd.DataFrame) -> None:
             continue
         runs.append(DiagnosedRun(d.run, d, Path(path)))
     if skipped:
-        st.caption(f"{skipped} trace(s) without gold passages (questions typed freely) are not diagnosed.")
+        st.caption(f"{counted(skipped, 'trace')} without gold passages (questions typed freely) "
+                   f"{'is' if skipped == 1 else 'are'} not diagnosed.")
     if not runs:
         st.info("None of these traces knows its gold passages: nothing to diagnose.")
         return
@@ -206,7 +210,7 @@ def question_rows(runs: Sequence[DiagnosedRun]) -> pd.DataFrame:
                      "dropped at": ", ".join(_lost_words(d, "dropped_at")) or "—",
                      "proposed": CATEGORY_LABELS.get(d.category, d.category) if d.category else "—",
                      "yours": review.words,
-                     "EM": None if d.answer is None or d.answer.em is None else int(d.answer.em),
+                     "EM": NO_ANSWER if d.answer is None or d.answer.em is None else f"{d.answer.em:.0f}",
                      "run": r.group, "hop": d.hop,
                      "_category": d.category or "undetermined",
                      "_lost": _lost_words(d, "lost_at"), "_dropped": _lost_words(d, "dropped_at")})
@@ -218,7 +222,7 @@ def runs_view(runs: Sequence[DiagnosedRun], key: str) -> None:
     summaries = figures_input(runs)
     gold = sum(s["gold"] for s in summaries.values())
     found = sum(s["found"] for s in summaries.values())
-    st.caption(f"{len(runs)} run(s), {gold} gold passage(s), {found} found in the final top k. "
+    st.caption(f"{counted(len(runs), 'run')}, {counted(gold, 'gold passage')}, {found} found in the final top k. "
                "Lost at: the first stage a passage never reached; dropped at: where it left the run for good "
                "(the graph reaches passages the base list missed, so the two differ).")
     funnel, lost, categories, hops = st.tabs(["Funnel", "Lost at", "Categories", "Per hop type"])
@@ -257,7 +261,8 @@ def questions_table(runs: Sequence[DiagnosedRun], key: str) -> None:
     if chosen:
         keep &= table["_category"].isin(chosen)
     view = table[keep]
-    st.caption(f"{len(view)} of {len(table)} question(s). Select a row to see its stage table, open its trace on the "
+    st.caption(f"{len(view)} of {counted(len(table), 'question')}. Select a row to see its stage table, open its "
+               "trace on the "
                "Ask page, or accept or change its category.")
     shown = view[[c for c in view.columns if not c.startswith("_")]]
     # the table's key follows the filters: a selection never points at a row another filter put in its place
@@ -265,7 +270,11 @@ def questions_table(runs: Sequence[DiagnosedRun], key: str) -> None:
     event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                          key=f"{key}_questions_{filters}", height=min(460, 38 + 35 * max(1, len(shown))),
                          column_config={"question": st.column_config.TextColumn("question", width=240, pinned=True),
-                                        "EM": st.column_config.NumberColumn("EM", width="small")})
+                                        "lost at": st.column_config.TextColumn("lost at", width=LOST_WIDTH),
+                                        "dropped at": st.column_config.TextColumn("dropped at", width=LOST_WIDTH),
+                                        "EM": st.column_config.TextColumn(
+                                            "EM", width="small", help="exact match of the run's answer (0 or 100); "
+                                            "—: the run gave none (a method that only retrieves)")})
     selected = list(getattr(getattr(event, "selection", None), "rows", []) or [])
     if selected and selected[0] < len(view):
         run_detail(runs[int(view.index[selected[0]])], key)

@@ -21,6 +21,7 @@ from gear.viz.diagnosis import (
     DROPPED_CELL,
     FOUND_CELL,
     LOST_CELL,
+    LOST_COLUMN,
     OPEN_CELL,
     OUTCOME_LEGEND,
     PASSAGE_COLUMN,
@@ -31,6 +32,7 @@ from gear.viz.diagnosis import (
 from studio import demo
 from studio.safe import esc_md, one_line
 
+LOST_WIDTH = 150  # px: "✗ base → final@15", "open (passageLink)" whole
 CELL_STYLES = {LOST_CELL: "background-color: #ffc9c9; font-weight: 600",
                DROPPED_CELL: "background-color: #ffe8cc",
                OPEN_CELL: "background-color: #fff3bf",
@@ -160,7 +162,10 @@ def show_stage_table(d: Diagnosis, key: str) -> None:
     table = stage_table(d, iteration)
     frame = pd.DataFrame(table.rows, columns=table.columns)
     styled = frame.style.apply(lambda _: _styles(table), axis=None)
-    config: dict[str, Any] = {PASSAGE_COLUMN: st.column_config.TextColumn(PASSAGE_COLUMN, pinned=True)}
+    # the verdict beside the passage's name, whole ("base → final@5" was cut to "base → final@" at 1280 px, after a
+    # dozen stage columns): both pinned, on the left, the stages scrolling beside them
+    config: dict[str, Any] = {PASSAGE_COLUMN: st.column_config.TextColumn(PASSAGE_COLUMN, pinned=True, width=200),
+                              LOST_COLUMN: st.column_config.TextColumn(LOST_COLUMN, pinned=True, width=LOST_WIDTH)}
     st.dataframe(styled, hide_index=True, width="stretch", key=key, column_config=config,
                  height=38 + 35 * max(1, len(frame)))
     st.caption(LEGEND)
@@ -257,7 +262,8 @@ def compare_stages(results: Mapping[str, Trace | str], k: int, index: Path | Non
     grid = pd.DataFrame(side_by_side_rows(diagnoses))
     styled = grid.style.map(_outcome_style, subset=list(diagnoses))
     st.dataframe(styled, hide_index=True, width="stretch", key="cmp_diag_grid",
-                 column_config={PASSAGE_COLUMN: st.column_config.TextColumn(PASSAGE_COLUMN, pinned=True)})
+                 column_config={PASSAGE_COLUMN: st.column_config.TextColumn(PASSAGE_COLUMN, pinned=True),
+                                **{label: st.column_config.TextColumn(label, width=LOST_WIDTH) for label in diagnoses}})
     st.caption(OUTCOME_LEGEND)
     tabs = st.tabs(list(diagnoses))
     for n, (tab, d) in enumerate(zip(tabs, diagnoses.values(), strict=True)):

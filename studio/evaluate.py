@@ -19,6 +19,7 @@ from gear.config import Settings
 from gear.files import atomic_write_json
 from gear.llm.queue import listening
 from studio import demo
+from studio.report_names import answer_cells, counted, report_titles, slug
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import esc_md, one_line
 from studio.session import start
@@ -129,19 +130,19 @@ def run_evaluations(engine: Any, index: Path, base: Settings, questions: list, l
     cancel.button("Cancel", key="eval_cancel", on_click=_cancelled, help="Stop the evaluation (and leave the model's "
                   "queue); the methods already finished stay saved.")
     for label in labels:
-        name = f"{stamp}_{index.name}_{re.sub(r'[^A-Za-z0-9]+', '-', label).strip('-').lower()}"
+        name = f"{stamp}_{index.name}_{slug(label)}"  # studio.report_names reads it back
         if evaluate_method(engine, index, method_settings(base, label), label, questions, ks, name, save_traces):
             done.append(name)
     cancel.empty()
     if done:
         st.session_state["eval_selected"] = done
-        st.success(f"Saved {len(done)} report(s) to {demo.shown(demo.evals_dir())}/ — see the Results tab.")
+        st.success(f"Saved {counted(len(done), 'report')} to {demo.shown(demo.evals_dir())}/ — see the Results tab.")
 
 
 def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, questions: list, ks: list[int],
                     name: str, save_traces: bool) -> bool:
     """One method's evaluation in a status box, its report saved as data/evals/<name>.json; False when it failed."""
-    with st.status(f"Evaluating {label} on {len(questions)} questions…", expanded=True) as box:
+    with st.status(f"Evaluating {label} on {counted(len(questions), 'question')}…", expanded=True) as box:
         bar = st.progress(0, text="starting")
         waiting = st.empty()
 
@@ -183,7 +184,11 @@ def show_results() -> None:
         st.info(f"No saved evaluations yet ({demo.shown(demo.evals_dir())}/*.json).")
         return
     default = [n for n in st.session_state.get("eval_selected", []) if n in reports] or list(reports)[:3]
-    chosen = st.multiselect("Saved evaluations", list(reports), default=default, key="eval_show")
+    titles = report_titles(list(reports), list(PRESETS))
+    chosen = st.multiselect("Saved evaluations", list(reports), default=default, key="eval_show",
+                            format_func=lambda name: titles.get(name, name),
+                            help=f"index · method · when it ran; each is saved as {demo.shown(demo.evals_dir())}/"
+                                 "<file>.json (the table's last column), the name gear diagnose and scripts use.")
     data = []
     for name in chosen:
         try:
@@ -192,17 +197,26 @@ def show_results() -> None:
             st.error(f"{name}: cannot read ({one_line(exc)})")
     if not data:
         return
-    rows = []
+    rows: list[dict[str, Any]] = []
+    unanswered: dict[str, list[str]] = {}
     for name, r in zip(chosen, data, strict=False):
-        row = {"report": name, "method": viz.report_label(r), "questions": r.get("n_questions")}
+        row = {"report": titles.get(name, name), "method": viz.report_label(r), "questions": r.get("n_questions")}
         row.update({f"R@{k}": round(v, 1) for k, v in r.get("recall", {}).items()})
-        if "em" in r:
-            row["EM"], row["F1"] = round(r["em"], 1), round(r["f1"], 1)
+        row["EM"], row["F1"], why = answer_cells(r)
+        if why:
+            unanswered.setdefault(why, []).append(viz.report_label(r))
         if "tokens_per_question" in r:
             tokens = r["tokens_per_question"]  # a number since a5860c8; a dict {"total": …} in older reports
             row["tokens/question"] = round(tokens["total"] if isinstance(tokens, dict) else tokens)
+        row["file"] = f"{name}.json"
         rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={"report": st.column_config.TextColumn("report", pinned=True),
+                                **{c: st.column_config.TextColumn(c, width="small") for c in ("EM", "F1")}})
+    if unanswered:
+        st.caption("EM / F1 “—”: " + "; ".join(f"{', '.join(dict.fromkeys(names))} — {why}"
+                                               for why, names in unanswered.items())
+                   + " (the paper's QA step answers after SyncGE, GeAR and IRCoT).")
     st.plotly_chart(viz.recall_by_method_figure(data), width="stretch", key="fig_recall")
     if any(r.get("recall_per_iteration") for r in data):
         st.plotly_chart(viz.recall_per_iteration_figure(data), width="stretch", key="fig_iter")

@@ -18,16 +18,17 @@ import streamlit as st
 
 from gear import viz
 from gear.config import Settings
+from gear.data.corpus import TEXT_SUFFIXES
 from gear.data.reading import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, Format, InputError
-from gear.extract.progress import Pace, Progress, duration
+from gear.extract.progress import EMBEDDED_CPU_SECONDS_PER_PASSAGE, Pace, Progress, duration
 from gear.files import atomic_write_bytes
 from gear.llm.queue import listening
 from studio import demo
 from studio.resources import encoder_for, engine_for, ensure_index
 from studio.safe import one_line
 from studio.sidebar import choose_index, llm_words
-from studio.uploads import LIMITS, check_uploads, refusal_label, show_formats
-from studio.widgets import iframe
+from studio.uploads import LIMITS, check_uploads, cut_files_note, refusal_label, show_formats, title_rule
+from studio.widgets import bring_into_view, iframe
 
 # index names being built now by any session: data/indexes/ is shared, so two sessions choosing the same name at once
 # would write one directory together (the second is told to wait instead)
@@ -102,14 +103,23 @@ def build_tab(settings: Settings) -> None:
         st.caption("At most " + ", ".join(f"{limit.mb} MB of {limit.what}" for limit in LIMITS.values())
                    + "; a larger corpus is built with `gear index` and then listed here.")
     name = st.text_input("Index name", value="my-index", key="ix_name")
-    # the uploader's own caption names the server's limit (500 MB, so that a larger file reaches check_uploads and is
-    # told what to do); the labels say the app's
+    # each uploader's own caption ("25MB per file") says the app's limit (max_upload_size), as its label does; a
+    # larger corpus is built on the command line (the help says how)
+    larger = (f"A larger one: `gear index build CORPUS --out {demo.shown(demo.indexes_dir() / 'NAME')}` on the command "
+              "line, then pick it here.")
     corpus_files = st.file_uploader(f"Corpus (at most {LIMITS['corpus'].mb} MB in all)", type=["json", "txt", "md"],
-                                    accept_multiple_files=True, key="ix_corpus")
+                                    accept_multiple_files=True, key="ix_corpus", max_upload_size=LIMITS["corpus"].mb,
+                                    help=larger)
     openie = st.file_uploader(f"OpenIE triples (optional, JSON, at most {LIMITS['openie'].mb} MB)", type=["json"],
-                              key="ix_openie")
+                              key="ix_openie", max_upload_size=LIMITS["openie"].mb, help=larger)
     qa = st.file_uploader(f"QA set (optional, JSON, at most {LIMITS['qa'].mb} MB) — gives Ask/Evaluate their example "
-                          "questions", type=["json"], key="ix_qa")
+                          "questions", type=["json"], key="ix_qa", max_upload_size=LIMITS["qa"].mb)
+    if corpus_files:  # before Build: which text files become several passages, and why; how they are titled
+        note = cut_files_note(corpus_files)
+        if note:
+            st.info(note, icon=":material/content_cut:")
+        if any(Path(f.name).suffix.lower() in TEXT_SUFFIXES for f in corpus_files):
+            st.caption(title_rule())
     if not openie:
         st.caption(raw_text_note())
     kept = st.session_state.pop(KEPT, None)
@@ -137,6 +147,7 @@ def build_tab(settings: Settings) -> None:
             build(safe, corpus_files, openie, qa, settings)
 
 
+PROGRESS = "ix_progress"  # the build's status box, scrolled into view when Build is pressed
 CANCELLED = "ix_cancelled"  # session state: the Cancel button of a running extraction was pressed
 KEPT = "ix_kept"  # session state: (passages in the journal, passages in all) of the extraction running or stopped
 
@@ -147,8 +158,10 @@ def _cancelled() -> None:
 
 def raw_text_note() -> str:
     if extraction_available():
+        pace = EMBEDDED_CPU_SECONDS_PER_PASSAGE
         return ("Without an OpenIE file, triples are extracted from the text by the LLM chosen in the sidebar "
-                "(the embedded model: ≈ 6 s a passage on a 2-core CPU, ≈ 10 a minute; far faster on a GPU).")
+                f"(the embedded model: ≈ {pace:.0f} s a passage on a 2-core CPU, ≈ {60 / pace:.0f} a minute; far "
+                "faster on a GPU).")
     return "Raw-text upload needs an OpenIE file for now: LLM triple extraction is not available in this build."
 
 
@@ -177,7 +190,9 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
     """Read the uploads, get their triples (from the OpenIE file, or extracted by the LLM), encode and save."""
     out = demo.indexes_dir() / name
     started = time.monotonic()
-    with tempfile.TemporaryDirectory() as tmp, st.status(f"Building {name}…", expanded=True) as box:
+    with tempfile.TemporaryDirectory() as tmp, st.container(key=PROGRESS), \
+            st.status(f"Building {name}…", expanded=True) as box:
+        bring_into_view(PROGRESS)  # below the uploaders and the note: the page scrolls to it at once
         try:
             try:  # every upload read and checked before anything is built or asked (studio/uploads.py)
                 upload = check_uploads(Path(tmp), corpus_files, openie, qa)
@@ -224,14 +239,16 @@ class ExtractionView:
 
     READING = ":material/menu_book: the model is reading the next passage (its first text can take a minute on a CPU)…"
 
-    def __init__(self, box: Any = None, name: str = "") -> None:
+    def __init__(self, box: Any = None, name: str = "", assumed: float | None = None) -> None:
+        """`assumed`: the model's known seconds a passage (gear.extract.bridge.known_seconds_per_passage), for the
+        time left until this run has measured its own pace."""
         self.box, self.name = box, name
         self.bar = st.progress(0, text="extracting triples")
         self.place, self.cancel = st.empty(), st.empty()
         self.cancel.button("Cancel", key="ix_cancel", on_click=_cancelled,
                            help="Stop the extraction (the model stops too); finished passages stay in the journal.")
         self.written = 0  # characters of the passage being written
-        self.pace = Pace()
+        self.pace = Pace(assumed=assumed)
         self.place.caption(self.READING)
 
     def on_extract(self, result: Any, done: int, total: int) -> None:
@@ -276,7 +293,13 @@ def extract_triples(docs: list[Any], settings: Settings, out: Path, box: Any = N
     if not extraction_available():
         raise BuildStopped("Needs an OpenIE file", raw_text_note())
     from gear.extract import outputs
-    from gear.extract.bridge import ExtractOptions, config_for, extract_for_index, local_profile
+    from gear.extract.bridge import (
+        ExtractOptions,
+        config_for,
+        extract_for_index,
+        known_seconds_per_passage,
+        local_profile,
+    )
 
     config = config_for(settings, ExtractOptions())
     at_once = f"{config.concurrency} passage{'' if config.concurrency == 1 else 's'} at once"
@@ -284,7 +307,7 @@ def extract_triples(docs: list[Any], settings: Settings, out: Path, box: Any = N
              "resumable: a journal beside the index keeps every passage finished)")
     if settings.live_llm == "local":
         st.caption(local_profile(settings).describe())
-    view = ExtractionView(box, out.name)
+    view = ExtractionView(box, out.name, known_seconds_per_passage(settings))
     try:
         with listening(view.on_wait):
             return extract_for_index(docs, settings, out, None, progress=view.on_extract, on_text=view.on_text)

@@ -13,7 +13,9 @@ from typing import Any
 
 import streamlit as st
 
+from gear.data.chunking import DEFAULT_CHUNK_WORDS, chunk_text
 from gear.data.corpus import (
+    TEXT_SUFFIXES,
     Document,
     LoadReport,
     align_openie,
@@ -21,10 +23,12 @@ from gear.data.corpus import (
     load_corpus_files,
     load_openie,
     load_qa,
+    title_of_file,
     unique_documents,
 )
 from gear.data.reading import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, Format, InputError
 from studio import demo
+from studio.safe import esc_md
 
 MB = 1000 * 1000  # as the uploader shows a file's size
 
@@ -127,3 +131,33 @@ def show_formats(formats: Sequence[Format], heading: bool = True) -> None:
     for f in formats:
         st.markdown(f"- {f.name}")
         st.code(f.example, language="json" if f.example.lstrip().startswith(("[", "{")) else "text")
+
+
+def title_rule() -> str:
+    """How a text file's passages are titled, in the words the Index page and the README use (gear.data.corpus)."""
+    return (f"A .txt/.md file's title is its file name as words: underscores read as spaces, the suffix dropped "
+            f"(“The_Red_House.txt” → “{title_of_file('The_Red_House.txt')}”); the file's own name is kept in the "
+            "index's manifest.")
+
+
+def cut_files_note(corpus: Sequence[Any]) -> str:
+    """Which uploaded text files become several passages, and why, said before Build ("" when none does): a .txt/.md
+    file is cut every ≈DEFAULT_CHUNK_WORDS words so that one LLM call reads one passage (as the paper's Wikipedia
+    paragraphs), each passage keeping the file's title. A file that cannot be read is left to the build's checks."""
+    counts: list[tuple[str, int]] = []
+    for f in corpus:
+        if Path(f.name).suffix.lower() in TEXT_SUFFIXES:
+            try:
+                counts.append((f.name, len(chunk_text(f.getvalue().decode("utf-8")))))
+            except UnicodeDecodeError:
+                continue
+    cut = [(name, n) for name, n in counts if n > 1]
+    if not cut:
+        return ""
+    listed = ", ".join(f"{esc_md(name)} → {n} passages" for name, n in cut[:8]) + (", …" if len(cut) > 8 else "")
+    passages, texts, whole = sum(n for _, n in counts), counts, sum(n == 1 for _, n in counts)
+    return (f"{len(cut)} of {len(texts)} text files {'is' if len(cut) == 1 else 'are'} cut into several passages: "
+            f"{listed}. A passage is at most ≈{DEFAULT_CHUNK_WORDS} words (cut between paragraphs and sentences), so "
+            f"that the model reads one passage per extraction, as the paper's Wikipedia paragraphs; each keeps its "
+            f"file's title. {passages:,} passages from these {len(texts)} files"
+            + (f" ({whole} kept whole)." if whole else "."))

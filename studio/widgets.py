@@ -54,6 +54,27 @@ class FreshSlots:
         return self.slots[self.current].container()
 
 
+#: scrolls the container of a key into view (the page's own document: st.html runs it there, not in an iframe); tried
+#: for a second while the frontend draws the container
+_INTO_VIEW = """<script>
+(() => {{
+  let tries = 0;
+  const look = () => {{
+    const box = document.querySelector('.st-key-{key}');
+    if (box) {{ box.scrollIntoView({{behavior: 'instant', block: 'start'}}); return; }}
+    if (++tries < 20) setTimeout(look, 50);
+  }};
+  look();
+}})();
+</script>"""
+
+
+def bring_into_view(key: str) -> None:
+    """Scroll the page to the container made with `st.container(key=key)` (call inside it): a long job's progress
+    that starts below the fold (the Index page's build, under its uploaders) is in view the moment it starts."""
+    st.html(_INTO_VIEW.format(key=key), unsafe_allow_javascript=True, width="content")
+
+
 def iframe(page: str, height: int) -> None:
     if hasattr(st, "iframe"):
         st.iframe(page, height=height)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -88,6 +89,13 @@ RetrieverOpt = Annotated[str, typer.Option("--retriever", "-r", help="bm25, dens
 ExpandOpt = Annotated[str, typer.Option("--expand", "-e", help=methods.cli_help())]
 LLMOpt = Annotated[str | None, typer.Option("--llm", help="auto (recorded answers, else the live model; default), "
                                                           "local, openai, replay or record")]
+LLMCacheOpt = Annotated[Path | None, typer.Option("--llm-cache", help="where recorded answers are read and new ones "
+                                                  "written (default: GEAR_LLM_CACHE_DIR, else ~/.cache/gear/llm)")]
+MaxIterationsOpt = Annotated[int | None, typer.Option("--max-iterations", min=1, help="GeAR's most iterations "
+                                                      "(default 4: the paper's for MuSiQue; it uses 2 for HotpotQA "
+                                                      "and 2Wiki)")]
+NoDiversityOpt = Annotated[bool, typer.Option("--no-diversity", help="turn the beam search's diversity penalty off "
+                                              "(the paper's ablation)")]
 PromptsOpt = Annotated[str | None, typer.Option("--prompts", help="paper (the appendix prompts verbatim; default) or "
                                                                   "small (JSON, grounded verdicts, no repeated "
                                                                   "query)")]

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from gear.cli.app import app, console, friendly_errors, out
+from gear.cli.run_folders import is_report, short_names
 
 if TYPE_CHECKING:
     from gear.data.corpus import Question
@@ -69,8 +70,8 @@ def diagnose_(
                 if start is not None and not start.gold_passage_ids else None
             if from_record is not None:
                 ids, passages, answers = from_record
-                return diagnose(with_gold(trace, ids, answers or None), k, passages)
-            return diagnose(trace, k, texts.for_trace(trace))
+                return labelled(diagnose(with_gold(trace, ids, answers or None), k, passages), trace)
+            return labelled(diagnose(trace, k, texts.for_trace(trace)), trace)
 
         if path.is_file():
             d = run(path)
@@ -81,12 +82,19 @@ def diagnose_(
             return
         rows: list[tuple[Path, Diagnosis]] = []
         skipped: list[str] = []
+        reports: list[Path] = []
         for file in trace_files(path):
             try:
                 rows.append((file, run(file)))
             except TraceError as exc:
+                if is_report(file):  # an evaluation's report beside its traces: said once, below
+                    reports.append(file)
+                    continue
                 skipped.append(str(exc))
                 console.print(f"[yellow]skipped:[/yellow] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        if reports:
+            skipped.append(reports_note(path, reports))
+            console.print(f"[yellow]skipped:[/yellow] {escape(reports_note(path, reports))}", highlight=False)
         if not rows:
             raise TraceError(f"{path}: no trace found in this folder")
         summary = summarise(d for _, d in rows)
@@ -96,6 +104,28 @@ def diagnose_(
             typer.echo(json.dumps(data, ensure_ascii=False, indent=1))
         else:
             print_folder(path, rows, summary)
+
+
+def labelled(d: Diagnosis, trace: Trace) -> Diagnosis:
+    """The diagnosis with its run named as evaluations name runs — the retriever and the method (gear.methods), then
+    the variant the diagnosis tells apart ("Hybrid GeAR (paper)") — so that a folder's summary counts BM25's and
+    Hybrid's runs of one method apart."""
+    from dataclasses import replace
+
+    from gear import methods
+    from gear.trace import RunStarted
+
+    start = trace.first(RunStarted)
+    retriever = str((start.settings or {}).get("retriever") or "") if start is not None else ""
+    variant = d.run[len(d.method):].strip() if d.run.startswith(d.method) else ""
+    return replace(d, run=" ".join(part for part in (methods.run_label(d.method, retriever), variant) if part))
+
+
+def reports_note(folder: Path, reports: list[Path]) -> str:
+    n = len(reports)
+    return (f"{n} evaluation report{'s' if n != 1 else ''} in {folder} (" + ", ".join(p.name for p in reports[:2])
+            + (", …" if n > 2 else "") + f"): {'they are' if n != 1 else 'it is'} not a trace; the traces of each are "
+            "in the folder of its name, read here")
 
 
 def qa_questions(qa: Path) -> list[Question]:
@@ -193,19 +223,27 @@ def print_diagnosis(d: Diagnosis, trace: Trace | None = None) -> None:
 
 
 def print_folder(folder: Path, rows: list[tuple[Path, Diagnosis]], summary: Summary) -> None:
-    from gear.eval.diagnosis import stage_label
+    from gear.eval.diagnosis import CATEGORIES, stage_label
 
-    table = Table(title=escape(f"{folder}: {len(rows)} traces"))
-    for name in ("trace", "run", "hop", "found", "lost at", "category", "second"):
-        table.add_column(name)
-    for file, d in rows:
-        lost = ", ".join(_stage(p.lost_at, d.k) for p in d.passages if p.status != "found" and p.lost_at)
-        table.add_row(escape(str(file.relative_to(folder))), escape(d.run), d.hop, f"{d.found}/{len(d.passages)}",
-                      lost or "—", d.category or "undetermined", d.second or "")
+    names = short_names(folder, [file for file, _ in rows])
+    table = Table(title=escape(f"{folder}: {len(rows)} traces"), caption_justify="left",
+                  caption="trace: its path in the folder, without what every trace's path shares; category: the "
+                          "proposed one (the second dimmed)")
+    # at 80 columns every cell stays whole: names wrap (folded where they have no space), categories keep one line
+    table.add_column("trace", overflow="fold")
+    for name in ("run", "hop", "found", "lost at"):
+        table.add_column(name, max_width=12 if out.width < 100 else None)
+    table.add_column("category", no_wrap=True, min_width=max(map(len, CATEGORIES)))
+    for name, (_, d) in zip(names, rows, strict=True):
+        lost = ", ".join(dict.fromkeys(_stage(p.lost_at, d.k) for p in d.passages
+                                       if p.status != "found" and p.lost_at))
+        category = escape(d.category or "undetermined") + (f"\n[dim]{escape(d.second)}[/dim]" if d.second else "")
+        table.add_row(escape(name.replace("/", "/\n")), escape(d.run), d.hop, f"{d.found}/{len(d.passages)}",
+                      lost or "—", category)
     out.print(table)
     for run in summary.runs.values():
-        out.print(escape(f"{run.run}: {run.questions} questions, {run.gold} gold passages, {run.found} found "
-                         f"within {run.k}"), highlight=False)
+        out.print(escape(f"{run.run}: {_count(run.questions, 'question')}, {_count(run.gold, 'gold passage')}, "
+                         f"{run.found} found within {run.k}"), highlight=False)
         stages = Table()
         for name in ("stage", "reached", "lost at", "dropped at"):
             stages.add_column(name, justify="right" if name != "stage" else "left")
@@ -217,7 +255,7 @@ def print_folder(folder: Path, rows: list[tuple[Path, Diagnosis]], summary: Summ
                   ("; second: " + ", ".join(f"{c} {n}" for c, n in run.second.items()) if run.second else ""),
                   highlight=False)
         for hop, counts in run.by_hop.items():
-            out.print(f"  {hop}: {counts.questions} questions, {counts.found}/{counts.gold} found; lost at "
+            out.print(f"  {hop}: {_count(counts.questions, 'question')}, {counts.found}/{counts.gold} found; lost at "
                       + (", ".join(f"{stage_label(s, run.k)} {n}" for s, n in counts.lost_at.items()) or "—")
                       + "; " + ", ".join(f"{c} {n}" for c, n in counts.categories.items()), highlight=False)
         if run.answers:
@@ -231,6 +269,10 @@ def _stage(stage: str | None, k: int) -> str:
     from gear.eval.diagnosis import stage_label
 
     return stage_label(stage, k) if stage else "—"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _yes(value: bool | None) -> str:

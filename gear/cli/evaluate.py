@@ -10,7 +10,10 @@ from rich.table import Table
 
 from gear.cli.app import (
     ExpandOpt,
+    LLMCacheOpt,
     LLMOpt,
+    MaxIterationsOpt,
+    NoDiversityOpt,
     PromptsOpt,
     RetrieverOpt,
     app,
@@ -30,18 +33,18 @@ def eval_(
                                                  "index's own (gear qa)")] = None,
     retriever: RetrieverOpt = "hybrid",
     expand: ExpandOpt = "none",
-    no_diversity: Annotated[bool, typer.Option("--no-diversity")] = False,
+    no_diversity: NoDiversityOpt = False,
     ks: Annotated[str, typer.Option("--k", help="recall cut-offs")] = "5,10,15",
     json_out: Annotated[Path | None, typer.Option("--json", help="write the report as JSON")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="only the first N questions")] = None,
     score_mode: Annotated[str, typer.Option("--score-mode", help="exact (paper) or fast")] = "exact",
     llm: LLMOpt = None,
-    llm_cache: Annotated[Path | None, typer.Option("--llm-cache")] = None,
+    llm_cache: LLMCacheOpt = None,
     prompts: PromptsOpt = None,
     start: Annotated[int, typer.Option("--start", help="skip the first N questions (with --limit: a subset)")] = 0,
     every: Annotated[int, typer.Option("--every", min=1, help="take every N-th question (a subset across hop types)")]
     = 1,
-    max_iterations: Annotated[int | None, typer.Option("--max-iterations")] = None,
+    max_iterations: MaxIterationsOpt = None,
     traces: Annotated[Path | None, typer.Option("--traces", help="save each question's trace here")] = None,
 ) -> None:
     """Recall@k (and EM/F1, tokens for LLM methods) over a QA set."""

@@ -22,8 +22,7 @@ class IndexGroup(TyperGroup):
 
 
 index_app = typer.Typer(cls=IndexGroup, no_args_is_help=True, add_completion=False,
-                        help="Build an index from a corpus (`gear index CORPUS --out DIR`), add passages to one, or "
-                             "remove passages from one.")
+                        help="Build an index from a corpus, add passages to one, or remove passages from one.")
 app.add_typer(index_app, name="index")
 
 # options the commands that read passages share (build and add)
@@ -119,7 +118,9 @@ def build(
     grounded: GroundedOpt = False,
     backend: BackendOpt = None,
 ) -> None:
-    """Build an index from a corpus: triples from an OpenIE file or extracted by the LLM (resumable)."""
+    """Build an index from a corpus: triples from an OpenIE file or extracted by the LLM (resumable).
+
+    `gear index CORPUS …` (the command's name left out) builds too."""
     import time
 
     with friendly_errors():

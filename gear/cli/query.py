@@ -13,7 +13,10 @@ from rich.table import Table
 
 from gear.cli.app import (
     ExpandOpt,
+    LLMCacheOpt,
     LLMOpt,
+    MaxIterationsOpt,
+    NoDiversityOpt,
     PromptsOpt,
     RetrieverOpt,
     app,
@@ -34,7 +37,7 @@ def retrieve(
     retriever: RetrieverOpt = "hybrid",
     expand: ExpandOpt = "none",
     k: Annotated[int, typer.Option("-k", help="passages to retrieve (base k in single-step runs)")] = 15,
-    no_diversity: Annotated[bool, typer.Option("--no-diversity", help="turn the diversity penalty off")] = False,
+    no_diversity: NoDiversityOpt = False,
     score_mode: Annotated[str, typer.Option("--score-mode", help="exact (paper) or fast")] = "exact",
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
@@ -68,9 +71,9 @@ def ask(
     expand: ExpandOpt = "gear",
     retriever: RetrieverOpt = "hybrid",
     llm: LLMOpt = None,
-    llm_cache: Annotated[Path | None, typer.Option("--llm-cache", help="record/replay cache directory")] = None,
+    llm_cache: LLMCacheOpt = None,
     prompts: PromptsOpt = None,
-    max_iterations: Annotated[int | None, typer.Option("--max-iterations")] = None,
+    max_iterations: MaxIterationsOpt = None,
     trace_out: Annotated[Path | None, typer.Option("--trace", help="save the run's trace as JSON")] = None,
     k: Annotated[int, typer.Option("-k", help="passages to show")] = 10,
     quiet_llm: Annotated[bool, typer.Option("--no-stream", help="do not show the model's text as it writes")]

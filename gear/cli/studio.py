@@ -15,8 +15,9 @@ from gear.cli.app import app, console
 
 @app.command(name="app")
 def run_app(
-    port: Annotated[int, typer.Option("--port")] = 8501,
-    address: Annotated[str, typer.Option("--address")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="the port the app listens on")] = 8501,
+    address: Annotated[str, typer.Option("--address", help="the address it listens on (127.0.0.1: this machine "
+                                                           "only)")] = "127.0.0.1",
 ) -> None:
     """Start the Streamlit app (from a checkout: `pip install .` installs the engine and the CLI, not the app)."""
     root = Path(__file__).resolve().parents[2]

@@ -2,10 +2,10 @@
 
 Formats: HippoRAG corpus (list of {title, text}); HotpotQA corpus ({title: [sentences]}); QA sets in the MuSiQue
 schema (paragraphs with is_supporting), the HippoRAG schema, and the raw HotpotQA / 2Wiki schema (supporting_facts
-titles); HippoRAG OpenIE output (docs[].extracted_triples); plain .txt/.md files or a folder of them (title = file
-name, chunked into passages by gear.data.chunking). Gold passages are matched by (title, text) when the QA file gives
-the text (surrounding whitespace aside), else by title alone — which finds a passage only when exactly one passage has
-that title (a .txt file cut into chunks shares its title): README, "Gold passages".
+titles); HippoRAG OpenIE output (docs[].extracted_triples); plain .txt/.md files or a folder of them (title = the file
+name as words, `title_of_file`; chunked into passages by gear.data.chunking). Gold passages are matched by (title,
+text) when the QA file gives the text (surrounding whitespace aside), else by title alone — which finds a passage
+only when exactly one passage has that title (a .txt file cut into chunks shares its title): README, "Gold passages".
 """
 
 from __future__ import annotations
@@ -48,10 +48,30 @@ class LoadReport:
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """A corpus record before indexing."""
+    """A corpus record before indexing; `source`: the file it was read from, when its title was made from the file's
+    name (a .txt/.md file): the index's manifest keeps it (`source_files`)."""
 
     title: str
     text: str
+    source: str = ""
+
+
+def title_of_file(name: str) -> str:
+    """A text file's title: its name without the suffix, as words — underscores read as spaces, as in Wikipedia's
+    addresses ("The_Red_House.txt" → "The Red House"); hyphens and capitals are kept. One rule for every file, said
+    in the app and the README; the file's own name stays in the index's manifest."""
+    stem = Path(name).stem
+    return " ".join(stem.replace("_", " ").split()) or stem
+
+
+def source_files(docs: Iterable[Document]) -> dict[str, list[str]]:
+    """title → the files its passages were read from, for the passages whose title came from a file's name: where
+    the index keeps a passage's source ("The Red House" → ["The_Red_House.txt"])."""
+    found: dict[str, list[str]] = {}
+    for d in docs:
+        if d.source and d.source not in found.setdefault(d.title, []):
+            found[d.title].append(d.source)
+    return {title: files for title, files in found.items() if files}
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,7 +371,7 @@ CORPUS_SUFFIXES = (*TEXT_SUFFIXES, ".json")
 
 
 def _text_passages(path: Path, name: str | None, chunk_words: int | None, report: LoadReport) -> list[Document]:
-    """One .txt/.md file as passages: title = the file's name without its suffix, the text chunked."""
+    """One .txt/.md file as passages: title = the file's name as words (title_of_file), the text chunked."""
     from gear.data.chunking import DEFAULT_CHUNK_WORDS, chunk_text
 
     label = file_label(path, name)
@@ -363,7 +383,8 @@ def _text_passages(path: Path, name: str | None, chunk_words: int | None, report
     if not chunks:
         report.warnings.append(f"{label}: empty, skipped")  # named by the file itself (the report may be a folder's)
         return []
-    return [Document(Path(name or path).stem, chunk) for chunk in chunks]
+    file = Path(name or path).name
+    return [Document(title_of_file(file), chunk, file) for chunk in chunks]
 
 
 def _folder_files(folder: Path) -> list[Path]:
@@ -376,7 +397,7 @@ def load_text_documents(path: str | Path, chunk_words: int | None = None, name: 
                         ) -> tuple[list[Document], LoadReport]:
     """Plain text: one .txt/.md file, or every such file under a folder (sorted, recursive, hidden files skipped).
 
-    Title = the file name without its suffix; the text is cut into passages of about `chunk_words` words
+    Title = the file name as words (title_of_file); the text is cut into passages of about `chunk_words` words
     (gear.data.chunking.DEFAULT_CHUNK_WORDS when None), every chunk keeping the file's title.
     """
     p = Path(path)

@@ -4,6 +4,10 @@ triples so far, in one line for `gear index`'s progress bar and the Index page's
 The speed is measured on this run's own recent passages — not on the journal's (they cost nothing), and not over the
 whole run: on a machine whose load changes (another user's question, a test run beside it) the estimate follows
 what the model does now. A window of the last WINDOW passages, or of WINDOW_SECONDS, whichever holds more.
+
+Until two passages of the run are done, a model whose pace is known beforehand (the embedded model on a CPU:
+EMBEDDED_CPU_SECONDS_PER_PASSAGE, the one place that figure lives) gives the estimate, said as assumed; another model
+says it is being measured.
 """
 
 from __future__ import annotations
@@ -16,6 +20,10 @@ from dataclasses import dataclass
 WINDOW = 8  # passages the speed is measured over (at least)
 WINDOW_SECONDS = 300.0  # ... or the last five minutes, when more passages than WINDOW finished in them
 REFRESH_SECONDS = 5.0  # how often a display re-measures the pace while a passage is still being extracted
+#: the embedded model's pace on a CPU, a passage at a time: 6.2 s a passage over the 949 MuSiQue paragraphs extracted
+#: on 2 cores (assets/musique, its provenance; README "What local triples cost"), 5.8 s mean over the 200 paragraphs
+#: of issue 26 (docs/results.md). What the Index page's note says and the estimate before a run has measured its own.
+EMBEDDED_CPU_SECONDS_PER_PASSAGE = 6.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +37,7 @@ class Progress:
     triples: int
     per_minute: float | None
     seconds_left: float | None
+    assumed: float | None = None  # seconds a passage the estimate assumed, before this run's pace was measured
 
     def line(self, space: str = " ") -> str:
         """"37 / 200 passages · 4.8 passages/min · ≈ 34 min left · 512 triples so far"; `space` goes between the
@@ -37,7 +46,10 @@ class Progress:
         if self.reused:
             parts.append(f"{self.reused:,} from the journal")
         if self.done < self.total:
-            if self.per_minute is None:
+            if self.per_minute is None and self.seconds_left is not None and self.assumed is not None:
+                parts.append(f"≈ {duration(self.seconds_left)} left at ≈ {self.assumed:.0f} s a passage (assumed until "
+                             "measured)")
+            elif self.per_minute is None:
                 parts.append("measuring the speed…")
             else:
                 parts.append(f"{self.per_minute:.1f} passages/min")
@@ -60,8 +72,10 @@ def duration(seconds: float) -> str:
 class Pace:
     """Turns the runner's progress callbacks into `Progress`, timing the passages this run finished."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self.clock = clock
+    def __init__(self, clock: Callable[[], float] = time.monotonic, assumed: float | None = None) -> None:
+        """`assumed`: seconds a passage the model is known to take (EMBEDDED_CPU_SECONDS_PER_PASSAGE), for the
+        estimate until this run has measured its own pace; None: "measuring the speed…" until then."""
+        self.clock, self.assumed = clock, assumed
         self.started = clock()
         self.first_done: int | None = None  # what was done at the first report: the journal's share
         self.finished: deque[tuple[float, int]] = deque()  # (time, passages finished by this run so far)
@@ -86,6 +100,11 @@ class Pace:
             # time since the last finished passage counts too: a stall shows as a slowing pace
             per_minute = min(per_minute, 60.0 * (n1 - n0 + 1) / max(now - t0, 1e-9))
             seconds_left = (total - done) * 60.0 / per_minute
+        elif self.assumed is not None:
+            # the passage under way has had some of its time already (never below the passages still to start)
+            under_way = now - self.finished[-1][0]
+            seconds_left = max((total - done) * self.assumed - under_way, (total - done - 1) * self.assumed, 1.0)
+            return Progress(done, total, self.first_done, triples, None, seconds_left, self.assumed)
         return Progress(done, total, self.first_done, triples, per_minute, seconds_left)
 
     def again(self, every: float = REFRESH_SECONDS) -> Progress | None:

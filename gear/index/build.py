@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gear.config import Settings
-from gear.data.corpus import Document
+from gear.data.corpus import Document, source_files
 from gear.data.qa_set import QA_FILE
 from gear.embed import Encoder
 from gear.files import atomic_directory
@@ -35,6 +35,13 @@ def density(counts: np.ndarray) -> dict[str, float]:
         "max": float(counts.max()),
         "zero": float((counts == 0).sum()),
     }
+
+
+def with_files(source: dict[str, Any], docs: Sequence[Document]) -> dict[str, Any]:
+    """The manifest's record of the build's inputs, with the files whose names became titles ("files": title → its
+    files): a passage's title is its file's name as words, and its source stays known (gear.data.corpus)."""
+    files = source_files(docs)
+    return {**source, "files": files} if files else source
 
 
 def build_index(
@@ -82,7 +89,7 @@ def build_index(
         len(spo),
         backend.adjacency.n_entities,
         time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        source or {},
+        with_files(source or {}, docs),
         {},
         density(counts),
         extraction or {},

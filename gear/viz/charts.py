@@ -126,11 +126,7 @@ def time_figure(trace: Trace) -> go.Figure:
 # -- plotly figures of evaluation reports (EvalReport.to_dict() form) --------------------------------------------------
 def report_label(report: Mapping[str, Any]) -> str:
     """"Hybrid GeAR", "Dense + PPR": the retriever and the method's report name (gear.methods)."""
-    known = methods.find(report.get("method", ""))
-    method = known.report_name if known else report.get("method", "")
-    retriever = str(report.get("retriever", "")).upper() if report.get("retriever") == "bm25" else \
-        str(report.get("retriever", "")).capitalize()
-    return (retriever + method).strip()
+    return methods.run_label(str(report.get("method", "")), str(report.get("retriever", "")))
 
 
 def recall_by_method_figure(reports: Sequence[Mapping[str, Any]]) -> go.Figure:

@@ -349,10 +349,20 @@ def test_evaluate_saves_and_charts_a_report(studio: dict) -> None:
     from studio.demo import shown
 
     where = shown(studio["data"] / "evals")  # the data folder in use, wherever it is (not always ./data)
-    assert f"Saved 1 report(s) to {where}/" in " ".join(s.value for s in at.success), [s.value for s in at.success]
+    assert f"Saved 1 report to {where}/" in " ".join(s.value for s in at.success), [s.value for s in at.success]
     report = json.loads(saved[0].read_text())
     assert set(report["recall"]) == {"5", "10", "15"}
     assert at.get("plotly_chart")
+    # issue 41, item 3: the report is named as a person reads it (its file name kept in the last column), and a
+    # method that does not answer shows "—" and why, not "None"
+    picker = at.multiselect(key="eval_show")
+    assert picker.value == [saved[0].stem]
+    title = picker.format_func(saved[0].stem)
+    assert re.fullmatch(r"tiny · BM25 · \d{4}-\d{2}-\d{2} \d{2}:\d{2}", title), title
+    table = next(t for t in at.dataframe if "R@5" in t.value.columns)
+    assert table.value.loc[0, "report"] == title and table.value.loc[0, "file"] == saved[0].name
+    assert (table.value.loc[0, "EM"], table.value.loc[0, "F1"]) == ("—", "—")  # a None cell would read "None"
+    assert any("EM / F1 “—”: BM25 — retrieval only: no answer to score" in str(c.value) for c in at.caption)
 
 
 def test_evaluate_offers_the_peers_and_reports_ppr(studio: dict) -> None:

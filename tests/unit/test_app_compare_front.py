@@ -134,3 +134,33 @@ def test_building_ppr_graph_lets_a_question_use_the_encoder_in_between() -> None
     builder.join(10)
     assert calls.count("names") == 40 and "question" in calls
     assert calls.index("question") < len(calls) - 1  # served while the names were still being encoded
+
+
+def test_after_another_index_is_chosen_the_question_box_holds_the_pick_shown(studio: dict) -> None:  # noqa: F811
+    """Issue 41, item 1: choosing another index changes the QA-set list, and Streamlit shows its first question
+    without calling the list's on_change: the Question box stayed on the other index's question (or empty) and
+    Compare stayed disabled until another question was picked. The box follows the pick shown."""
+    import json
+    import shutil
+
+    other = studio["data"] / "indexes" / "other"
+    shutil.copytree(studio["data"] / "indexes" / "tiny", other)
+    asked = "Which river flows through Paris?"
+    (other / "qa.json").write_text(json.dumps([{"id": "1hop__2", "question": asked, "answer": "Seine",
+                                                "paragraphs": []}]), encoding="utf-8")
+    at = start(studio)
+    at.switch_page("app_pages/compare.py").run()
+    assert at.text_input(key="cmp_question").value == QUESTION
+    at.session_state["index_selected"] = "other"  # what the sidebar's Index list sets
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="cmp_example").value == asked
+    assert at.text_input(key="cmp_question").value == asked
+    assert not at.button(key="cmp_run").disabled
+    # a question typed into the box stays while the pick does not change
+    at.text_input(key="cmp_question").input("Where does the Seine flow?").run()
+    at.run()
+    assert at.text_input(key="cmp_question").value == "Where does the Seine flow?"
+    at.session_state["index_selected"] = "tiny"
+    at.run()
+    assert at.text_input(key="cmp_question").value == QUESTION

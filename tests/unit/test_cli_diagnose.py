@@ -68,14 +68,41 @@ def test_a_folder_gives_a_row_per_trace_and_the_counts(runner: CliRunner, tmp_pa
     (folder / "notes.json").write_text(json.dumps({"hello": 1}), encoding="utf-8")
     result = runner.invoke(app, ["diagnose", str(folder)], env=WIDE)
     assert result.exit_code == 0, result.output
-    assert "gear/a.json" in result.output and "b.json" in result.output
+    assert "│ gear/ " in result.output and "│ a " in result.output and "│ b " in result.output  # without .json
     assert "skipped:" in result.output and "notes.json: not a GeAR trace" in result.output
     assert "b.tags.json" not in result.output  # the Traces page's tags are not traces
-    assert "gear (paper): 1 questions, 3 gold passages, 1 found within 5" in result.output
+    # runs named as evaluations name them: the retriever and the method (gear.methods), then the variant
+    assert "Hybrid GeAR (paper): 1 question, 3 gold passages, 1 found within 5" in result.output
     data = json.loads(runner.invoke(app, ["diagnose", str(folder), "--json"]).stdout)
     assert [Path(d["file"]).name for d in data["diagnoses"]] == ["b.json", "a.json"]
-    assert set(data["summary"]) == {"gear (paper)", "naive"} and len(data["skipped"]) == 1
-    assert data["summary"]["naive"]["lost_at"] == {"base": 2}
+    assert set(data["summary"]) == {"Hybrid GeAR (paper)", "Hybrid + NaiveGE"} and len(data["skipped"]) == 1
+    assert data["summary"]["Hybrid + NaiveGE"]["lost_at"] == {"base": 2}
+
+
+def test_an_evaluations_folder_says_its_reports_once_and_counts_each_retriever_apart(runner: CliRunner,
+                                                                                      tmp_path: Path) -> None:
+    """data/evals/ as the Evaluate page leaves it: a report beside the folder of its traces, for BM25 and Hybrid
+    runs of the same method (issue 41): one line for the reports, a summary per retriever, and trace names that show
+    what tells them apart at 80 columns (not "20261128-…" for every row)."""
+    folder = tmp_path / "evals"
+    for retriever in ("bm25", "hybrid"):
+        name = f"20261128-073629-09974e_books_{retriever}"
+        (folder / name / "traces").mkdir(parents=True)
+        trace = json.loads((TRACES / "walkthrough_naive.json").read_text(encoding="utf-8"))
+        start = next(e for e in trace["events"] if e["kind"] == "run_started")
+        start["settings"]["retriever"] = retriever
+        (folder / name / "traces" / "paper_walkthrough.json").write_text(json.dumps(trace), encoding="utf-8")
+        (folder / f"{name}.json").write_text(json.dumps({"method": "naive", "retriever": retriever, "n_questions": 1,
+                                                         "recall": {"5": 50.0}}), encoding="utf-8")
+    result = runner.invoke(app, ["diagnose", str(folder)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    skipped = [line for line in result.output.splitlines() if line.startswith("skipped")]
+    assert len(skipped) == 1 and "2 evaluation reports" in skipped[0], result.output
+    assert "not a GeAR trace" not in result.output
+    assert "BM25 + NaiveGE: 1 question," in result.output and "Hybrid + NaiveGE: 1 question," in result.output
+    assert "│ bm25/ " in result.output and "│ hybrid/ " in result.output
+    assert "paper_walkthrough" in result.output and "20261128" not in result.output.split("traces", 1)[1]
+    assert max(len(line) for line in result.output.splitlines()) <= 80
 
 
 @pytest.mark.parametrize("make", ["missing", "empty", "broken"])
@@ -122,5 +149,6 @@ def test_eval_prints_where_the_gold_was_lost(runner: CliRunner, tiny_index: Path
     assert f"naive: gold passages found {summary['found']}/{summary['gold']} within 2" in result.output
     assert all(row["diagnosis"]["run"] == "naive" for row in report["per_question"])
     saved = runner.invoke(app, ["diagnose", str(tmp_path / "traces"), "--json", "--k", "2"])
-    assert json.loads(saved.output)["summary"]["naive"]["found"] == summary["found"]
+    # the same counts, the run named as gear diagnose names runs in a folder: the retriever and the method
+    assert json.loads(saved.output)["summary"]["BM25 + NaiveGE"]["found"] == summary["found"]
     assert Trace.load(next((tmp_path / "traces").glob("*.json"))).question

@@ -1,0 +1,102 @@
+"""An own corpus of text files as a new user brings it (issue 41, item 2): each file titled by its name as words,
+the file kept as the passage's source in the index's manifest; which files are cut into several passages, said
+before Build; and the time left estimated from the model's known pace before the run has measured its own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from gear.data.corpus import Document, load_any_corpus, source_files, title_of_file
+from gear.extract import bridge
+from gear.extract.progress import EMBEDDED_CPU_SECONDS_PER_PASSAGE, Pace
+from gear.index import build_index
+from studio.safe import esc_md
+from studio.uploads import cut_files_note, title_rule
+from tests.conftest import FakeEncoder
+from tests.unit.test_extract_progress import Clock
+
+LONG = " ".join(f"Sentence {n} is about The Red House." for n in range(30))  # 210 words: two passages
+
+
+@pytest.mark.parametrize(("name", "title"), [
+    ("The_Red_House.txt", "The Red House"), ("Mark_Haddon.md", "Mark Haddon"), ("notes.txt", "notes"),
+    ("Jean-Paul_Sartre.txt", "Jean-Paul Sartre"), ("__draft__.txt", "draft"), ("___.txt", "___"),
+    ("two  spaces_ here.txt", "two spaces here")])
+def test_a_text_files_title_is_its_name_as_words(name: str, title: str) -> None:
+    assert title_of_file(name) == title
+
+
+def test_the_index_keeps_each_titles_files(tmp_path: Path) -> None:
+    folder = tmp_path / "books"
+    folder.mkdir()
+    (folder / "The_Red_House.txt").write_text(LONG, encoding="utf-8")
+    (folder / "Mark_Haddon.txt").write_text("Mark Haddon wrote The Red House.", encoding="utf-8")
+    docs, _ = load_any_corpus(folder)
+    assert [d.title for d in docs] == ["Mark Haddon", "The Red House", "The Red House"]
+    assert source_files(docs) == {"Mark Haddon": ["Mark_Haddon.txt"], "The Red House": ["The_Red_House.txt"]}
+    assert source_files([Document("Sicily", "an island")]) == {}  # a JSON record's title is its own
+    manifest = build_index(docs, [[] for _ in docs], tmp_path / "index", FakeEncoder())
+    assert manifest.source["files"]["The Red House"] == ["The_Red_House.txt"]
+    saved = json.loads((tmp_path / "index" / "manifest.json").read_text(encoding="utf-8"))
+    assert saved["source"]["files"] == source_files(docs)
+
+
+def upload(name: str, text: str | bytes) -> SimpleNamespace:
+    data = text.encode() if isinstance(text, str) else text
+    return SimpleNamespace(name=name, size=len(data), getvalue=lambda: data)
+
+
+def test_the_files_cut_into_several_passages_are_named_with_why_before_build() -> None:
+    files = [upload("The_Red_House.txt", LONG), upload("Mark_Haddon.txt", "Mark Haddon wrote it."),
+             upload("corpus.json", json.dumps([{"title": "a", "text": LONG}])), upload("bad.txt", b"\xff\xfe")]
+    note = cut_files_note(files)
+    assert note.startswith(f"1 of 2 text files is cut into several passages: {esc_md('The_Red_House.txt')} → 2 "
+                           "passages.")  # the unreadable one is left to the build's checks
+    assert "at most ≈120 words" in note and "3 passages from these 2 files (1 kept whole)" in note
+    assert cut_files_note(files[1:]) == ""  # nothing cut: nothing said
+    assert "“The_Red_House.txt” → “The Red House”" in title_rule()
+
+
+def test_the_time_left_is_estimated_from_the_known_pace_until_measured() -> None:
+    clock = Clock()
+    pace = Pace(clock, assumed=EMBEDDED_CPU_SECONDS_PER_PASSAGE)
+    first = pace.update(0, 21, 0)
+    assert first.seconds_left == 21 * 6.0 and first.per_minute is None
+    assert first.line() == ("0 / 21 passages · ≈ 2 min left at ≈ 6 s a passage (assumed until measured) · 0 triples "
+                            "so far")
+    clock.now = 4  # the first passage under way: its 4 s count, never below the passages still to start
+    assert pace.again(every=0).seconds_left == 21 * 6.0 - 4  # type: ignore[union-attr]
+    clock.now = 20
+    assert pace.again(every=0).seconds_left == 20 * 6.0  # type: ignore[union-attr]
+    clock.now, _ = 24, pace.update(1, 21, 3)
+    clock.now = 30
+    measured = pace.update(2, 21, 6)  # two passages of this run: its own pace from now on
+    assert measured.per_minute == pytest.approx(4.0) and "assumed" not in measured.line()
+    assert "measuring the speed" in Pace(clock).update(0, 21, 0).line()  # a model whose pace nothing measured
+
+
+@pytest.mark.parametrize(("llm", "build", "known"), [("local", "cpu", EMBEDDED_CPU_SECONDS_PER_PASSAGE),
+                                                     ("local", "cuda", None), ("openai", "cpu", None),
+                                                     ("replay", "cpu", None)])
+def test_only_the_embedded_model_on_a_cpu_has_a_known_pace(monkeypatch: pytest.MonkeyPatch, llm: str, build: str,
+                                                           known: float | None) -> None:
+    from gear.config import Settings
+
+    monkeypatch.setattr(bridge, "local_profile", lambda settings: SimpleNamespace(build=build))
+    settings = Settings().with_(llm=llm, llm_base_url="http://127.0.0.1:1/v1" if llm == "openai" else None)
+    assert bridge.known_seconds_per_passage(settings) == known
+
+
+def test_streamlits_upload_limit_is_the_apps_largest() -> None:
+    """The server refuses what no uploader would read; each uploader's own caption says its limit (max_upload_size):
+    "25MB per file" under "Corpus (at most 25 MB in all)", not Streamlit's default 500 MB."""
+    import tomllib
+
+    from studio.uploads import LIMITS
+
+    config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == max(limit.mb for limit in LIMITS.values())
