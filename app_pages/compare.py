@@ -16,7 +16,7 @@ from studio.resources import (
     wait_for_ppr_graph,
     warm_engine,
 )
-from studio.safe import guarded, setup
+from studio.safe import esc_md, guarded, setup
 from studio.session import start
 from studio.sidebar import PRESETS, choose_index, sidebar_settings
 from studio.widgets import FreshSlots
@@ -45,7 +45,7 @@ def page() -> None:
         if found.marks:
             pick.caption(marks_note(found.marks, found.model))
         elif found.problem:
-            pick.caption(f"Cannot tell which questions are recorded: {found.problem}")
+            pick.caption(f"Cannot tell which questions are recorded: {esc_md(found.problem)}")
     if "cmp_question" not in st.session_state and questions:
         st.session_state["cmp_question"] = questions[0].question
     question = st.text_input("Question", key="cmp_question", persist_state="session").strip()
