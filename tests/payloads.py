@@ -34,3 +34,30 @@ ONE_LINE = " ".join(p.replace("\n", " ") for p in PAYLOADS)
 
 # the addresses a payload points at: no element of the page may link to or load any of them
 PAYLOAD_URLS = ("javascript:", "127.0.0.1:9", "evil.example")
+
+
+# -- a corpus that carries them everywhere, in the JSON + OpenIE + QA shapes a person uploads (no model needed) --------
+def _title(n: int) -> str:
+    """A passage title: one payload, on one line, after a word the searches find."""
+    return f"Etna {n} " + PAYLOADS[n % len(PAYLOADS)].replace("\n", " ")
+
+
+PAYLOAD_DOCS = [("Mount Etna", "Mount Etna is an active volcano on the island of Sicily."),
+                ("Sicily", "Sicily is the largest island in the Mediterranean Sea."),
+                *((_title(n), f"Mount Etna rumbles over Sicily {p} in the Mediterranean Sea.")
+                  for n, p in enumerate(PAYLOADS))]
+PAYLOAD_QUESTION = "Which sea is Sicily with Mount Etna in? https://evil.example/q **bold** \x1b[31mred"
+
+
+def payload_files() -> tuple[list[dict], dict, list[dict]]:
+    """(corpus, OpenIE, QA set) as JSON data: HippoRAG's corpus and OpenIE shapes, a MuSiQue-style QA set whose id,
+    question, answer and gold titles are payloads too."""
+    corpus = [{"idx": n, "title": title, "text": text} for n, (title, text) in enumerate(PAYLOAD_DOCS)]
+    triples = [[["Mount Etna", "located on", "Sicily"]], [["Sicily", "largest island in", "Mediterranean Sea"]],
+               *([["Mount Etna", f"described as {p}", p], [p, "rumbles over", "Sicily"]] for p in PAYLOADS)]
+    openie = {"docs": [{"idx": n, "passage": f"{title}\n{text}", "extracted_triples": triples[n]}
+                       for n, (title, text) in enumerate(PAYLOAD_DOCS)]}
+    qa = [{"id": "2hop__pwn<script>", "question": PAYLOAD_QUESTION, "answer": "Mediterranean Sea " + ONE_LINE,
+           "paragraphs": [{"title": title, "paragraph_text": text, "is_supporting": n in (0, 1, 5)}
+                          for n, (title, text) in enumerate(PAYLOAD_DOCS)]}]
+    return corpus, openie, qa
