@@ -5,6 +5,11 @@ and the browser test."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
+from tests.scripted_llm import ScriptedLLM
+
 PAYLOADS = (
     "<script>window.__xss=1</script>",
     "<img src=x onerror=\"window.__xss=2\">",
@@ -46,7 +51,7 @@ PAYLOAD_DOCS = [("Mount Etna", "Mount Etna is an active volcano on the island of
                 ("Sicily", "Sicily is the largest island in the Mediterranean Sea."),
                 *((_title(n), f"Mount Etna rumbles over Sicily {p} in the Mediterranean Sea.")
                   for n, p in enumerate(PAYLOADS))]
-PAYLOAD_QUESTION = "Which sea is Sicily with Mount Etna in? https://evil.example/q **bold** \x1b[31mred"
+PAYLOAD_QUESTION = "Which sea is Sicily with Mount Etna in? https://evil.example/q **bold** <b>x</b>"
 
 
 def payload_files() -> tuple[list[dict], dict, list[dict]]:
@@ -61,3 +66,18 @@ def payload_files() -> tuple[list[dict], dict, list[dict]]:
            "paragraphs": [{"title": title, "paragraph_text": text, "is_supporting": n in (0, 1, 5)}
                           for n, (title, text) in enumerate(PAYLOAD_DOCS)]}]
     return corpus, openie, qa
+
+
+MODEL_TAIL = " \x1b]0;pwned\x07 [bold]x[/bold] \x1b[31mred\x9b1m <img src=x onerror=window.__xss=9> https://evil.example/m"
+
+
+class PayloadLLM(ScriptedLLM):
+    """tests.scripted_llm.ScriptedLLM's answers in the paper's free-text profile, each followed by MODEL_TAIL: the
+    reader, reasoner, rewriter, IRCoT and QA all bring payloads back into the run."""
+
+    def complete(self, messages: Any, *, json_schema: Any = None, max_tokens: int = 512, on_text: Any = None) -> Any:
+        answer = super().complete(messages, json_schema=json_schema, max_tokens=max_tokens)
+        result = replace(answer, text=answer.text + MODEL_TAIL)
+        if on_text is not None:
+            on_text(result.text)
+        return result

@@ -7,30 +7,18 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from gear.cli import app
-from tests.payloads import PAYLOAD_QUESTION, payload_files
-from tests.scripted_llm import ScriptedLLM
+from tests.payloads import PAYLOAD_QUESTION, PayloadLLM, payload_files
+
+QUESTION = PAYLOAD_QUESTION + " \x1b[31mred \x9b2J"
 
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 WIDE = {"COLUMNS": "400"}
-
-
-class PayloadLLM(ScriptedLLM):
-    """ScriptedLLM's answers (the paper's free-text profile) with the payloads after each: read, reason, rewrite and
-    QA all bring them back into the run."""
-
-    def complete(self, messages, *, json_schema=None, max_tokens=512, on_text=None):  # type: ignore[no-untyped-def]
-        answer = super().complete(messages, json_schema=json_schema, max_tokens=max_tokens)
-        result = replace(answer, text=answer.text + " \x1b]0;pwned\x07 [bold]x[/bold] \x1b[31mred\x9b1m")
-        if on_text is not None:
-            on_text(result.text)
-        return result
 
 
 @pytest.fixture
@@ -61,22 +49,22 @@ def run(*args: str) -> str:
 
 def test_every_command_prints_the_payloads_as_text(index: Path, tmp_path: Path) -> None:
     qa = str(tmp_path / "qa.json")
-    shown = run("retrieve", str(index), PAYLOAD_QUESTION, "-r", "bm25", "-k", "30")
+    shown = run("retrieve", str(index), QUESTION, "-r", "bm25", "-k", "30")
     assert "\\x1b[31mRED\\x1b[0m" in shown and "\\x1b]0;pwned\\x07" in shown  # visible, not obeyed
     assert "[bold]rich[/bold]" in shown and "[t](javascript:window.__xss=4)" in shown  # markup printed as written
-    data = json.loads(run("retrieve", str(index), PAYLOAD_QUESTION, "-r", "bm25", "--json"))
+    data = json.loads(run("retrieve", str(index), QUESTION, "-r", "bm25", "--json"))
     assert any("\x1b[31m" in p["title"] for p in data["passages"])  # the JSON keeps the text exactly
     trace = tmp_path / "naive.json"
-    run("ask", str(index), PAYLOAD_QUESTION, "-e", "naive", "-r", "bm25", "--trace", str(trace))
-    gear_run = run("ask", str(index), PAYLOAD_QUESTION, "-e", "gear", "-r", "bm25", "--max-iterations", "2",
+    run("ask", str(index), QUESTION, "-e", "naive", "-r", "bm25", "--trace", str(trace))
+    gear_run = run("ask", str(index), QUESTION, "-e", "gear", "-r", "bm25", "--max-iterations", "2",
                    "--gold", "0,1", "--answer", "Mediterranean Sea")
     assert "[bold]x[/bold]" in gear_run and "\\x1b]0;pwned\\x07" in gear_run  # the model's text, streamed and narrated
     run("eval", str(index), qa, "-r", "bm25", "--k", "2,5")
     run("diagnose", str(trace), "--gold", "0,1,5", "--index", str(index))
     run("diagnose", str(trace), "--gold", "0,1,5", "--index", str(index), "--json")
     run("diagnose", str(tmp_path))  # a folder of traces
-    run("qa", "add", str(index), PAYLOAD_QUESTION, "--gold", "0,1,5", "--answer", "Mediterranean \x1b[31mSea")
+    run("qa", "add", str(index), QUESTION, "--gold", "0,1,5", "--answer", "Mediterranean \x1b[31mSea")
     listed = run("qa", "list", str(index))
     assert "\\x1b[31m" in listed
-    run("qa", "suggest", str(index), PAYLOAD_QUESTION, "--answer", "Mediterranean Sea")
+    run("qa", "suggest", str(index), QUESTION, "--answer", "Mediterranean Sea")
     run("info", str(index))
