@@ -32,10 +32,11 @@ MADE_FROM_PAYLOADS = """() => {
                  .filter(x => x !== undefined).length};
   for (const [n, doc] of docs.entries()) {
     out['img x ' + n] = count(doc, 'img[src="x"], img[src*="127.0.0.1:9"], img[onerror]');
+    // a payload's own elements (the graphs' scripts hold the payloads as escaped data, which is fine)
     out['script ' + n] = Array.from(doc ? doc.querySelectorAll('script') : [])
-      .filter(s => s.textContent.includes('__xss')).length;
+      .filter(s => /^(window|parent)\.__xss=\d+$/.test(s.textContent.trim())).length;
     out['iframe srcdoc ' + n] = Array.from(doc ? doc.querySelectorAll('iframe[srcdoc]') : [])
-      .filter(f => f.srcdoc.includes('__xss')).length;
+      .filter(f => f.srcdoc.trim().startsWith('<script>parent.__xss')).length;
     out['links ' + n] = Array.from(doc ? doc.querySelectorAll('a[href]') : [])
       .filter(a => urls.some(u => a.getAttribute('href').includes(u))).map(a => a.getAttribute('href')).length;
     out['bold ' + n] = Array.from(doc ? doc.querySelectorAll('strong, b, em') : [])
@@ -120,8 +121,13 @@ def open_page(page, label: str) -> None:
 
 
 def open_every_expander(page) -> None:
-    for summary in page.locator("[data-testid='stExpander'] details:not([open]) > summary").all():
-        summary.click()
+    """Open them one at a time (an opened one may hold more), each at most once."""
+    closed = page.locator("[data-testid='stExpander'] details:not([open]) > summary")
+    for _ in range(100):
+        if closed.count() == 0:
+            break
+        closed.first.click()
+    assert closed.count() == 0
     settled(page)
 
 
@@ -129,7 +135,7 @@ def test_payloads_show_as_text_on_every_page(payload_server: str, payload_data: 
     page = page_1280
     page.goto(payload_server)
     page.get_by_label("Question", exact=True).wait_for(timeout=60_000)
-    page.get_by_text("index and embedder ready").wait_for(timeout=180_000)
+    page.get_by_text("index and embedder ready").wait_for(timeout=400_000)  # the embedder loads (slow on a busy CPU)
 
     # Ask: the QA set's payload question on the payload index, GeAR replayed; every expander opened
     question = page.get_by_label("Question", exact=True)
