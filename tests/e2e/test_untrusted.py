@@ -22,7 +22,7 @@ OPENIE_NAME = "oie<script>window.__xss=6</script>[o](javascript:x) :red[R].json"
 QA_NAME = "qa $m$ ![i](http://127.0.0.1:9/q.png) www.evil.example.json"
 
 # everything in the page (and each graph's frame) a payload could have made; every count must be 0
-MADE_FROM_PAYLOADS = """() => {
+MADE_FROM_PAYLOADS = r"""() => {
   const docs = [document];
   for (const f of document.querySelectorAll('iframe')) { try { docs.push(f.contentDocument); } catch (e) {} }
   const urls = PAYLOAD_URLS;
