@@ -23,7 +23,7 @@ from studio.resources import (
     wait_for_ppr_graph,
     warm_engine,
 )
-from studio.safe import guarded, setup
+from studio.safe import esc_md, guarded, setup
 from studio.session import start
 from studio.sidebar import PRESETS, choose_index, sidebar_settings
 from studio.widgets import FreshSlots
@@ -51,7 +51,7 @@ def page() -> None:
         if found.marks:
             pick.caption(marks_note(found.marks, found.model))
         elif found.problem:
-            pick.caption(f"Cannot tell which questions are recorded: {found.problem}")
+            pick.caption(f"Cannot tell which questions are recorded: {esc_md(found.problem)}")
     question = st.text_input("Question", key="cmp_question", persist_state="session").strip()
     chosen = st.multiselect("Methods", list(PRESETS), key="cmp_methods", persist_state="session")
     start("cmp_k", 10)

@@ -120,7 +120,7 @@ def replay_panel() -> None:
                 show_trace(Trace.from_json(upload.getvalue().decode("utf-8", "replace"), upload.name),
                            f"uploaded: {upload.name}")
             except TraceError as exc:
-                st.error(one_line(exc))
+                st.error(esc_md(one_line(exc)))
         options = bundled_traces()
         if options:
             pick = st.selectbox("Bundled examples and saved runs", list(options), key="trace_pick")
@@ -170,7 +170,7 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
         if marks:
             st.caption(marks_note(marks, found.model, found.speed))
         elif found.problem:  # one line says why, not also that the marks are coming
-            st.caption(f"Cannot tell which examples are recorded: {found.problem}")
+            st.caption(f"Cannot tell which examples are recorded: {esc_md(found.problem)}")
         elif index is not None and (index / "manifest.json").is_file():
             st.caption("Which examples are recorded (instant) and which run live is shown once the index and "
                        "embedder are loaded.")
@@ -286,7 +286,7 @@ def stopped_note() -> None:
     """Say once, above the trace, that the run shown was stopped before its end."""
     note = st.session_state.pop(STOPPED_NOTE, None)
     if note:
-        st.warning(note)
+        st.warning(esc_md(note))  # may name an uploaded file and its error
 
 
 def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fresh: bool = False) -> None:
@@ -342,7 +342,7 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fre
     view.close()
     top.empty()
     if failed:
-        st.error(f"The run stopped: {failed}")
+        st.error(f"The run stopped: {esc_md(failed)}")
     st.session_state.pop(LIVE_EVENTS, None)
     finished = Trace(list(trace.events))
     st.session_state["trace"] = finished
@@ -382,7 +382,7 @@ def save_panel(trace: Trace) -> None:
                          "Traces page lists it, and there you can tag it."):
         path = demo.traces_dir() / name
         trace.save(path)
-        st.toast(f"saved {path.name}")
+        st.toast(f"saved {esc_md(path.name)}")
         st.session_state["saved_trace"] = str(path)
     if st.session_state.get("saved_trace"):
         st.caption(f"saved as {esc_md(Path(st.session_state['saved_trace']).name)}")

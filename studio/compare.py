@@ -15,7 +15,7 @@ from gear import methods, viz
 from gear.config import Settings
 from gear.trace import Answered, FinalRanking, LLMCalled, RunFinished, RunStarted, Trace
 from studio.ask import NO_LLM, RECORDED, Marks, example_marks
-from studio.safe import esc_md, one_line
+from studio.safe import esc_md, md_cells, one_line
 from studio.session import remember
 from studio.sidebar import PRESETS, method_settings
 from studio.trace_view import StatusLine
@@ -135,7 +135,7 @@ def show_comparison(question: str, k: int, results: dict[str, Trace | str], titl
     gold_answers: list[str] = []
     for label, result in results.items():
         if isinstance(result, str):
-            st.error(f"{label}: {result}")
+            st.error(f"{label}: {esc_md(result)}")
             continue
         final = result.first(FinalRanking)
         start = result.first(RunStarted)
@@ -173,7 +173,7 @@ def show_comparison(question: str, k: int, results: dict[str, Trace | str], titl
     if rankings:
         st.subheader(f"Top {k} passages side by side (★ gold)")
         grid = pd.DataFrame(viz.side_by_side(rankings, k)).rename(columns={"rank": "#"})
-        st.table(grid.style.hide(axis="index").map(
+        st.table(md_cells(grid).style.hide(axis="index").map(
             lambda v: GOLD_CELL if isinstance(v, str) and v.startswith(viz.GOLD_MARK) else ""))
     if titles:
         st.subheader("Where each gold passage entered (rank per method; — = not retrieved)")

@@ -132,7 +132,7 @@ def own_questions(index: Path | None) -> list[Any]:
     try:
         return [q.as_question() for q in load_own_qa(index)]
     except ValueError as exc:  # gear.data.corpus.InputError: names the file, record and field
-        st.warning(f"Your saved questions cannot be read: {one_line(exc)}")
+        st.warning(f"Your saved questions cannot be read: {esc_md(one_line(exc))}")
         return []
 
 
@@ -273,14 +273,14 @@ def _save(trace: Trace, index: Path | None, backend: Any | None, marks: Marks, t
                              marks.answers, source="ask")
             _, created = save_question(index, q)
         except (QASetError, MarkError, OSError) as exc:
-            st.error(f"Not saved: {one_line(exc)}")
+            st.error(f"Not saved: {esc_md(one_line(exc))}")
             return
         n = len(load_own_qa(index))
         st.session_state[f"{key}_saved"] = (f"{'Saved' if created else 'Updated'} as a test question in "
                                              f"{index.name}'s own QA set ({n} question{'s' if n != 1 else ''}, "
                                              f"{qa_path(index).name}).")
     if st.session_state.get(f"{key}_saved"):
-        st.success(st.session_state[f"{key}_saved"], icon=":material/check:")
+        st.success(esc_md(st.session_state[f"{key}_saved"]), icon=":material/check:")
 
 
 # -- callbacks (they run before the panel redraws) -----------------------------------------------------------------

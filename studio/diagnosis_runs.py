@@ -307,7 +307,7 @@ def run_detail(run: DiagnosedRun, key: str) -> None:
         try:
             path = save_review(run.trace, d, proposed if accept else choice)
         except (OSError, ValueError) as exc:
-            st.error(f"cannot save the verdict: {one_line(exc)}")
+            st.error(f"cannot save the verdict: {esc_md(one_line(exc))}")
             return
         st.toast(f"saved {esc_md(path.name)}")
         st.rerun()

@@ -86,7 +86,7 @@ def choose_questions(index: Path) -> list:
     try:
         return questions_from_upload(upload)
     except ValueError as exc:  # gear.data.corpus.InputError: the file, record and field, in one line
-        st.error(one_line(exc))
+        st.error(esc_md(one_line(exc)))
         return []
 
 
@@ -147,7 +147,7 @@ def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, qu
         waiting = st.empty()
 
         def progress(i: int, total: int, qid: str) -> None:
-            bar.progress(min(100, int(100 * i / max(total, 1))), text=f"{i} / {total}  ({qid})")
+            bar.progress(min(100, int(100 * i / max(total, 1))), text=f"{i} / {total}  ({esc_md(qid)})")
 
         def on_wait(ahead: int) -> None:
             # drawn on every poll of the model's queue: that is where Streamlit can stop a cancelled run
@@ -168,13 +168,13 @@ def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, qu
             path = demo.evals_dir() / f"{name}.json"
             atomic_write_json(path, viz_report)
             box.update(label=f"{label}: R@{ks[-1]} = {viz_report['recall'][str(sorted(ks)[-1])]:.1f}%  "
-                             f"(saved {path.name})", state="complete", expanded=False)
+                             f"(saved {esc_md(path.name)})", state="complete", expanded=False)
             if note := gold_note(viz_report, name=esc_md):
-                st.warning(note)
+                st.warning(esc_md(note))
             return True
         except Exception as exc:
             box.update(label=f"{label} failed", state="error")
-            st.error(f"{type(exc).__name__}: {one_line(exc)}")
+            st.error(f"{type(exc).__name__}: {esc_md(one_line(exc))}")
             return False
 
 
@@ -194,7 +194,7 @@ def show_results() -> None:
         try:
             data.append(json.loads(reports[name].read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:
-            st.error(f"{name}: cannot read ({one_line(exc)})")
+            st.error(f"{esc_md(name)}: cannot read ({esc_md(one_line(exc))})")
     if not data:
         return
     rows: list[dict[str, Any]] = []

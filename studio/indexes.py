@@ -25,7 +25,7 @@ from gear.files import atomic_write_bytes
 from gear.llm.queue import listening
 from studio import demo
 from studio.resources import encoder_for, engine_for, ensure_index
-from studio.safe import one_line
+from studio.safe import esc_md, one_line
 from studio.sidebar import choose_index, llm_words
 from studio.uploads import LIMITS, check_uploads, cut_files_note, refusal_label, show_formats, title_rule
 from studio.widgets import bring_into_view, iframe
@@ -199,19 +199,19 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
             except InputError as exc:
                 raise BuildStopped(refusal_label(name, exc), str(exc), exc.formats) from exc
             docs, report = upload.docs, upload.report
-            st.write(upload.summary(corpus_files, openie, qa))
+            st.write(esc_md(upload.summary(corpus_files, openie, qa)))
             if upload.triples is not None:
                 triples, extraction = upload.triples, {"source": openie.name}
             else:
                 triples, extraction = extract_triples(docs, settings, out, box)
             for line in report.summary():
-                st.caption(line)
+                st.caption(esc_md(line))
             manifest = encode_and_save(docs, triples, out, settings, extraction,
                                        {"corpus": ", ".join(f.name for f in corpus_files),
                                         "openie": openie.name if openie else None})
         except BuildStopped as stop:
-            box.update(label=stop.label, state="error", expanded=True)  # the reason stays in view
-            st.error(stop.message)
+            box.update(label=esc_md(stop.label), state="error", expanded=True)  # the reason stays in view
+            st.error(esc_md(stop.message))
             show_formats(stop.formats)
             return
         if qa is not None:

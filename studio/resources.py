@@ -18,7 +18,7 @@ import streamlit as st
 
 from gear.config import Settings
 from studio import demo
-from studio.safe import one_line
+from studio.safe import esc_md, one_line
 
 # Encoders by embedder name for indexes built with a non-standard encoder (tests register a fake one here).
 ENCODER_FACTORIES: dict[str, Callable[[], Any]] = {}
@@ -279,7 +279,7 @@ def build_progress(name: str) -> None:
         st.button("Build it now", key=f"build_demo_{name}", on_click=_start_build, args=(name,))
         return
     if build.error:
-        st.error(f"Building the {name} demo index failed: {build.error}")
+        st.error(f"Building the {name} demo index failed: {esc_md(build.error)}")
         st.button("Try again", key=f"build_demo_{name}", on_click=_start_build, args=(name,))
         return
     cost = demo.DEMOS[name].build_time if name in demo.DEMOS else ""
@@ -313,7 +313,7 @@ def qa_for_index(directory: Path) -> list[Any]:
     try:
         return _load_qa(str(path), path.stat().st_mtime)
     except (InputError, OSError) as exc:  # the page goes on without example questions, and says why
-        st.caption(f"No example questions: {one_line(exc)}")
+        st.caption(f"No example questions: {esc_md(one_line(exc))}")
         return []
 
 

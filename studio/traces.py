@@ -18,7 +18,7 @@ from gear.trace import Answered, RunFinished, RunStarted, Trace, TraceError
 from studio import demo
 from studio.ask import EXAMPLE, save_name
 from studio.diagnosis_marks import home_index
-from studio.safe import one_line
+from studio.safe import esc_md, one_line
 from studio.session import HISTORY_LIMIT, HistoryRun, history
 from studio.sidebar import RAN_HERE
 
@@ -177,9 +177,9 @@ def save_session_run(run: HistoryRun) -> None:
     try:
         run.trace.save(path)
     except OSError as exc:
-        st.error(f"cannot save: {one_line(exc)}")
+        st.error(f"cannot save: {esc_md(one_line(exc))}")
         return
-    st.toast(f"saved {path.name}")
+    st.toast(f"saved {esc_md(path.name)}")
 
 
 def tag_form(path: Path) -> None:
@@ -196,7 +196,7 @@ def tag_form(path: Path) -> None:
                                                     "updated": time.strftime("%Y-%m-%dT%H:%M:%S")})
                 st.success(f"saved {demo.shown(tags_path(path))}")  # where: the data folder, never assets/
             except OSError as exc:
-                st.error(f"cannot save tags: {one_line(exc)}")
+                st.error(f"cannot save tags: {esc_md(one_line(exc))}")
 
 
 def category_chart(files: list[tuple[str, Path]]) -> None:

@@ -12,15 +12,14 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from gear import methods
+from gear.cli.terminal import TerminalConsole, esc_term
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="GeAR: graph-enhanced retrieval agent.")
-console = Console(stderr=True)
-out = Console()
+console = TerminalConsole(stderr=True)  # every string printed shows its control characters, never sends them
+out = TerminalConsole()
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -45,12 +44,12 @@ def friendly_errors() -> Iterator[None]:
         yield
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = escape(".".join(str(x) for x in first["loc"]))
-        console.print(f"[red]error:[/red] setting {where}: {escape(first['msg'])}", highlight=False, soft_wrap=True)
+        where = esc_term(".".join(str(x) for x in first["loc"]))
+        console.print(f"[red]error:[/red] setting {where}: {esc_term(first['msg'])}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     except _user_errors() as exc:
         # escaped: paths like "data/[v2]/x.json" are text, not markup; soft_wrap: one line, even when piped
-        console.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/red] {esc_term(str(exc))}", markup=True, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 
@@ -90,7 +89,8 @@ ExpandOpt = Annotated[str, typer.Option("--expand", "-e", help=methods.cli_help(
 LLMOpt = Annotated[str | None, typer.Option("--llm", help="auto (recorded answers, else the live model; default), "
                                                           "local, openai, replay or record")]
 LLMCacheOpt = Annotated[Path | None, typer.Option("--llm-cache", help="where recorded answers are read and new ones "
-                                                  "written (default: GEAR_LLM_CACHE_DIR, else ~/.cache/gear/llm)")]
+                                                  "written (default: GEAR_LLM_CACHE_DIR, else the data folder's "
+                                                  "llm_cache, which the app uses too)")]
 MaxIterationsOpt = Annotated[int | None, typer.Option("--max-iterations", min=1, help="GeAR's most iterations "
                                                       "(default 4: the paper's for MuSiQue; it uses 2 for HotpotQA "
                                                       "and 2Wiki)")]

@@ -3,16 +3,15 @@ alone (no index, no LLM, nothing re-run)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from gear.cli.app import app, console, friendly_errors, out
 from gear.cli.run_folders import is_report, short_names
+from gear.cli.terminal import esc_term, json_text
 
 if TYPE_CHECKING:
     from gear.data.corpus import Question
@@ -76,7 +75,7 @@ def diagnose_(
         if path.is_file():
             d = run(path)
             if json_out:
-                typer.echo(json.dumps(d.to_dict(), ensure_ascii=False, indent=1))
+                typer.echo(json_text(d.to_dict()))
             else:
                 print_diagnosis(d, Trace.load(path))
             return
@@ -91,17 +90,17 @@ def diagnose_(
                     reports.append(file)
                     continue
                 skipped.append(str(exc))
-                console.print(f"[yellow]skipped:[/yellow] {escape(str(exc))}", highlight=False, soft_wrap=True)
+                console.print(f"[yellow]skipped:[/yellow] {esc_term(str(exc))}", highlight=False, soft_wrap=True)
         if reports:
             skipped.append(reports_note(path, reports))
-            console.print(f"[yellow]skipped:[/yellow] {escape(reports_note(path, reports))}", highlight=False)
+            console.print(f"[yellow]skipped:[/yellow] {esc_term(reports_note(path, reports))}", highlight=False)
         if not rows:
             raise TraceError(f"{path}: no trace found in this folder")
         summary = summarise(d for _, d in rows)
         if json_out:
             data: dict[str, Any] = {"diagnoses": [{"file": str(f), **d.to_dict()} for f, d in rows],
                                     "summary": summary.to_dict(), "skipped": skipped}
-            typer.echo(json.dumps(data, ensure_ascii=False, indent=1))
+            typer.echo(json_text(data))
         else:
             print_folder(path, rows, summary)
 
@@ -169,7 +168,7 @@ def print_diagnosis(d: Diagnosis, trace: Trace | None = None) -> None:
     from gear.eval.diagnosis import CATEGORY_LABELS, cell, stage_label
 
     if not d.passages and (d.answer is None or not d.answer.gold):
-        out.print(f"{escape(d.question)}\nNothing to diagnose: this run does not know its gold passages. Mark them: "
+        out.print(f"{esc_term(d.question)}\nNothing to diagnose: this run does not know its gold passages. Mark them: "
                   "gear diagnose TRACE --gold ID[,ID] [--answer A] (--index INDEX for passages the run did not "
                   "show; gear qa suggest INDEX finds them), or --qa QA_FILE_OR_INDEX when the question is in a QA "
                   "set.", highlight=False)
@@ -181,14 +180,14 @@ def print_diagnosis(d: Diagnosis, trace: Trace | None = None) -> None:
                 table.add_column(name)
             for view in run_passages(trace)[:15]:
                 flat = " ".join(view.text.split())
-                table.add_row(str(view.id), escape(view.title), escape(flat[:90] + ("…" if len(flat) > 90 else "")))
+                table.add_row(str(view.id), esc_term(view.title), esc_term(flat[:90] + ("…" if len(flat) > 90 else "")))
             out.print(table)
         return
-    table = Table(title=escape(f"{d.question_id or 'question'} · {d.run} ({d.family})"),
-                  caption=escape(d.question), caption_justify="left")
+    table = Table(title=esc_term(f"{d.question_id or 'question'} · {d.run} ({d.family})"),
+                  caption=esc_term(d.question), caption_justify="left")
     table.add_column("stage")
     for p in d.passages:  # a column per gold passage: a question has 2-4, a method up to 10 stages
-        table.add_column(escape(p.title), justify="center")
+        table.add_column(esc_term(p.title), justify="center")
     for stage in d.stages:
         table.add_row(stage_label(stage, d.k), *(cell(p, stage) for p in d.passages))
     table.add_section()
@@ -197,15 +196,15 @@ def print_diagnosis(d: Diagnosis, trace: Trace | None = None) -> None:
     out.print(table)
     category = CATEGORY_LABELS.get(d.category or "", "undetermined")
     second = f" (second: {CATEGORY_LABELS.get(d.second, d.second)})" if d.second else ""
-    out.print(f"category: [bold]{escape(d.category or 'undetermined')}[/bold] — {escape(category)}{escape(second)}",
-              highlight=False)
+    out.print(f"category: [bold]{esc_term(d.category or 'undetermined')}[/bold] — "
+              f"{esc_term(category)}{esc_term(second)}", highlight=False)
     for line in d.evidence:
-        out.print(f"  • {escape(line)}", highlight=False)
+        out.print(f"  • {esc_term(line)}", highlight=False)
     for p in d.passages:
         if p.status != "found":
             missed = next((e for e in p.evidence if e.startswith(stage_label(p.dropped_at or p.lost_at or "", d.k)
                                                                   + ":")), "")
-            out.print(f"  {escape(p.title)}: {escape(missed)}", highlight=False)
+            out.print(f"  {esc_term(p.title)}: {esc_term(missed)}", highlight=False)
     a = d.answer
     if a is not None:
         em = "—" if a.em is None else f"{a.em:.0f}"
@@ -217,16 +216,16 @@ def print_diagnosis(d: Diagnosis, trace: Trace | None = None) -> None:
             parts.append(f"'answerable' but wrong at iteration {', '.join(map(str, a.answerable_wrong))}")
         if a.rejected:
             parts.append(f"verdict rejected as ungrounded at iteration {', '.join(map(str, a.rejected))}")
-        out.print(escape("; ".join(parts + a.notes)), highlight=False)
+        out.print(esc_term("; ".join(parts + a.notes)), highlight=False)
     for note in d.notes:
-        out.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False)
+        out.print(f"[yellow]note:[/yellow] {esc_term(note)}", highlight=False)
 
 
 def print_folder(folder: Path, rows: list[tuple[Path, Diagnosis]], summary: Summary) -> None:
     from gear.eval.diagnosis import CATEGORIES, stage_label
 
     names = short_names(folder, [file for file, _ in rows])
-    table = Table(title=escape(f"{folder}: {len(rows)} traces"), caption_justify="left",
+    table = Table(title=esc_term(f"{folder}: {len(rows)} traces"), caption_justify="left",
                   caption="trace: its path in the folder, without what every trace's path shares; category: the "
                           "proposed one (the second dimmed)")
     # at 80 columns every cell stays whole: names wrap (folded where they have no space), categories keep one line
@@ -237,12 +236,12 @@ def print_folder(folder: Path, rows: list[tuple[Path, Diagnosis]], summary: Summ
     for name, (_, d) in zip(names, rows, strict=True):
         lost = ", ".join(dict.fromkeys(_stage(p.lost_at, d.k) for p in d.passages
                                        if p.status != "found" and p.lost_at))
-        category = escape(d.category or "undetermined") + (f"\n[dim]{escape(d.second)}[/dim]" if d.second else "")
-        table.add_row(escape(name.replace("/", "/\n")), escape(d.run), d.hop, f"{d.found}/{len(d.passages)}",
+        category = esc_term(d.category or "undetermined") + (f"\n[dim]{esc_term(d.second)}[/dim]" if d.second else "")
+        table.add_row(esc_term(name.replace("/", "/\n")), esc_term(d.run), d.hop, f"{d.found}/{len(d.passages)}",
                       lost or "—", category)
     out.print(table)
     for run in summary.runs.values():
-        out.print(escape(f"{run.run}: {_count(run.questions, 'question')}, {_count(run.gold, 'gold passage')}, "
+        out.print(esc_term(f"{run.run}: {_count(run.questions, 'question')}, {_count(run.gold, 'gold passage')}, "
                          f"{run.found} found within {run.k}"), highlight=False)
         stages = Table()
         for name in ("stage", "reached", "lost at", "dropped at"):

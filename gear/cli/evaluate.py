@@ -24,6 +24,7 @@ from gear.cli.app import (
     progress_bar,
     settings_from,
 )
+from gear.cli.terminal import esc_term
 
 
 @app.command(name="eval")
@@ -59,7 +60,7 @@ def eval_(
                                  max_iterations=max_iterations)
         questions, report_in = load_qa(qa if qa is not None else own_qa_file(index_dir))
         for line in report_in.summary():
-            console.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
+            console.print(f"[yellow]warning:[/yellow] {esc_term(line)}", highlight=False)
         questions = questions[start::every]
         questions = questions[:limit] if limit else questions
         engine = Engine.open(index_dir, settings)
@@ -70,7 +71,7 @@ def eval_(
         _print_report(data, cutoffs)
         if json_out:
             report.save(json_out)
-            console.print(f"report saved to {json_out}")
+            console.print(f"report saved to {esc_term(json_out)}")
 
 
 def own_qa_file(index_dir: Path) -> Path:
@@ -97,7 +98,7 @@ def _print_report(data: dict[str, Any], ks: list[int]) -> None:
     if set(groups) != {"all"}:  # one group of questions without a hop type would repeat the "all" row
         for hop, row in groups.items():
             # questions without a hop type (the group gear.data calls "all") beside MuSiQue's 2hop, 3hop1, …
-            table.add_row("no hop type" if hop == "all" else hop, str(row["n"]),
+            table.add_row("no hop type" if hop == "all" else esc_term(hop), str(row["n"]),
                           *(f"{row['recall'][str(k)]:.1f}" for k in ks))
     out.print(table)
     if "em" in data:
@@ -122,7 +123,7 @@ def _print_report(data: dict[str, Any], ks: list[int]) -> None:
                   f"{lost or '—'}; categories " + ", ".join(f"{c} {n}" for c, n in diag["categories"].items()),
                   highlight=False)
     if note := gold_note(data, name=repr):
-        out.print(note, highlight=False, soft_wrap=True)
+        out.print(esc_term(note), highlight=False, soft_wrap=True)
     wall = data["latency_ms"].get("wall")
     if wall:
         out.print(f"latency per run: mean {wall['mean']:.0f} ms, p50 {wall['p50']:.0f} ms, p95 {wall['p95']:.0f} ms")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -10,6 +9,7 @@ import typer
 from typer.core import TyperGroup
 
 from gear.cli.app import app, console, friendly_errors, out, progress_bar, settings_from
+from gear.cli.terminal import esc_term, json_text
 
 
 class IndexGroup(TyperGroup):
@@ -87,7 +87,7 @@ def _triples_for(docs: list, report: Any, openie: Path | None, settings: Any, ou
 
 def _warn(report: Any) -> None:
     for line in report.summary():
-        console.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {esc_term(line)}", highlight=False)
 
 
 def _migrate(out_dir: Path, settings: Any) -> None:
@@ -95,7 +95,7 @@ def _migrate(out_dir: Path, settings: Any) -> None:
 
     with progress_bar() as update:
         record = migrate_to_elastic(out_dir, settings, update)
-    out.print(f"copied into Elasticsearch: {json.dumps(record, ensure_ascii=False)}")
+    out.print(f"copied into Elasticsearch: {esc_term(json_text(record, indent=None))}")
 
 
 @index_app.command()
@@ -268,7 +268,7 @@ def info(
                 out.print("dropped triples: " + ", ".join(f"{v} {k}" for k, v in dropped.items() if v))
         elif ex:
             shown = {k: v for k, v in ex.items() if k != "updates"}
-            out.print(f"triples from: {json.dumps(shown, ensure_ascii=False)}", highlight=False)
+            out.print(f"triples from: {esc_term(json_text(shown, indent=None))}", highlight=False)
         for change in ex.get("updates", []):
             what = change.get("source") or ",".join(map(str, change.get("ids", [])[:10]))
             out.print(f"update {change.get('at')}: {change.get('op')} {change.get('passages')} passages, "

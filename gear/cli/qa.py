@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from gear.cli.app import app, console, friendly_errors, out, settings_from
+from gear.cli.terminal import esc_term
 
 if TYPE_CHECKING:
     from gear.store.base import SearchBackend
@@ -54,11 +54,11 @@ def add(
         texts = passages_of(open_backend(index), ids)
         q = new_question(question, [GoldRef(*texts[i], i) for i in ids], answer or [], source="cli")
         stored, created = save_question(index, q)
-        out.print(f"{'added' if created else 'updated'} {stored.id}: {escape(stored.question)}", highlight=False)
+        out.print(f"{'added' if created else 'updated'} {stored.id}: {esc_term(stored.question)}", highlight=False)
         for ref in stored.gold:
-            out.print(f"  gold #{ref.passage_id} {escape(ref.title)}", highlight=False)
+            out.print(f"  gold #{ref.passage_id} {esc_term(ref.title)}", highlight=False)
         if stored.answers:
-            out.print(f"  answer {escape(' / '.join(stored.answers))}", highlight=False)
+            out.print(f"  answer {esc_term(' / '.join(stored.answers))}", highlight=False)
 
 
 @qa_app.command("list")
@@ -69,11 +69,11 @@ def list_(index: IndexArg) -> None:
 
         questions = load_own_qa(require_index(index))
         if not questions:
-            out.print(f"{escape(str(qa_path(index)))}: no questions yet (gear qa add, or “Save as a test question” "
+            out.print(f"{esc_term(str(qa_path(index)))}: no questions yet (gear qa add, or “Save as a test question” "
                       "on the Ask page)", highlight=False)
             return
         backend = open_backend(index)
-        table = Table(title=escape(f"{qa_path(index)}: {len(questions)} question(s)"))
+        table = Table(title=esc_term(f"{qa_path(index)}: {len(questions)} question(s)"))
         for name in ("id", "question", "answer", "gold passages (id now)"):
             table.add_column(name)
         missing = 0
@@ -83,7 +83,8 @@ def list_(index: IndexArg) -> None:
                 pid = backend.find_passage(ref.title, ref.text)
                 missing += pid is None
                 golds.append(f"{ref.title} #{pid}" if pid is not None else f"{ref.title} (not in the index)")
-            table.add_row(q.id, escape(q.question), escape(" / ".join(q.answers) or "—"), escape("; ".join(golds)))
+            table.add_row(esc_term(q.id), esc_term(q.question), esc_term(" / ".join(q.answers) or "—"),
+                          esc_term("; ".join(golds)))
         out.print(table)
         if missing:
             console.print(f"[yellow]warning:[/yellow] {missing} gold passage(s) are no longer in the index (rebuilt "
@@ -100,7 +101,7 @@ def remove(
         from gear.data.qa_set import remove_question
 
         removed = remove_question(index, question)
-        out.print(f"removed {removed.id}: {escape(removed.question)}", highlight=False)
+        out.print(f"removed {removed.id}: {esc_term(removed.question)}", highlight=False)
 
 
 @qa_app.command("suggest")
@@ -121,11 +122,11 @@ def suggest(
         backend = open_backend(index)
         run = Trace.load(trace) if trace is not None else None
         hits = search(backend, question, k)
-        table = Table(title=escape(f"the index's passages for: {question}"))
+        table = Table(title=esc_term(f"the index's passages for: {question}"))
         for name in ("rank", "id", "title", "text"):
             table.add_column(name)
         for n, p in enumerate(hits, 1):
-            table.add_row(str(n), str(p.id), escape(p.title), escape(snippet(p.text)))
+            table.add_row(str(n), str(p.id), esc_term(p.title), esc_term(snippet(p.text)))
         out.print(table)
         found = suggest(backend, question, answer or [], run, limit=k)
         if not answer and run is None:
@@ -139,5 +140,5 @@ def suggest(
         for name in ("id", "title", "why"):
             table.add_column(name)
         for s in found:
-            table.add_row(str(s.id), escape(s.title), escape("; ".join(s.reasons)))
+            table.add_row(str(s.id), esc_term(s.title), esc_term("; ".join(s.reasons)))
         out.print(table)

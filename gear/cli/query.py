@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from gear.cli.app import (
@@ -25,6 +24,7 @@ from gear.cli.app import (
     out,
     settings_from,
 )
+from gear.cli.terminal import esc_term, json_text
 
 if TYPE_CHECKING:
     from gear.trace import Event
@@ -50,16 +50,16 @@ def retrieve(
         run = engine.retrieve(question, k=k)
         top = engine.backend.passages(run.ids[:k])
         if as_json:
-            out.print_json(json.dumps({"question": question, "retriever": retriever, "expand": expand, "k": k,
-                                       "passages": [{"id": p.id, "title": p.title, "score": s.score, "text": p.text}
-                                                    for p, s in zip(top, run.ranked, strict=False)],
-                                       "timings_ms": run.timings_ms}, ensure_ascii=False))
+            typer.echo(json_text({"question": question, "retriever": retriever, "expand": expand, "k": k,
+                                  "passages": [{"id": p.id, "title": p.title, "score": s.score, "text": p.text}
+                                               for p, s in zip(top, run.ranked, strict=False)],
+                                  "timings_ms": run.timings_ms}, indent=2))
             return
-        table = Table(title=f"{retriever}{'+' + expand if expand != 'none' else ''}: {question}")
+        table = Table(title=f"{retriever}{'+' + expand if expand != 'none' else ''}: {esc_term(question)}")
         for col in ("rank", "id", "title", "score"):
             table.add_column(col)
         for n, (p, s) in enumerate(zip(top, run.ranked, strict=False), 1):
-            table.add_row(str(n), str(p.id), p.title, f"{s.score:.4f}")
+            table.add_row(str(n), str(p.id), esc_term(p.title), f"{s.score:.4f}")
         out.print(table)
         out.print(" ".join(f"{k}: {v:.0f} ms" for k, v in run.timings_ms.items()))
 
@@ -109,7 +109,7 @@ def ask(
 
             recorded, why = recorded_run(engine, question, settings, k=k, gold=gold_ids, answers=answer or [])
             fresh = fresh_llm(engine.llm(settings))
-            console.print(f"asking the model afresh (the recorded run: {escape(why) if why else 'replayed'})",
+            console.print(f"asking the model afresh (the recorded run: {esc_term(why) if why else 'replayed'})",
                           highlight=False)
         trace = Trace()
         trace.subscribe(narrator(stream=not quiet_llm))
@@ -118,10 +118,10 @@ def ask(
             from gear.trace.difference import difference
 
             for line in difference(recorded, run.trace).lines():
-                out.print(escape(line), highlight=False)
+                out.print(esc_term(line), highlight=False)
         if trace_out:
             run.trace.save(trace_out)
-            console.print(f"trace saved to {trace_out}")
+            console.print(f"trace saved to {esc_term(trace_out)}")
         if gold_ids:
             from gear.cli.diagnose import print_diagnosis
             from gear.eval.gold_marks import diagnose_marked
@@ -129,7 +129,7 @@ def ask(
             print_diagnosis(diagnose_marked(run.trace, gold_ids, answer or None, passages=texts))
             keep = f"gear qa add {index_dir} {json.dumps(question)} --gold {','.join(map(str, gold_ids))}" + \
                 "".join(f" --answer {json.dumps(a)}" for a in answer or [])
-            console.print(f"keep it as a test question: {escape(keep)}", highlight=False)
+            console.print(f"keep it as a test question: {esc_term(keep)}", highlight=False)
 
 
 def narrator(*, stream: bool) -> Callable[[Event], None]:
@@ -144,7 +144,7 @@ def narrator(*, stream: bool) -> Callable[[Event], None]:
     def listen(event: Event) -> None:
         if isinstance(event, LLMWaiting):  # every poll of the queue: print changes only, nothing once it is our turn
             if event.ahead != shown["ahead"] and event.ahead > 0:
-                console.print(f"    [dim]{escape(event.step)}: waiting for the model: {event.ahead} ahead[/dim]",
+                console.print(f"    [dim]{esc_term(event.step)}: waiting for the model: {event.ahead} ahead[/dim]",
                               highlight=False)
             shown["ahead"] = event.ahead
             return
@@ -152,8 +152,8 @@ def narrator(*, stream: bool) -> Callable[[Event], None]:
             if stream:
                 if event.step != shown["step"] or len(event.text) < shown["chars"]:
                     shown.update(step=event.step, chars=0)
-                    console.print(f"    [dim]{escape(event.step)} ▸[/dim] ", end="", highlight=False)
-                console.print(escape(event.text[shown["chars"]:]), end="", style="dim", highlight=False,
+                    console.print(f"    [dim]{esc_term(event.step)} ▸[/dim] ", end="", highlight=False)
+                console.print(esc_term(event.text[shown["chars"]:]), end="", style="dim", highlight=False,
                               soft_wrap=True)
                 shown["chars"] = len(event.text)
             return

@@ -3,6 +3,7 @@ scripted model — no model, no network."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -30,6 +31,7 @@ from gear.trace import (
     ThoughtWritten,
     Trace,
 )
+from studio.safe import WORD_JOINER
 from tests.conftest import TINY_DOCS, TINY_TRIPLES, FakeEncoder
 from tests.scripted_llm import SCRIPT, XSS, ScriptedLLM
 
@@ -199,7 +201,10 @@ def test_compare_runs_several_methods(studio: dict) -> None:
     results = at.session_state["cmp_results"][2]
     for label in ("BM25", "Hybrid", "Hybrid + NaiveGE"):  # each column is that run's final ranking, gold marked
         ranking = results[label].first(FinalRanking).passages
-        assert [c for c in grid[label] if c] == [("★ " if p.gold else "") + p.title for p in ranking][:len(grid)]
+        # the cells are Markdown, the titles in them escaped (studio.safe.md_cells): read as a reader sees them
+        shown = [html.unescape(c).replace(WORD_JOINER, "") for c in grid[label] if c]
+        assert shown == [("★ " if p.gold else "") + p.title for p in ranking][:len(grid)]
+        assert not any("<" in c for c in grid[label])  # the payload title is no tag in the table's Markdown
     gold = frames[1].set_index("gold passage")
     assert sorted(gold.index) == ["Mount Etna", "Sicily"]  # titles from the QA set, retrieved or not
 

@@ -5,6 +5,7 @@ page itself: the status box shows the failure, the formats are drawn, nothing is
 
 from __future__ import annotations
 
+import html
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gear.data.reading import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, InputError
+from studio.safe import WORD_JOINER
 from studio.uploads import MB, check_uploads
 from tests.unit.test_app import start, studio  # noqa: F401
 
@@ -171,12 +173,17 @@ def build_on_page(studio: dict, name: str, corpus: list[Upload], openie: Upload 
     return at
 
 
+def as_read(markdown: object) -> str:
+    """What a reader sees of a label or message that names a file: its Markdown source escaped (studio.safe.esc_md)."""
+    return html.unescape(str(markdown)).replace(WORD_JOINER, "")
+
+
 def statuses(at) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
 
     def walk(node) -> None:
         if type(node).__name__ == "Status":
-            found.append((node.label, node.proto.expandable.type if hasattr(node.proto, "expandable") else ""))
+            found.append((as_read(node.label), node.proto.expandable.type if hasattr(node.proto, "expandable") else ""))
         for child in getattr(node, "children", {}).values():
             walk(child)
 
@@ -188,7 +195,7 @@ def test_the_page_shows_a_refusal_in_the_status_box_with_the_formats(studio: dic
     broken = Upload("broken_corpus.json", b'[{"title": "Bremen Cathedral",\n  "text": "dedicated to St. Peter.}]\n')
     at = build_on_page(studio, "broken", [broken])
     assert [label for label, _ in statuses(at)] == ["Not built: broken_corpus.json needs fixing"]
-    errors = [str(e.value) for e in at.error]
+    errors = [as_read(e.value) for e in at.error]
     assert len(errors) == 1 and errors[0].startswith("broken_corpus.json: invalid JSON at line 2, column 37")
     assert "/tmp" not in errors[0] and errors[0].endswith("(the parser says: Invalid control character at)")
     shown = [c.value for c in at.code]

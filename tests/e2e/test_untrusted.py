@@ -1,0 +1,194 @@
+"""Untrusted text stays text in a real browser (issue 42): the payloads of tests/payloads.py in an uploaded corpus's
+file names, titles, passages, triples and QA set, and in every answer of the model (recorded from
+tests.payloads.PayloadLLM, so no model runs), through Index (upload and build), Ask (GeAR, every expander opened),
+Compare, Traces and Evaluate. Nowhere a dialog, `window.__xss` (in the page or a graph's frame), an element made
+from a payload (img, script, iframe, a link or image to a payload address, bold, colour or maths from a title),
+or a request leaving 127.0.0.1; the payload names are shown as plain text (screenshots at 1280 px)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_browser import CHROMIUM, SHOTS, assert_local, require_browser, run_server, settled
+from tests.payloads import PAYLOAD_QUESTION, PAYLOAD_URLS, PayloadLLM, payload_files
+
+pytestmark = pytest.mark.e2e
+
+CORPUS_NAME = "corp<img src=x onerror=alert(7)>[l](javascript:alert(8)) **B** https://evil.example/c.json"
+OPENIE_NAME = "oie<script>window.__xss=6</script>[o](javascript:x) :red[R].json"
+QA_NAME = "qa $m$ ![i](http://127.0.0.1:9/q.png) www.evil.example.json"
+
+# everything in the page (and each graph's frame) a payload could have made; every count must be 0
+MADE_FROM_PAYLOADS = r"""() => {
+  const docs = [document];
+  for (const f of document.querySelectorAll('iframe')) { try { docs.push(f.contentDocument); } catch (e) {} }
+  const urls = PAYLOAD_URLS;
+  const count = (doc, css) => doc ? doc.querySelectorAll(css).length : 0;
+  const out = {xss: [window.__xss].concat(Array.from(document.querySelectorAll('iframe'))
+                 .map(f => { try { return f.contentWindow.__xss; } catch (e) { return undefined; } }))
+                 .filter(x => x !== undefined).length};
+  for (const [n, doc] of docs.entries()) {
+    out['img x ' + n] = count(doc, 'img[src="x"], img[src*="127.0.0.1:9"], img[onerror]');
+    // a payload's own elements (the graphs' scripts hold the payloads as escaped data, which is fine)
+    out['script ' + n] = Array.from(doc ? doc.querySelectorAll('script') : [])
+      .filter(s => /^(window|parent)\.__xss=\d+$/.test(s.textContent.trim())).length;
+    out['iframe srcdoc ' + n] = Array.from(doc ? doc.querySelectorAll('iframe[srcdoc]') : [])
+      .filter(f => f.srcdoc.trim().startsWith('<script>parent.__xss')).length;
+    out['links ' + n] = Array.from(doc ? doc.querySelectorAll('a[href]') : [])
+      .filter(a => urls.some(u => a.getAttribute('href').includes(u))).map(a => a.getAttribute('href')).length;
+    out['bold ' + n] = Array.from(doc ? doc.querySelectorAll('strong, b, em') : [])
+      .filter(b => ['bold', 'B', 'x', 'em', 'rich'].includes(b.textContent.trim())).length;
+    out['colour ' + n] = Array.from(doc ? doc.querySelectorAll('.stMarkdownColoredText, [class*="Colored"]') : [])
+      .filter(c => ['x', 'R'].includes(c.textContent.trim())).length;
+    out['maths ' + n] = count(doc, '.katex');
+  }
+  return out;
+}""".replace("PAYLOAD_URLS", json.dumps(list(PAYLOAD_URLS)))
+
+
+def assert_inert(page, where: str) -> None:
+    made = page.evaluate(MADE_FROM_PAYLOADS)
+    assert {k: v for k, v in made.items() if v} == {}, where
+    assert page.dialogs == [], where  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def payload_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data folder with the payload corpus built (real embedder) and GeAR's and IRCoT's answers recorded from
+    PayloadLLM for the QA set's question; the upload files beside it."""
+    require_browser()
+    from gear.agent.engine import Engine
+    from gear.config import Settings
+    from gear.data.corpus import Document, load_qa
+    from gear.embed import Encoder
+    from gear.index import build_index
+    from gear.llm import CachedLLM
+
+    root = tmp_path_factory.mktemp("untrusted")
+    data = root / "data"
+    corpus, openie, qa = payload_files()
+    for name, content in (("corpus.json", corpus), ("openie.json", openie), ("qa.json", qa)):
+        (root / name).write_text(json.dumps(content), encoding="utf-8")
+    index = data / "indexes" / "payload"
+    encoder = Encoder(Settings().embedder)
+    triples = [[tuple(t) for t in doc["extracted_triples"]] for doc in openie["docs"]]
+    build_index([Document(d["title"], d["text"]) for d in corpus], triples, index, encoder, source={"corpus": "e2e"})
+    (index / "qa.json").write_text(json.dumps(qa), encoding="utf-8")
+    cache = root / "llm_cache"
+    settings = Settings().with_(retriever="hybrid", expand="gear", llm="replay", llm_cache_dir=cache)
+    engine = Engine.open(index, Settings(), encoder=encoder)
+    q = load_qa(index / "qa.json")[0][0]
+    for method in ("gear", "ircot"):
+        run_settings = settings.with_(expand=method)
+        engine.set_llm(run_settings, CachedLLM(PayloadLLM(), cache, "record"))
+        engine.retrieve(q.question, k=10, settings=run_settings, gold=engine.gold_ids(q.gold), answers=q.answers,
+                        question_id=q.id)
+    return data
+
+
+@pytest.fixture(scope="module")
+def payload_server(payload_data: Path):
+    env = {"GEAR_STUDIO_DATA": str(payload_data), "GEAR_STUDIO_BUILD_DEMOS": "0", "GEAR_STUDIO_INDEX": "payload",
+           "GEAR_LLM": "replay", "GEAR_LLM_CACHE_DIR": str(payload_data.parent / "llm_cache")}
+    yield from run_server(payload_data, env)
+
+
+@pytest.fixture
+def page_1280(tmp_path: Path):
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, viewport={"width": 1280, "height": 900},
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        page = ctx.pages[0] if ctx.pages else ctx.new_page()
+        page.requests, page.dialogs = [], []  # type: ignore[attr-defined]
+        page.on("request", lambda r: page.requests.append(r.url))  # type: ignore[attr-defined]
+        page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))  # type: ignore[attr-defined]
+        yield page
+        ctx.close()
+
+
+def open_page(page, label: str) -> None:
+    page.get_by_role("link", name=label).click()
+    page.get_by_role("heading", name=label, exact=False).first.wait_for(timeout=30_000)
+    settled(page)
+
+
+def open_every_expander(page) -> None:
+    """Open them one at a time (an opened one may hold more), each at most once."""
+    closed = page.locator("[data-testid='stExpander'] details:not([open]) > summary")
+    for _ in range(100):
+        if closed.count() == 0:
+            break
+        closed.first.click()
+    assert closed.count() == 0
+    settled(page)
+
+
+def test_payloads_show_as_text_on_every_page(payload_server: str, payload_data: Path, page_1280) -> None:
+    page = page_1280
+    page.goto(payload_server)
+    page.get_by_label("Question", exact=True).wait_for(timeout=60_000)
+    page.get_by_text("index and embedder ready").wait_for(timeout=400_000)  # the embedder loads (slow on a busy CPU)
+
+    # Ask: the QA set's payload question on the payload index, GeAR replayed; every expander opened
+    question = page.get_by_label("Question", exact=True)
+    question.fill(PAYLOAD_QUESTION)
+    question.press("Enter")
+    settled(page)
+    page.get_by_role("button", name="Ask", exact=True).click()
+    page.get_by_text("first graph drawn").first.wait_for(timeout=180_000)
+    settled(page)
+    open_every_expander(page)
+    assert page.get_by_text("[t](javascript:window.__xss=4)").count() > 0  # a title, shown as written
+    assert_inert(page, "Ask")
+    page.screenshot(path=str(SHOTS / "untrusted_ask.png"), full_page=True)
+
+    # Compare: the methods side by side, titles in the table as plain text
+    open_page(page, "Compare")
+    page.get_by_role("button", name="Compare").click()
+    page.get_by_text("passages side by side").wait_for(timeout=240_000)
+    settled(page)
+    table = page.locator("[data-testid='stTable']").first
+    assert "[t](javascript:window.__xss=4)" in table.inner_text() and ":red[x]" in table.inner_text()
+    assert_inert(page, "Compare")
+    table.scroll_into_view_if_needed()
+    table.screenshot(path=str(SHOTS / "untrusted_compare_table.png"))
+    page.screenshot(path=str(SHOTS / "untrusted_compare.png"), full_page=True)
+
+    # Traces and Evaluate: this session's runs, the QA set's payload question
+    for label in ("Traces", "Evaluate"):
+        open_page(page, label)
+        open_every_expander(page)
+        assert page.locator("[data-testid='stException']").count() == 0
+        assert_inert(page, label)
+        page.screenshot(path=str(SHOTS / f"untrusted_{label.lower()}.png"), full_page=True)
+    # Index: upload the payload corpus under payload file names and build it
+    open_page(page, "Index")
+    page.get_by_role("tab", name="Build a new index").click()
+    page.get_by_label("Index name").fill("uploaded")
+    page.get_by_label("Index name").press("Enter")
+    settled(page)
+    root = payload_data.parent
+    uploads = page.locator("[data-testid='stFileUploaderDropzoneInput']")
+    files = ((CORPUS_NAME, "corpus.json"), (OPENIE_NAME, "openie.json"), (QA_NAME, "qa.json"))
+    for n, (name, file) in enumerate(files):
+        uploads.nth(n).set_input_files({"name": name, "mimeType": "application/json",
+                                        "buffer": (root / file).read_bytes()})
+        settled(page)
+    page.get_by_role("button", name="Build index").click()
+    page.get_by_text("Built uploaded").wait_for(timeout=240_000)
+    settled(page)
+    status = page.locator("[data-testid='stExpander']").filter(has_text="Built uploaded").first
+    assert CORPUS_NAME in status.inner_text() and OPENIE_NAME in status.inner_text()  # the names, as written
+    assert_inert(page, "Index: the build status")
+    status.screenshot(path=str(SHOTS / "untrusted_build_status.png"))
+    page.screenshot(path=str(SHOTS / "untrusted_index_page.png"), full_page=True)
+
+    assert_local(page.requests)  # type: ignore[attr-defined]

@@ -1,0 +1,328 @@
+"""Untrusted text (passage titles and text, triples, file names, questions, answers, LLM output, error messages that
+quote any of them) reaches a person only through the escaper of the sink it lands in — checked on the code itself, as
+tests/unit/test_architecture.py checks the imports.
+
+A sink is a call that renders its text: in the app every Streamlit element whose text is Markdown (write, markdown,
+table, caption, error/warning/info/success, toast, status and its update(label=…), expander, tabs, metric, progress
+text, button and checkbox labels); in the CLI Rich's print, add_row, add_column, Table/Panel titles and typer.echo.
+Each text argument must be provably inert, part by part: a literal; a number formatted with a format spec (`{n:,}`);
+a call of the sink's escaper (`studio.safe.esc_md` / `md_cells`, `gear.cli.terminal.esc_term` / `json_text`); a
+constant (UPPER_CASE); or an expression named below as trusted, with the reason it holds only the app's own words or
+numbers. Joins, concatenations, conditionals and f-strings are looked into; anything else is a leak. A trusted entry
+no sink uses any more fails too, so the list cannot rot into a blanket pass."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# names that hold a count, a rank, an id or a score wherever they appear in the app and the CLI (a title never goes
+# by one of these names; the planted leaks below show that every other name is caught)
+NUMBERS = frozenset({"n", "k", "i", "id", "pid", "passage_id", "found", "gold", "missing", "skipped", "broken", "added",
+                     "shifted", "ahead", "total", "top", "questions", "iteration", "iterations", "cut_short", "dims",
+                     "n_passages", "n_triples", "n_entities", "n_questions", "number_of_nodes", "number_of_edges",
+                     "mb", "memo_calls", "verdicts_rejected", "queries_repeated"})
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What one kind of sink is, and what makes text inert there."""
+
+    sinks: dict[str, tuple[int, ...] | None]  # method/function name → positional args holding text (None: all)
+    keywords: frozenset[str]  # keyword arguments holding text
+    escapers: frozenset[str]
+    trusted_calls: frozenset[str]  # functions whose result is the code's own words or a number
+    trusted: dict[str, dict[str, str]] = field(default_factory=dict)  # file → expression → why it is trusted
+    functions_too: frozenset[str] = frozenset()  # sinks that are plain functions (Table(...)), not methods
+    ignore_receivers: frozenset[str] = frozenset({"log", "logger", "logging", "self.log"})
+
+
+# -- the app: Streamlit renders all of these as Markdown -------------------------------------------------------------
+_BUILDERS = "returns Markdown built from literals, numbers and esc_md'd parts"
+_OWN = "the app's own words (literals chosen in code)"
+_COUNT = "a number"
+_LABEL = "a method's label or key from the registry (gear.methods / studio presets)"
+_INDEX = "an index name: the Index page keeps only [A-Za-z0-9_-] of a typed name"
+_PATH = "a path under the data folder the operator configured (demo.shown)"
+
+APP_TRUSTED: dict[str, dict[str, str]] = {
+    "app_pages/compare.py": {"marks_note(found.marks, found.model)": _BUILDERS, "waiting": _OWN, "stopped": _OWN},
+    "app_pages/traces.py": {"where": _PATH},
+    "studio/ask.py": {"example.caption": "the bundled examples' captions (studio.demo)",
+                      "other.button": "the bundled examples' button labels (studio.demo)",
+                      "marks_note(marks, found.model, found.speed)": _BUILDERS},
+    "studio/compare.py": {"label": _LABEL},
+    "studio/diagnosis_marks.py": {"_where": "a passage's ranks in this run (numbers)"},
+    "studio/diagnosis_runs.py": {"verdict": "a category label of gear.eval.diagnosis or '—'"},
+    "studio/diagnosis_view.py": {"category_line(d)": _BUILDERS, "line": "answer_line(d): " + _BUILDERS,
+                                 "list(diagnoses)": _LABEL,
+                                 "nothing_to_diagnose(trace)": _OWN},
+    "studio/evaluate.py": {"demo.shown": _PATH, "label": _LABEL, "ks": "the recall cut-offs chosen (numbers)"},
+    "studio/gear_view.py": {"cites": "passage numbers the reasoner cited, formatted by gear_view", "parts": _BUILDERS,
+                            "label": _OWN, "method.base_note": _LABEL, "origin": _OWN,
+                            "note": "gear.eval.report's recall note: counts and the app's words",
+                            "origins": "answer_origins: counts and the app's words", "when": _OWN},
+    "studio/indexes.py": {"m.embedder": "the index's manifest, written by gear (model name, backend, date)",
+                          "m.backend": "the index's manifest, written by gear", "m.created": "a timestamp gear wrote",
+                          "demo.shown": _PATH, "limit.what": "studio.uploads.LIMITS", "name": _INDEX, "safe": _INDEX,
+                          "self.name": _INDEX, "duration": "a duration in words", "title": _OWN, "what": _OWN,
+                          "warned": _OWN, "llm_words(settings)": "the model chosen in the sidebar, in words",
+                          "outputs.get(config.output).label": "an answer shape's label (gear.extract.outputs)",
+                          "at_once": _OWN, "raw_text_note()": _OWN, "local_profile(settings).describe()": _OWN,
+                          "progress.line(NO_BREAK)": "counts, rates and durations (gear.extract.progress)",
+                          "stage": "an encoding stage's name (gear.index.build)"},
+    "studio/resources.py": {"name": "a demo's name (studio.demo.DEMOS)", "cost": _OWN,
+                            "build.line()": "the demo build's progress: counts and the app's words"},
+    "studio/safe.py": {"icon": _OWN, "title": _OWN},
+    "studio/sidebar.py": {"llm_status(kind, cache if kind == 'replay' else None)": _OWN,
+                          "line": "unavailable_demos(): a demo's name and status (studio.demo)",
+                          "origins": "answer_origins: counts and the app's words", "name": _OWN},
+    "studio/teaching.py": {"notation": "the paper's notation (studio.notation)"},
+    "studio/trace_view.py": {"self.text": "RunProgress.line: step names from the runners, counts, durations",
+                             "label": _OWN, "facts": "built above from esc_md'd parts and the method's label"},
+    "studio/traces.py": {"demo.shown": _PATH},
+    "studio/uploads.py": {"f.name": "a format's name (gear.data.reading)"},
+    "studio/widgets.py": {"number": "studio.notation", "name": "studio.notation", "formula": "studio.notation"},
+}
+
+APP = Rules(
+    sinks={"write": None, "markdown": (0,), "table": (0,), "caption": (0,), "error": (0,), "warning": (0,),
+           "info": (0,), "success": (0,), "exception": (0,), "toast": (0,), "status": (0,), "update": (),
+           "expander": (0,), "tabs": (0,), "metric": (0,), "progress": (), "spinner": (0,), "popover": (0,),
+           "button": (0,), "checkbox": (0,), "toggle": (0,), "title": (0,), "header": (0,), "subheader": (0,)},
+    keywords=frozenset({"label", "text", "body"}),
+    escapers=frozenset({"esc_md", "md_cells"}),
+    trusted_calls=frozenset({"len", "round", "int", "float", "min", "max", "sum", "type", "duration"}),
+    trusted=APP_TRUSTED,
+)
+
+# -- the CLI: Rich parses markup in every string; the consoles (gear.cli.terminal) show control characters ----------
+_TABLE = "a Rich Table whose cells are checked where they are added"
+_CODE = "a code word of gear.eval.diagnosis (a stage, a category, an answer check) or counts of them"
+_ARG = "a path the operator typed on the command line"
+_MANIFEST = "the index's manifest, written by gear"
+CLI_TRUSTED: dict[str, dict[str, str]] = {
+    "gear/cli/app.py": {"where": "esc_term'd on the line above"},
+    "gear/cli/diagnose.py": {"table": _TABLE, "stages": _TABLE, "lost": _CODE, "d.category": _CODE, "d.second": _CODE,
+                             "c": _CODE, "run.funnel.get(stage, 0)": _CODE, "run.lost_at.get(stage, 0)": _CODE,
+                             "run.dropped_at.get(stage, 0)": _CODE, "hop": _CODE, "name.replace('_', ' ')": _CODE,
+                             "name": "a column heading written in code", "stage_label": "a stage's name in words",
+                             "cell": "a stage's outcome in words", "_stage": "a stage's name in words",
+                             "d.hop": "a hop type: MuSiQue's id prefix (2hop, 3hop1, …) or 'all'"},
+    "gear/cli/evaluate.py": {"table": _TABLE, "run": "a method's label (gear.methods)", "lost": _CODE, "c": _CODE,
+                             "name": "the retriever and method's names (validated settings)"},
+    "gear/cli/index.py": {"index_dir": _ARG, "out_dir": _ARG, "out_file": _ARG, "what": _ARG + " (an update's source)",
+                          "manifest.embedder": _MANIFEST, "m.embedder": _MANIFEST, "m.backend": _MANIFEST,
+                          "m.created": _MANIFEST, "ex.get('llm')": _MANIFEST, "ex.get('model')": _MANIFEST,
+                          "ex.get('prompt')": _MANIFEST, "ex.get('style')": _MANIFEST, "ex": _MANIFEST,
+                          "change.get('at')": _MANIFEST, "change.get('op')": _MANIFEST,
+                          "change.get('passages')": _MANIFEST, "change.get('triples')": _MANIFEST,
+                          "v": "a count of dropped triples", "problems": "verify_index: the index's own file names"},
+    "gear/cli/qa.py": {"table": _TABLE,
+                       "name": "a column heading written in code"},
+    "gear/cli/query.py": {"table": _TABLE,
+                          "col": "a column heading written in code", "retriever": "validated by Settings",
+                          "expand": "validated by Settings (a method of gear.methods)",
+                          "line": "gear.trace.narrate's markup: every untrusted part rich-escaped there, and the "
+                                  "console shows its control characters"},
+}
+
+CLI = Rules(
+    sinks={"print": None, "add_row": None, "add_column": (0,), "echo": (0,), "Table": (), "Panel": (0,)},
+    keywords=frozenset({"title", "caption", "header", "subtitle"}),
+    escapers=frozenset({"esc_term", "json_text"}),
+    trusted_calls=frozenset({"len", "round", "int", "float", "min", "max", "sum", "str_count", "type"}),
+    trusted=CLI_TRUSTED,
+    functions_too=frozenset({"Table", "Panel"}),
+)
+
+
+def app_files() -> list[Path]:
+    return [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")), *sorted((ROOT / "studio").glob("*.py"))]
+
+
+# print only the operator's own settings, addresses and counts, never an index's data (their consoles still show
+# control characters visibly): `gear migrate`, `gear serve-llm`, `gear app`
+CLI_WITHOUT_DATA = ("elastic.py", "serve_llm.py", "studio.py")
+
+
+def cli_files() -> list[Path]:
+    return [p for p in sorted((ROOT / "gear" / "cli").glob("*.py")) if p.name not in CLI_WITHOUT_DATA]
+
+
+def _name(func: ast.expr) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _dotted(expr: ast.expr) -> bool:
+    """A name or a dotted name (p, p.title, self.box): an object from elsewhere, not a value the sink's line made."""
+    return isinstance(expr, ast.Name) or (isinstance(expr, ast.Attribute) and _dotted(expr.value))
+
+
+def leaks(expr: ast.expr, rules: Rules, trusted: dict[str, str], used: set[str]) -> Iterator[ast.expr]:
+    """The parts of `expr` not provably inert (see the module's docstring); `used` collects the trusted entries hit."""
+    text = ast.unparse(expr)
+    if text in trusted:
+        used.add(text)
+        return
+    match expr:
+        case ast.Constant() | ast.Compare() | ast.UnaryOp() | ast.Lambda():
+            return
+        case ast.JoinedStr():
+            for part in expr.values:
+                if isinstance(part, ast.FormattedValue) and part.format_spec is None:
+                    yield from leaks(part.value, rules, trusted, used)
+        case ast.Call():
+            name, func = _name(expr.func), ast.unparse(expr.func)
+            if func in trusted:
+                used.add(func)
+                return
+            if name in rules.escapers or name in rules.trusted_calls or name in NUMBERS:
+                return
+            if func == "str" and len(expr.args) == 1:  # str(n): as inert as n
+                yield from leaks(expr.args[0], rules, trusted, used)
+                return
+            if isinstance(expr.func, ast.Attribute) and not _dotted(expr.func.value):
+                # a method of a value made here ("; ".join(…), md_cells(grid).style…): its receiver and arguments
+                yield from leaks(expr.func.value, rules, trusted, used)
+                for arg in expr.args:
+                    yield from leaks(arg, rules, trusted, used)
+            else:  # a function, or a method of some object: what it returns is unknown
+                yield expr
+        case ast.BinOp():
+            yield from leaks(expr.left, rules, trusted, used)
+            yield from leaks(expr.right, rules, trusted, used)
+        case ast.IfExp():
+            yield from leaks(expr.body, rules, trusted, used)
+            yield from leaks(expr.orelse, rules, trusted, used)
+        case ast.BoolOp():
+            for value in expr.values:
+                yield from leaks(value, rules, trusted, used)
+        case ast.List() | ast.Tuple() | ast.Set():
+            for elt in expr.elts:
+                yield from leaks(elt, rules, trusted, used)
+        case ast.GeneratorExp() | ast.ListComp():
+            yield from leaks(expr.elt, rules, trusted, used)
+        case ast.Subscript() if isinstance(expr.slice, ast.Constant) and expr.slice.value in NUMBERS:
+            return
+        case ast.Starred() | ast.Subscript():
+            yield from leaks(expr.value, rules, trusted, used)
+        case ast.Name() if expr.id.isupper() or expr.id in NUMBERS:
+            return
+        case ast.Attribute() if expr.attr in NUMBERS:
+            return
+        case ast.Attribute() if expr.attr.isupper():
+            return
+        case ast.Attribute() if not _dotted(expr):  # an attribute of a value made here (md_cells(grid).style)
+            yield from leaks(expr.value, rules, trusted, used)
+        case _:
+            yield expr
+
+
+def sink_arguments(tree: ast.AST, rules: Rules) -> Iterator[tuple[ast.Call, ast.expr]]:
+    """Each (call, text argument) of a sink in a module."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _name(node.func)
+        if name not in rules.sinks:
+            continue
+        if isinstance(node.func, ast.Name) and name not in rules.functions_too:
+            continue  # a function of ours named like a sink (studio.widgets.table draws a dataframe)
+        if isinstance(node.func, ast.Attribute) and ast.unparse(node.func.value) in rules.ignore_receivers:
+            continue
+        positions = rules.sinks[name]
+        for n, arg in enumerate(node.args):
+            if positions is None or n in positions:
+                yield node, arg
+        for keyword in node.keywords:
+            if keyword.arg in rules.keywords:
+                yield node, keyword.value
+
+
+def unsafe_sinks(source: str, rules: Rules, trusted: dict[str, str], used: set[str] | None = None) -> list[str]:
+    """'line: sink(...): the leaking part' for every sink argument of `source` that is not provably inert."""
+    used = set() if used is None else used
+    found = []
+    for call, arg in sink_arguments(ast.parse(source), rules):
+        for leak in leaks(arg, rules, trusted, used):
+            found.append(f"{call.lineno}: {_name(call.func)}(…): {ast.unparse(leak)}")
+    return found
+
+
+def _check(files: list[Path], rules: Rules) -> None:
+    problems, stale = [], []
+    for path in files:
+        rel = str(path.relative_to(ROOT))
+        trusted = rules.trusted.get(rel, {})
+        used: set[str] = set()
+        problems += [f"{rel}:{line}" for line in unsafe_sinks(path.read_text(encoding="utf-8"), rules, trusted, used)]
+        stale += [f"{rel}: {name}" for name in trusted if name not in used]
+    unknown = sorted(set(rules.trusted) - {str(p.relative_to(ROOT)) for p in files})
+    assert problems == [], "untrusted text reaches a sink without its escaper:\n" + "\n".join(problems)
+    assert stale == [] and unknown == [], f"trusted entries no sink uses: {stale + unknown}"
+
+
+def test_the_app_renders_untrusted_text_only_through_its_escapers() -> None:
+    _check(app_files(), APP)
+
+
+def test_the_cli_prints_untrusted_text_only_through_its_escapers() -> None:
+    _check(cli_files(), CLI)
+
+
+def test_the_check_sees_every_sink_in_the_code() -> None:
+    """The walk finds the sinks the issue named (an empty walk would pass anything)."""
+    found = {ast.unparse(arg) for path in app_files()
+             for _, arg in sink_arguments(ast.parse(path.read_text(encoding="utf-8")), APP)}
+    assert "esc_md(stop.message)" in found and "esc_md(stop.label)" in found
+    assert any(text.startswith("md_cells(grid)") for text in found)
+    cli = {ast.unparse(arg) for path in cli_files()
+           for _, arg in sink_arguments(ast.parse(path.read_text(encoding="utf-8")), CLI)}
+    assert "esc_term(p.title)" in cli
+
+
+@pytest.mark.parametrize(("source", "leak"), [
+    ("st.error(stop.message)", "stop.message"),
+    ("st.write(upload.summary(corpus, openie, qa))", "upload.summary(corpus, openie, qa)"),
+    ("box.update(label=stop.label, state='error')", "stop.label"),
+    ("st.table(grid.style.hide(axis='index'))", "grid.style.hide(axis='index')"),
+    ("st.caption(f'Gold: {p.title} · #{p.id:d}')", "p.title"),
+    ("st.markdown('**' + esc_md(a) + '** ' + b)", "b"),
+    ("left.markdown(' · '.join(p.title for p in passages))", "p.title"),
+    ("st.error(f'Not saved: {one_line(exc)}')", "one_line(exc)"),
+    ("st.toast(f'saved {path.name}')", "path.name"),
+    ("st.expander(f'{title} ({n:,})')", "title"),
+    ("bar.progress(50, text=f'{qid}')", "qid"),
+])
+def test_a_planted_leak_in_the_app_is_found(source: str, leak: str) -> None:
+    assert [line.split(": ", 2)[-1] for line in unsafe_sinks(source, APP, {})] == [leak]
+
+
+@pytest.mark.parametrize(("source", "leak"), [
+    ("table.add_row(str(n), p.title, f'{s.score:.4f}')", "p.title"),
+    ("Table(title=f'search: {question}')", "question"),
+    ("out.print(f'[yellow]warning:[/yellow] {line}')", "line"),
+    ("console.print(escape(event.text))", "escape(event.text)"),  # rich's own escape lets ESC through
+    ("typer.echo(json.dumps(data, ensure_ascii=False))", "json.dumps(data, ensure_ascii=False)"),
+])
+def test_a_planted_leak_in_the_cli_is_found(source: str, leak: str) -> None:
+    assert [line.split(": ", 2)[-1] for line in unsafe_sinks(source, CLI, {})] == [leak]
+
+
+@pytest.mark.parametrize("source", [
+    "st.error(esc_md(stop.message))",
+    "st.caption(f'{len(rows):,} rows · {esc_md(p.title)} · {SOME_CONSTANT}')",
+    "st.table(md_cells(grid).style.hide(axis='index').map(lambda v: ''))",
+    "st.markdown('**Gold:** ' + esc_md(' / '.join(answers)) if answers else 'none')",
+    "st.dataframe(pd.DataFrame(rows))",  # not a Markdown sink: cells are plain text
+])
+def test_inert_text_passes(source: str) -> None:
+    assert unsafe_sinks(source, APP, {}) == []
