@@ -229,8 +229,8 @@ def gold_panel(trace: Trace, index: Path | None, k: int = DEFAULT_K) -> None:
     missing = missing_gold(trace, index) if marked is None or not marked.ids else []
     if (marked is None or not marked.ids) and not missing:
         # no verdict without evidence: a typed answer alone proposes no category
-        st.caption(nothing_to_diagnose(trace) or "Nothing to diagnose yet: mark the passages that hold the answer — "
-                   "no error category is proposed before a gold passage is known.")
+        st.caption((nothing_to_diagnose(trace) or "Nothing to diagnose yet: mark the passages that hold the answer.")
+                   + " No error category is proposed before a gold passage is known.")
         return
     try:
         from gear.eval.gold_marks import diagnose_marked
