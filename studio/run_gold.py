@@ -82,7 +82,8 @@ def from_saved(candidates: Iterable[OwnQuestion], shown: Mapping[str, int]) -> R
     """The saved question whose gold passages the run showed most of, in the run's ids (placeholders for the rest)."""
     best: RunGold | None = None
     for q in candidates:
-        ids, unseen = [], {}
+        ids: list[int] = []
+        unseen: dict[int, tuple[str, str]] = {}
         for g in q.gold:
             pid = shown.get(passage_key(g.title, g.text))
             if pid is None:

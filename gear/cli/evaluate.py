@@ -94,8 +94,7 @@ def _print_report(data: dict[str, Any], ks: list[int]) -> None:
 
     name = data["retriever"] + ("" if data["method"] == "none" else f" + {data['method']}")
     separate = per_cutoff(data)
-    table = Table(title=f"{name}: {data['n_questions']} questions"
-                        + (" (one run per cut-off: the paper's protocol)" if separate else ""))
+    table = Table(title=f"{name}: {data['n_questions']} questions")
     table.add_column("group")
     table.add_column("n")
     for k in ks:

@@ -138,8 +138,11 @@ class EvalReport:
         per_iteration = self.recall_per_iteration()
         if per_iteration:
             data["recall_per_iteration"] = per_iteration
+        # found within each cut-off, as R@k counts them: of one run; a per-cut-off report's diagnosis reads only the
+        # largest cut-off's run, so only that one is the same run as its R@k
+        same_run = [traced_k(self.ks)] if runs_per_cutoff(self.method, self.protocol) and self.ks else self.ks
         data["diagnosis"] = summarise((Diagnosis.from_dict(q.diagnosis) for q in self.questions if q.diagnosis),
-                                      self.ks).to_dict()
+                                      same_run).to_dict()
         data["per_question"] = [asdict(q) for q in self.questions]
         return data
 

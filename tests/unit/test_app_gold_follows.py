@@ -85,7 +85,7 @@ def listed(at: AppTest) -> dict:
     return row.iloc[0].to_dict()
 
 
-def gold_ref(studio: dict, pid: int) -> GoldRef:
+def gold_ref(pid: int) -> GoldRef:
     from tests.unit.test_app import DOCS
 
     return GoldRef(DOCS[pid][0], DOCS[pid][1], pid)
@@ -100,7 +100,7 @@ def test_the_traces_list_follows_the_gold_saved_changed_and_removed(studio: dict
     row = listed(at)
     assert row["R@5"] is None or row["R@5"] != row["R@5"]  # None (NaN in a frame): no gold known
     index = studio["index"]
-    save_question(index, new_question(QUESTION, [gold_ref(studio, ETNA), gold_ref(studio, SICILY)],
+    save_question(index, new_question(QUESTION, [gold_ref(ETNA), gold_ref(SICILY)],
                                       ["Mediterranean Sea"]))
     at.run()
     row = listed(at)
@@ -109,15 +109,15 @@ def test_the_traces_list_follows_the_gold_saved_changed_and_removed(studio: dict
     # the diagnosis over the folder counts it now
     at.selectbox(key="tr_diag_folder").set_value("saved").run()
     questions = next(f for f in frames(at) if "proposed" in f.columns)
-    assert list(questions["question"]) == [QUESTION] and list(questions["found"])[0].endswith("/2")
+    assert list(questions["question"]) == [QUESTION] and questions["found"].iloc[0].endswith("/2")
     # changed: one gold passage, one the run never showed (it counts, and is lost at the first stage)
     unseen = GoldRef("Atlantis", "Atlantis is a sunken island.")
-    save_question(index, new_question(QUESTION, [gold_ref(studio, ETNA), unseen], ["Mediterranean Sea"]))
+    save_question(index, new_question(QUESTION, [gold_ref(ETNA), unseen], ["Mediterranean Sea"]))
     at.run()
     row = listed(at)
     assert row["R@10"] == round(100 * recall_at(final_ids(free), [ETNA, -1], 10))
     questions = next(f for f in frames(at) if "proposed" in f.columns)
-    assert list(questions["found"])[0].endswith("/2")
+    assert questions["found"].iloc[0].endswith("/2")
     remove_question(index, QUESTION)
     at.run()
     row = listed(at)

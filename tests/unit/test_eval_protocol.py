@@ -83,7 +83,12 @@ def test_every_r_at_k_is_what_the_diagnosis_counts_within_k_of_the_same_run(data
         d = Diagnosis.from_dict(q["diagnosis"])
         assert d.k == min(cutoffs)
         agrees(q["recall"], q["n_gold"], d, cutoffs)  # every k, from the one run
+    (summary,) = one["diagnosis"].values()  # the report's counts: the same gold passages, summed over questions
+    assert summary["found_within"] == {str(k): round(sum(q["recall"][str(k)] * q["n_gold"]
+                                                         for q in one["per_question"])) for k in cutoffs}
     paper = evaluate(engine, questions, s, cutoffs, protocol=PAPER).to_dict()
+    (summary,) = paper["diagnosis"].values()
+    assert list(summary["found_within"]) == [str(max(cutoffs))]  # only the run its R@k and diagnosis share
     assert paper["protocol"] == PAPER and per_cutoff(paper)
     for q in paper["per_question"]:
         d = Diagnosis.from_dict(q["diagnosis"])
@@ -203,7 +208,7 @@ def test_gear_eval_prints_one_set_of_numbers_and_the_paper_protocol_names_its_ru
                                 "paper"], env=WIDE)
     assert paper.exit_code == 0, paper.output
     said = " ".join(paper.output.split())  # the table's title wraps
-    assert "one run per cut-off" in said and "(the k=4 run)" in said
+    assert "(the k=4 run)" in said
     assert re.search(r"found \d/2 within 4;", said) and "within 1" not in said
     assert "Per-cut-off protocol (the paper's Table 1): R@1, R@2, R@4 each come from a run of their own" in said
     bad = runner.invoke(app, ["eval", str(tiny_index), "--protocol", "table1"], env=WIDE)
