@@ -110,7 +110,7 @@ def main() -> None:
         for name, engine in engines.items():
             settings = memory_settings if name == "memory" else es_settings
             t = time.perf_counter()
-            reports[name] = evaluate(engine, questions, settings, ks=KS).to_dict()
+            reports[name] = evaluate(engine, questions, settings, ks=KS, protocol="paper").to_dict()  # per cut-off
             seconds = time.perf_counter() - t
             runs = len(questions) * len(KS)
             print(f"{name}_eval {seconds:.1f} s ({1000 * seconds / runs:.0f} ms per run, {runs} runs) recall "

@@ -29,12 +29,12 @@ for triples in local gpt; do
   index=data/indexes/musique949_$triples
   [[ -f "$index/manifest.json" ]] || $GEAR index "$CORPUS" --openie "${OPENIE[$triples]}" --out "$index"
   for r in bm25 dense hybrid; do
-    $GEAR eval "$index" "$QA" -r "$r" --k "$K" --json "$OUT/musique949_${triples}_${r}.json"
-    $GEAR eval "$index" "$QA" -r "$r" -e naive --k "$K" --json "$OUT/musique949_${triples}_${r}_naive.json"
-    $GEAR eval "$index" "$QA" -r "$r" -e naive --no-diversity --k "$K" \
+    $EVAL "$index" "$QA" -r "$r" --k "$K" --json "$OUT/musique949_${triples}_${r}.json"
+    $EVAL "$index" "$QA" -r "$r" -e naive --k "$K" --json "$OUT/musique949_${triples}_${r}_naive.json"
+    $EVAL "$index" "$QA" -r "$r" -e naive --no-diversity --k "$K" \
       --json "$OUT/musique949_${triples}_${r}_naive_nodiv.json"
-    $GEAR eval "$index" "$QA" -r "$r" -e naive --score-mode fast --k "$K" \
+    $EVAL "$index" "$QA" -r "$r" -e naive --score-mode fast --k "$K" \
       --json "$OUT/musique949_${triples}_${r}_naive_fast.json"
   done
-  $GEAR eval "$index" "$QA" -r dense -e ppr --k "$K" --json "$OUT/musique949_${triples}_ppr.json"
+  $EVAL "$index" "$QA" -r dense -e ppr --k "$K" --json "$OUT/musique949_${triples}_ppr.json"
 done

@@ -15,7 +15,7 @@ run() {
   while [[ $1 != "--" ]]; do vars+=("$1"); shift; done
   shift
   mkdir -p "$OUT/$name"
-  env GEAR_LLM=replay GEAR_LLM_CACHE_DIR=assets/llm_cache "${vars[@]}" $GEAR eval "$INDEX" "$QA" "$@" \
+  env GEAR_LLM=replay GEAR_LLM_CACHE_DIR=assets/llm_cache "${vars[@]}" $EVAL "$INDEX" "$QA" "$@" \
     --every 2 --limit 20 --traces "$OUT/$name" --json "$OUT/$name.report.json" >/dev/null
   echo "$name: $OUT/$name"
 }

@@ -19,6 +19,7 @@ import streamlit as st
 from gear import viz
 from gear.eval.diagnosis import CATEGORY_LABELS, DEFAULT_K, Diagnosis, diagnose, stage_label, summarise
 from gear.eval.diagnosis.model import FOUND_STATUS, LOST_STATUS, NONE, OPEN_STATUS
+from gear.eval.protocol import diagnosis_k, per_cutoff, report_ks, traced_k
 from gear.trace import Trace, TraceError
 from gear.viz.diagnosis import diagnosis_category_figure, funnel_figure, lost_at_figure
 from studio import demo
@@ -26,6 +27,7 @@ from studio.diagnosis_review import review_of, save_review
 from studio.diagnosis_view import LOST_WIDTH, QATexts, nothing_to_diagnose, show_diagnosis
 from studio.evaluate import saved_reports
 from studio.report_names import NO_ANSWER, counted, report_title
+from studio.run_gold import RUN, gold_of, saved_questions
 from studio.safe import esc_md, one_line
 from studio.sidebar import PRESETS
 from studio.traces import open_in_ask
@@ -61,8 +63,33 @@ def report_trace(report_path: Path, entry: dict[str, Any]) -> Path | None:
 
 
 def _report_k(report: dict[str, Any]) -> int:
-    ks = [int(k) for k in report.get("recall", {}) if str(k).isdigit()]
-    return min(ks) if ks else DEFAULT_K
+    """The cut-off a report's diagnosis counts at (gear.eval.protocol.diagnosis_k), for one diagnosed from its traces:
+    the traces are the largest cut-off's runs; a report made before reports said their protocol counted at the
+    smallest cut-off."""
+    ks = report_ks(report)
+    if not ks:
+        return DEFAULT_K
+    return diagnosis_k(ks, per_cutoff(report) and "protocol" in report)
+
+
+def recall_agreement(name: str, report: dict[str, Any], runs: Sequence[DiagnosedRun]) -> str:
+    """One line under the funnel: the gold passages the diagnosis found within each cut-off, from the same runs as
+    the R@k in the table above (R@k averages them per question), and, for a report run once per cut-off, which run
+    the diagnosis reads."""
+    ks = report_ks(report)
+    diagnoses = [r.diagnosis for r in runs]
+    if not ks or not diagnoses:
+        return ""
+    gold = sum(len(d.passages) for d in diagnoses)
+    if per_cutoff(report) and len(ks) > 1:
+        top = traced_k(ks)
+        k = diagnoses[0].k
+        return (f"{name}: its diagnosis reads the k={top} run of each question (one run per cut-off, the paper's "
+                f"protocol): {sum(d.found_within(k) for d in diagnoses)} of {gold} gold passages within {k}"
+                + (f", the run R@{top} above counts." if k == top else f"; R@{k} above comes from a run of its own."))
+    found = " / ".join(str(sum(d.found_within(k) for d in diagnoses)) for k in ks)
+    return (f"{name}: gold passages found within {' / '.join(map(str, ks))}: {found} of {gold}, in the same run of "
+            "each question as its R@k above (R@k is their share per question, averaged over the questions).")
 
 
 def from_report(name: str, path: Path, report: dict[str, Any], group: str) -> tuple[list[DiagnosedRun], int]:
@@ -97,17 +124,22 @@ def evaluation_diagnosis() -> None:
     st.header("Where was the gold lost?")
     runs: list[DiagnosedRun] = []
     groups: set[str] = set()
+    agreement: list[str] = []
     for name in chosen:
         try:
             report = json.loads(reports[name].read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # the results above say it cannot be read
         group = report.get("label") or viz.report_label(report)
+        if per_cutoff(report) and len(report_ks(report)) > 1:  # its funnel is one cut-off's run: said in its name
+            group = f"{group} (k={traced_k(report_ks(report))} run)"
         if group in groups:
             group = f"{group} · {report_title(name, list(PRESETS))}"
         groups.add(group)
         found, missing = from_report(name, reports[name], report, group)
         runs += found
+        if line := recall_agreement(group, report, found):
+            agreement.append(line)
         if missing:
             st.caption(f"{esc_md(report_title(name, list(PRESETS)))}: {counted(missing, 'question')} without a "
                        "diagnosis or a saved trace (an evaluation "
@@ -115,6 +147,8 @@ def evaluation_diagnosis() -> None:
     if not runs:
         st.info("These evaluations carry no diagnosis and saved no traces to diagnose.")
         return
+    for line in agreement:
+        st.caption(esc_md(line))
     runs_view(runs, key="eval_diag")
 
 
@@ -137,6 +171,28 @@ def diagnosed_file(path: Path, k: int, texts: QATexts) -> Diagnosis | None:
     return None if data is None else Diagnosis.from_dict(data)
 
 
+def diagnosed_now(path: Path, texts: QATexts, saved: dict[str, list[Any]]) -> Diagnosis | None:
+    """A saved trace's diagnosis against its gold now (studio.run_gold): the gold it ran with (remembered per file
+    version), or the marks made on it in this session, or its question saved in an index's own QA set; None when no
+    gold passage is known or it cannot be read."""
+    from studio.traces import summary
+
+    try:
+        row = summary(str(path), path.stat().st_mtime)
+    except (TraceError, OSError, ValueError):
+        return None
+    gold = gold_of(row["_key"], row["question"], row["_gold"], row["_answers"], lambda: row["_shown"], saved)
+    if gold.source == RUN:
+        return diagnosed_file(path, DEFAULT_K, texts)
+    if not gold.known:
+        return None
+    from gear.eval.gold_marks import diagnose_marked
+
+    trace = Trace.load(path)
+    return diagnose_marked(trace, list(gold.ids), list(gold.answers) or None,
+                           passages={**texts.for_trace(trace), **gold.unseen}, k=DEFAULT_K)
+
+
 def traces_diagnosis(listed: pd.DataFrame) -> None:
     """The Traces page: the diagnosis over a folder of the traces its filters keep."""
     st.header("Where was the gold lost? — over a folder of traces")
@@ -148,9 +204,10 @@ def traces_diagnosis(listed: pd.DataFrame) -> None:
                           help="saved: runs saved from Ask; bundled: the examples; eval …: an evaluation's traces")
     rows = listed if folder == EVERY_FOLDER else listed[listed["where"] == folder]
     texts = QATexts.known()
+    saved = saved_questions()
     runs, skipped = [], 0
     for path in rows["path"]:
-        d = diagnosed_file(Path(path), DEFAULT_K, texts)
+        d = diagnosed_now(Path(path), texts, saved)
         if d is None:
             skipped += 1
             continue

@@ -173,7 +173,8 @@ def show_stage_table(d: Diagnosis, key: str) -> None:
 
 def category_line(d: Diagnosis) -> str:
     if d.category is None:
-        return "**Proposed category:** none yet (nothing to judge against)"
+        return ("**Proposed category:** none — mark the passages that hold the answer first" if not d.passages else
+                "**Proposed category:** none yet (nothing to judge against)")
     line = f"**Proposed category:** {esc_md(CATEGORY_LABELS.get(d.category, d.category))}"
     if d.second:
         line += f" — second: {esc_md(CATEGORY_LABELS.get(d.second, d.second))}"
@@ -225,23 +226,45 @@ def gold_panel(trace: Trace, index: Path | None, k: int = DEFAULT_K) -> None:
     by stage, the stage it was lost at, and the proposed error category with its evidence. A run cut short is
     diagnosed as far as it went. A fragment: marking redraws this panel, not the run above it."""
     from studio.diagnosis_marks import mark_panel
+    from studio.run_gold import redraw_if_changed
 
     st.subheader("Gold passages — where was the gold lost?")
     marked = mark_panel(trace, index, key="ask_mark")
-    if marked is None:
-        st.caption(nothing_to_diagnose(trace) or "Nothing to diagnose yet: mark the passages that hold the answer.")
+    redraw_if_changed(trace)  # the run's recall above follows the marks
+    missing = missing_gold(trace, index) if marked is None or not marked.ids else []
+    if (marked is None or not marked.ids) and not missing:
+        # no verdict without evidence: a typed answer alone proposes no category
+        st.caption((nothing_to_diagnose(trace) or "Nothing to diagnose yet: mark the passages that hold the answer.")
+                   + " No error category is proposed before a gold passage is known.")
         return
     try:
         from gear.eval.gold_marks import diagnose_marked
 
-        d = diagnose_marked(trace, marked.ids, marked.answers, passages={**gold_texts_for(trace, index),
-                                                                          **marked.passages}, k=k)
+        ids, answers, extra = (marked.ids, marked.answers, marked.passages) if marked is not None else ([], None, {})
+        d = diagnose_marked(trace, ids, answers, passages={**gold_texts_for(trace, index), **extra}, k=k,
+                            missing_gold=missing)
     except Exception as exc:  # a trace from a format this version cannot follow: one line, never a traceback
         st.caption(f"This run cannot be diagnosed: {esc_md(one_line(exc))}")
         return
     st.caption(f"{d.found} of {len(d.passages)} gold passage(s) found in the final top {d.k} (the passages the QA "
                f"step reads); {esc_md(d.family)} stages.")
     show_diagnosis(d, key="ask_diag")
+
+
+def missing_gold(trace: Trace, index: Path | None) -> list[str]:
+    """Titles of the gold passages the run's QA record names that the selected index lacks (the run was asked from a
+    QA set, none of whose gold passages the index holds): the only ground for "dataset issue: no gold passage in the
+    index". [] when the record is unknown or the index cannot be opened (nothing is claimed then)."""
+    record = QATexts.for_index(index).record(trace)
+    if record is None or index is None or not (index / "manifest.json").is_file() or not record.gold:
+        return []
+    try:
+        from studio.resources import engine_for
+
+        engine = engine_for(index)
+        return [title for title, text in record.gold if not engine.gold_ids([(title, text)])]
+    except Exception:  # an index that cannot be opened now: claim nothing
+        return []
 
 
 # -- the Compare page: the methods side by side ------------------------------------------------------------------------

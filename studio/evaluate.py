@@ -16,6 +16,7 @@ import streamlit as st
 
 from gear import viz
 from gear.config import Settings
+from gear.eval.protocol import ONE_RUN, PAPER, per_cutoff, report_ks, source_note, traced_k
 from gear.files import atomic_write_json
 from gear.llm.queue import listening
 from studio import demo
@@ -39,6 +40,17 @@ def questions_from_upload(upload: Any) -> list:
         path.write_bytes(upload.getvalue())
         questions, _ = load_qa(path)
     return questions
+
+
+PROTOCOL_CHOICES = {ONE_RUN: "one run per question (every R@k from it)",
+                    PAPER: "the paper's: one run per cut-off (Table 1)"}
+
+
+def runs_label(report: dict[str, Any]) -> str:
+    """The table's "runs" cell: which run a report's figures come from (gear.eval.protocol)."""
+    if per_cutoff(report) and len(report_ks(report)) > 1:
+        return f"one per cut-off (answers: k={traced_k(report_ks(report))})"
+    return "one per question"
 
 
 CANCELLED = "eval_cancelled"  # session state: the Cancel button of a running evaluation was pressed
@@ -99,12 +111,19 @@ def run_form(index: Path, base: Settings) -> None:
     start("eval_methods", ["BM25", "Hybrid"])
     methods = st.multiselect("Methods", list(PRESETS), key="eval_methods", persist_state="session",
                              help="SyncGE, GeAR and IRCoT ask the LLM chosen in the sidebar; the base retrievers, "
-                                  "NaiveGE and PPR ask none (unless PPR's recognition filter is on). Single-step "
-                                  "methods run once per cut-off with k = the cut-off (the paper's setting), so a "
-                                  "method's R@15 can be below its R@10: SyncGE's reader sees other passages at each "
-                                  "k. Multi-step methods (GeAR, IRCoT) run once per question at the sidebar's k.")
+                                  "NaiveGE and PPR ask none (unless PPR's recognition filter is on). Multi-step "
+                                  "methods (GeAR, IRCoT) retrieve the sidebar's k passages at each step.")
     start("eval_ks", [5, 10, 15])
     ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], key="eval_ks", persist_state="session")
+    start("eval_protocol", ONE_RUN)
+    protocol = st.radio("Protocol", list(PROTOCOL_CHOICES), key="eval_protocol", persist_state="session",
+                        format_func=PROTOCOL_CHOICES.get, horizontal=True,
+                        help="One run: each question runs once, at the largest k, and every R@k, the answer and "
+                             "the diagnosis read that one ranked list (R@k never falls as k grows). The paper's "
+                             "Table 1 protocol runs a single-step method once per cut-off with k passages, so "
+                             "R@15 can fall below R@10 (SyncGE's reader sees other passages at each k); the "
+                             "answers and the diagnosis then read the largest k's run. GeAR and IRCoT run once "
+                             "per question either way.")
     start("eval_traces", True)
     save_traces = st.checkbox("Save a trace per question (for error analysis on the Traces page)", key="eval_traces",
                               persist_state="session")
@@ -115,11 +134,11 @@ def run_form(index: Path, base: Settings) -> None:
     ready = ensure_index(index)
     if ready is None:
         return
-    run_evaluations(engine_for(ready), index, base, questions[:n], methods, ks, save_traces)
+    run_evaluations(engine_for(ready), index, base, questions[:n], methods, ks, save_traces, protocol)
 
 
 def run_evaluations(engine: Any, index: Path, base: Settings, questions: list, labels: list[str], ks: list[int],
-                    save_traces: bool) -> None:
+                    save_traces: bool, protocol: str = ONE_RUN) -> None:
     """Each chosen method over the questions, one status box each, with a Cancel button; the reports are saved under
     data/evals/ and selected for the Results tab."""
     # time and a random suffix: two sessions evaluating the same index and method in the same second get their own
@@ -131,7 +150,8 @@ def run_evaluations(engine: Any, index: Path, base: Settings, questions: list, l
                   "queue); the methods already finished stay saved.")
     for label in labels:
         name = f"{stamp}_{index.name}_{slug(label)}"  # studio.report_names reads it back
-        if evaluate_method(engine, index, method_settings(base, label), label, questions, ks, name, save_traces):
+        if evaluate_method(engine, index, method_settings(base, label), label, questions, ks, name, save_traces,
+                           protocol):
             done.append(name)
     cancel.empty()
     if done:
@@ -140,7 +160,7 @@ def run_evaluations(engine: Any, index: Path, base: Settings, questions: list, l
 
 
 def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, questions: list, ks: list[int],
-                    name: str, save_traces: bool) -> bool:
+                    name: str, save_traces: bool, protocol: str = ONE_RUN) -> bool:
     """One method's evaluation in a status box, its report saved as data/evals/<name>.json; False when it failed."""
     with st.status(f"Evaluating {label} on {counted(len(questions), 'question')}…", expanded=True) as box:
         bar = st.progress(0, text="starting")
@@ -161,7 +181,8 @@ def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, qu
             from gear.eval.report import evaluate, gold_note
 
             with listening(on_wait):
-                report = evaluate(engine, questions, settings, ks, progress=progress, trace_dir=trace_dir)
+                report = evaluate(engine, questions, settings, ks, progress=progress, trace_dir=trace_dir,
+                                  protocol=protocol)
             viz_report = report.to_dict()
             viz_report["label"] = label
             viz_report["index"] = index.name
@@ -200,7 +221,8 @@ def show_results() -> None:
     rows: list[dict[str, Any]] = []
     unanswered: dict[str, list[str]] = {}
     for name, r in zip(chosen, data, strict=False):
-        row = {"report": titles.get(name, name), "method": viz.report_label(r), "questions": r.get("n_questions")}
+        row = {"report": titles.get(name, name), "method": viz.report_label(r), "questions": r.get("n_questions"),
+               "runs": runs_label(r)}
         row.update({f"R@{k}": round(v, 1) for k, v in r.get("recall", {}).items()})
         row["EM"], row["F1"], why = answer_cells(r)
         if why:
@@ -212,11 +234,18 @@ def show_results() -> None:
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={"report": st.column_config.TextColumn("report", pinned=True),
-                                **{c: st.column_config.TextColumn(c, width="small") for c in ("EM", "F1")}})
+                                **{c: st.column_config.TextColumn(c, width="small") for c in ("EM", "F1")},
+                                "runs": st.column_config.TextColumn(
+                                    "runs", help="which run each figure comes from: one run per question at the "
+                                    "largest k (every R@k from it), or one run per cut-off (the paper's Table 1 "
+                                    "protocol)")})
     if unanswered:
         st.caption("EM / F1 “—”: " + "; ".join(f"{', '.join(dict.fromkeys(names))} — {why}"
                                                for why, names in unanswered.items())
                    + " (the paper's QA step answers after SyncGE, GeAR and IRCoT).")
+    for name, r in zip(chosen, data, strict=False):
+        if note := source_note(r):
+            st.caption(f"{esc_md(titles.get(name, name))}: {esc_md(note)}")
     st.plotly_chart(viz.recall_by_method_figure(data), width="stretch", key="fig_recall")
     if any(r.get("recall_per_iteration") for r in data):
         st.plotly_chart(viz.recall_per_iteration_figure(data), width="stretch", key="fig_iter")

@@ -189,17 +189,35 @@ def run_time(e: t.RunFinished, trace: t.Trace, ran_here: bool) -> tuple[str, str
                             f"model took {model_s:.0f} s for them when they were recorded)")
 
 
+def recall_shown(trace: t.Trace, e: t.RunFinished) -> tuple[dict[str, float], str]:
+    """R@k against the run's gold now (studio.run_gold: the marks made on it, the gold it ran with, or its question
+    saved with gold), and a few words saying whose gold it is when it is not the gold the run was asked with. The
+    drawn gold is remembered so that the gold panel can redraw the page when the marks change."""
+    from studio.run_gold import MARKED, RUN, drew, gold_now, recall_now
+
+    gold = gold_now(trace)
+    drew(trace, gold)
+    if gold.source == RUN:
+        return dict(e.recall), ""
+    recall = recall_now(trace, gold, e.recall or ("5", "10", "15"))
+    return recall, (" (against the gold passages marked below)" if gold.source == MARKED else
+                    " (against the gold passages saved with this question)")
+
+
 def run_finished(e: t.RunFinished, view: View) -> None:
     trace = t.Trace(view.events)
     label, note = run_time(e, trace, view.ran_here)
     cols = st.columns(4)
     cols[0].metric("Iterations", e.iterations)
     cols[1].metric(label, f"{e.total_ms / 1000:.1f} s")
+    recall, said = recall_shown(trace, e)
     for col, k in zip(cols[2:], ("5", "10"), strict=False):
-        if k in e.recall:
-            col.metric(f"R@{k}", f"{100 * e.recall[k]:.0f}%")
-    if e.recall:
-        st.caption("Recall: " + " · ".join(f"R@{k} {100 * v:.0f}%" for k, v in e.recall.items()))
+        if k in recall:
+            col.metric(f"R@{k}", f"{100 * recall[k]:.0f}%")
+    if recall:
+        st.caption("Recall: " + " · ".join(f"R@{k} {100 * v:.0f}%" for k, v in recall.items()) + said)
+    elif trace.first(t.RunStarted) is not None:
+        st.caption("Recall: no gold passage known yet — mark the passages that hold the answer below.")
     if note:
         st.caption(note[0].upper() + note[1:])
     origins = answer_origins(trace)

@@ -14,10 +14,11 @@ import streamlit as st
 
 from gear import viz
 from gear.files import atomic_write_json
-from gear.trace import Answered, RunFinished, RunStarted, Trace, TraceError
+from gear.trace import Answered, FinalRanking, RunFinished, RunStarted, Trace, TraceError
 from studio import demo
 from studio.ask import EXAMPLE, save_name
-from studio.diagnosis_marks import home_index
+from studio.diagnosis_marks import home_index, run_key
+from studio.run_gold import RUN, final_ids, gold_of, saved_questions, shown_keys
 from studio.safe import esc_md, one_line
 from studio.session import HISTORY_LIMIT, HistoryRun, history
 from studio.sidebar import RAN_HERE
@@ -57,7 +58,8 @@ def summary(path: str, mtime: float) -> dict:
 
 
 def summarise(trace: Trace) -> dict:
-    """One row of the table: the columns that matter first (question, recall, answer, EM), then the rest."""
+    """One row of the table: the columns that matter first (question, recall, answer, EM), then the rest; recall and
+    EM as the run scored them, and (private fields) what follow_gold needs to score them against the gold now."""
     start = trace.first(RunStarted)
     end = trace.first(RunFinished)
     answered = trace.first(Answered)
@@ -69,7 +71,26 @@ def summarise(trace: Trace) -> dict:
     return {"question": trace.question, "R@5": pct("5"), "R@10": pct("10"),
             "answer": answered.answer if answered else "", "EM": answered.em if answered else None,
             "method": f"{start.retriever}/{start.method}" if start else "",
-            "iterations": len(trace.iterations()), "tokens": sum(trace.tokens())}
+            "iterations": len(trace.iterations()), "tokens": sum(trace.tokens()),
+            "_key": run_key(trace), "_final": final_ids(trace), "_shown": shown_keys(trace),
+            "_gold": list(dict.fromkeys(start.gold_passage_ids)) if start else [],
+            "_answers": list(start.answers) if start else [], "_answer": answered.answer if answered else None,
+            "_finished": trace.first(FinalRanking) is not None}
+
+
+def follow_gold(row: dict, saved: dict[str, list]) -> dict:
+    """The row's recall and EM against the run's gold now (studio.run_gold): the marks made in this session, the gold
+    it ran with, or its question saved in an index's own QA set — so a run whose gold is saved, changed or removed
+    shows it here at once (the file is not rewritten)."""
+    gold = gold_of(row["_key"], row["question"], row["_gold"], row["_answers"], lambda: row["_shown"], saved)
+    if gold.source == RUN:
+        return row  # the gold it ran with, as it scored it
+    recall = {k: gold.recall(row["_final"], int(k)) if row["_finished"] else None for k in ("5", "10")}
+    return {**row, "R@5": _pct(recall["5"]), "R@10": _pct(recall["10"]), "EM": gold.em(row["_answer"])}
+
+
+def _pct(value: float | None) -> float | None:
+    return None if value is None else round(100 * value)
 
 
 SESSION = "this session"  # the `where` of a run kept in the session's history (studio.session), not in a file
@@ -79,12 +100,13 @@ def trace_table(files: list[tuple[str, Path]], runs: list[HistoryRun] | None = N
     """One row per run of this session (newest first) and per readable trace file, with its tags (unreadable files
     are counted in a caption). Key columns first: question, recall, answer, EM, tags."""
     rows, broken = [], 0
+    saved = saved_questions()
     for n, run in reversed(list(enumerate(runs or []))):
-        s = summarise(run.trace)
+        s = follow_gold(summarise(run.trace), saved)
         rows.append({**s, "tags": "", "where": SESSION, "file": run.name, "path": f"session:{n}"})
     for where, p in files:
         try:
-            s = summary(str(p), p.stat().st_mtime)
+            s = follow_gold(summary(str(p), p.stat().st_mtime), saved)
         except (TraceError, OSError):
             broken += 1
             continue

@@ -47,13 +47,20 @@ def eval_(
     = 1,
     max_iterations: MaxIterationsOpt = None,
     traces: Annotated[Path | None, typer.Option("--traces", help="save each question's trace here")] = None,
+    protocol: Annotated[str, typer.Option(
+        "--protocol", help="one-run: each question one run at the largest k, every R@k from it (R@k never falls as k "
+                           "grows); paper: the paper's Table 1 protocol, a single-step method run once per k with k "
+                           "passages")] = "one-run",
 ) -> None:
     """Recall@k (and EM/F1, tokens for LLM methods) over a QA set."""
     with friendly_errors():
         from gear.agent.engine import Engine
         from gear.data.corpus import load_qa
+        from gear.eval.protocol import PROTOCOLS
         from gear.eval.report import evaluate
 
+        if protocol not in PROTOCOLS:
+            raise typer.BadParameter(f"{protocol!r}: choose {' or '.join(PROTOCOLS)}", param_hint="--protocol")
         cutoffs = parse_ks(ks)
         settings = settings_from(retriever=retriever, expand=expand, diversity=not no_diversity, score_mode=score_mode,
                              llm=llm, llm_cache_dir=llm_cache, prompts=prompts,
@@ -66,7 +73,8 @@ def eval_(
         engine = Engine.open(index_dir, settings)
         with progress_bar() as update:
             report = evaluate(engine, questions, settings, cutoffs,
-                              progress=lambda done, total, _id: update("questions", done, total), trace_dir=traces)
+                              progress=lambda done, total, _id: update("questions", done, total), trace_dir=traces,
+                              protocol=protocol)
         data = report.to_dict()
         _print_report(data, cutoffs)
         if json_out:
@@ -85,9 +93,11 @@ def own_qa_file(index_dir: Path) -> Path:
 
 
 def _print_report(data: dict[str, Any], ks: list[int]) -> None:
-    from gear.eval.report import gold_note  # imported when used, as the command imports evaluate
+    from gear.eval.protocol import per_cutoff, source_note, traced_k  # imported when used, as evaluate is
+    from gear.eval.report import gold_note
 
     name = data["retriever"] + ("" if data["method"] == "none" else f" + {data['method']}")
+    separate = per_cutoff(data)
     table = Table(title=f"{name}: {data['n_questions']} questions")
     table.add_column("group")
     table.add_column("n")
@@ -119,11 +129,21 @@ def _print_report(data: dict[str, Any], ks: list[int]) -> None:
     for run, diag in data.get("diagnosis", {}).items():  # gear.eval.diagnosis: `gear diagnose` has the details
         found_k = f"final@{diag['k']}"
         lost = ", ".join(f"{found_k if stage == 'final@k' else stage} {n}" for stage, n in diag["lost_at"].items())
-        out.print(f"{run}: gold passages found {diag['found']}/{diag['gold']} within {diag['k']}; lost at "
-                  f"{lost or '—'}; categories " + ", ".join(f"{c} {n}" for c, n in diag["categories"].items()),
-                  highlight=False)
+        out.print(f"{run}{f' (the k={traced_k(ks)} run)' if separate else ''}: gold passages found "
+                  f"{found_line(diag, [traced_k(ks)] if separate else ks)}; lost at {lost or '—'}; categories "
+                  + ", ".join(f"{c} {n}" for c, n in diag["categories"].items()), highlight=False)
+    if note := source_note(data):
+        out.print(note, highlight=False, soft_wrap=True)
     if note := gold_note(data, name=repr):
         out.print(esc_term(note), highlight=False, soft_wrap=True)
     wall = data["latency_ms"].get("wall")
     if wall:
         out.print(f"latency per run: mean {wall['mean']:.0f} ms, p50 {wall['p50']:.0f} ms, p95 {wall['p95']:.0f} ms")
+
+
+def found_line(diag: dict[str, Any], ks: list[int]) -> str:
+    """"3/4 within 5, 4/4 within 10": the gold passages the diagnosis found within each cut-off, from the same runs
+    as R@k (a summary saved before it counted them per cut-off: its own k only)."""
+    within = diag.get("found_within") or {str(diag["k"]): diag["found"]}
+    shown = [str(k) for k in ks if str(k) in within] or list(within)
+    return ", ".join(f"{within[k]}/{diag['gold']} within {k}" for k in shown)

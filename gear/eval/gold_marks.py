@@ -67,11 +67,13 @@ def passages_of(backend: SearchBackend, ids: Iterable[int]) -> dict[int, tuple[s
 
 
 def diagnose_marked(trace: Trace, gold_ids: Sequence[int], answers: Sequence[str] | None = None, *,
-                    passages: Mapping[int, tuple[str, str]] | None = None, k: int = DEFAULT_K) -> Diagnosis:
+                    passages: Mapping[int, tuple[str, str]] | None = None, k: int = DEFAULT_K,
+                    missing_gold: Sequence[str] = ()) -> Diagnosis:
     """The diagnosis of the run with these gold passages: `passages` gives the (title, text) of marked passages the
     run never showed (from the index: `passages_of`), so a passage no list of the run held is named and reported as
-    lost at the first stage, not guessed at."""
-    d = diagnose(with_gold(trace, gold_ids, answers), k, passages)
+    lost at the first stage, not guessed at. `missing_gold`: titles of named gold passages the index lacks (no
+    category without a gold passage known, unless one is named and missing: gear.eval.diagnosis.categories)."""
+    d = diagnose(with_gold(trace, gold_ids, answers), k, passages, missing_gold)
     shown = {view.id for view in run_passages(trace)}
     for p in d.passages:
         if p.id not in shown:

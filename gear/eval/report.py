@@ -1,7 +1,8 @@
 """Evaluation as the paper and HippoRAG define it: Recall@k per question (fraction of its gold passages in the top
 k), averaged over questions, in percent; EM/F1 with SQuAD normalisation, best over aliases; latency per stage.
 
-In single-step runs the base retriever returns k passages for R@k (paper App. B), so each cut-off is its own run.
+By default each question is one run at the largest cut-off and every figure reads it; the paper's Table 1 protocol
+(a single-step method run once per cut-off with k passages, App. B) is `protocol="paper"` (gear.eval.protocol).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from gear.config import Settings, public_settings
 from gear.data.corpus import Question
 from gear.eval.diagnosis import Diagnosis, diagnose, summarise
 from gear.eval.measures import recall_at
+from gear.eval.protocol import ONE_RUN, check, diagnosis_k, runs_per_cutoff, traced_k
 from gear.files import atomic_write_json
 from gear.store.base import SearchBackend
 from gear.trace import Answered, LLMCalled, PassagesAdded, PassagesFused, QueryRewritten, Reasoned, Trace
@@ -80,6 +82,7 @@ class EvalReport:
     # question id → the titles of its gold passages the index lacks (the question is kept; its recall counts only the
     # gold passages found, so a corpus that lost one inflates it — said, not silent)
     gold_missing: dict[str, list[str]] = field(default_factory=dict)
+    protocol: str = ONE_RUN  # which run each figure comes from (gear.eval.protocol)
 
     def recall(self, results: Sequence[QuestionResult] | None = None) -> dict[str, float]:
         rows = self.questions if results is None else results
@@ -110,6 +113,7 @@ class EvalReport:
             "method": self.method, "retriever": self.retriever, "n_questions": len(self.questions),
             "recall": self.recall(), "by_hop": self.by_hop(), "latency_ms": self.latency_ms(),
             "settings": self.settings, "skipped": self.skipped, "gold_missing": self.gold_missing,
+            "protocol": self.protocol,
         }
         answered = [q for q in self.questions if q.em is not None]
         if answered:
@@ -134,7 +138,11 @@ class EvalReport:
         per_iteration = self.recall_per_iteration()
         if per_iteration:
             data["recall_per_iteration"] = per_iteration
-        data["diagnosis"] = summarise(Diagnosis.from_dict(q.diagnosis) for q in self.questions if q.diagnosis).to_dict()
+        # found within each cut-off, as R@k counts them: of one run; a per-cut-off report's diagnosis reads only the
+        # largest cut-off's run, so only that one is the same run as its R@k
+        same_run = [traced_k(self.ks)] if runs_per_cutoff(self.method, self.protocol) and self.ks else self.ks
+        data["diagnosis"] = summarise((Diagnosis.from_dict(q.diagnosis) for q in self.questions if q.diagnosis),
+                                      same_run).to_dict()
         data["per_question"] = [asdict(q) for q in self.questions]
         return data
 
@@ -187,12 +195,15 @@ QuestionProgress = Callable[[int, int, str], None]  # (done, total, question id)
 
 def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: Settings,
              ks: Sequence[int] = (5, 10, 15), progress: QuestionProgress | None = None,
-             trace_dir: Path | None = None) -> EvalReport:
-    """Run every question; single-step methods run once per cut-off with base k = the cut-off."""
+             trace_dir: Path | None = None, protocol: str = ONE_RUN) -> EvalReport:
+    """Run every question once at the largest cut-off, every R@k, the answer and the diagnosis from that one ranked
+    list; with protocol "paper", a single-step method once per cut-off with base k = the cut-off (gear.eval.protocol:
+    which run each figure then reads)."""
     ks = sorted(set(ks))
     report = EvalReport(settings.expand, settings.retriever, list(ks),
-                        public_settings(settings), [], defaultdict(list))
+                        public_settings(settings), [], defaultdict(list), protocol=check(protocol))
     multi_step = methods.get(settings.expand).multi_step
+    separate = runs_per_cutoff(settings.expand, protocol)  # one run per cut-off
     total = len(questions)
     for n, q in enumerate(questions):
         found = {g: engine.gold_ids([g]) for g in dict.fromkeys(q.gold)}  # each gold passage looked up once
@@ -205,19 +216,19 @@ def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: S
         recall: dict[str, float] = {}
         runs: list[EvaluatedRun] = []
         question_started = time.perf_counter()
-        for k in ([max(ks)] if multi_step else ks):
+        for k in (ks if separate else [traced_k(ks)]):
             started = time.perf_counter()
             run = engine.retrieve(q.question, k=(settings.agent_k if multi_step else k), settings=settings,
                                   gold=gold, question_id=q.id, answers=q.answers)
             for stage, ms in run.timings_ms.items():
-                report.latency[f"{stage} (k={k})" if not multi_step else stage].append(ms)
+                report.latency[f"{stage} (k={k})" if separate else stage].append(ms)
             report.latency.setdefault("wall", []).append((time.perf_counter() - started) * 1000)
             runs.append(run)
-            if multi_step:
-                recall = {str(kk): recall_at(run.ids, gold, kk) for kk in ks}
-            else:
+            if separate:
                 recall[str(k)] = recall_at(run.ids, gold, k)
-        last = runs[-1]
+            else:
+                recall = {str(kk): recall_at(run.ids, gold, kk) for kk in ks}
+        last = runs[-1]  # the largest cut-off's run: the answer, the diagnosis and the saved trace read it
         prompt, completion = (sum(x) for x in zip(*(r.trace.tokens() for r in runs), strict=True))
         answered = last.trace.first(Answered)
         result = QuestionResult(q.id, q.question, q.hop_type, len(gold), recall, prompt_tokens=prompt,
@@ -231,8 +242,9 @@ def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: S
         result.repeated_queries = sum(1 for r in runs for w in r.trace.of(QueryRewritten) if w.repeated)
         if multi_step:
             result.recall_per_iteration = _per_iteration_recall(last.trace, gold, ks)
-        result.diagnosis = diagnose(last.trace, min(ks),
-                                    {p.id: (p.title, p.text) for p in engine.backend.passages(gold)}).to_dict()
+        result.diagnosis = diagnose(last.trace, diagnosis_k(ks, separate),
+                                    {p.id: (p.title, p.text) for p in engine.backend.passages(gold)},
+                                    missing_gold=lacking).to_dict()
         if trace_dir is not None:
             path = trace_dir / f"{_safe(q.id)}.json"
             last.trace.save(path)

@@ -196,6 +196,7 @@ def replay_report(path: Path, engine: Engine, questions) -> tuple[dict, dict]:
     gets a fresh memo, as the recording process had: a session's engine is shared by several reports' replays, and
     identical calls of another report must not be answered by its memo."""
     from gear.config import BUNDLED_LLM_CACHE
+    from gear.eval.protocol import protocol_of
     from gear.eval.report import evaluate
     from gear.llm import MemoLLM, make_llm
 
@@ -206,7 +207,9 @@ def replay_report(path: Path, engine: Engine, questions) -> tuple[dict, dict]:
     settings = Settings(_env_file=None).with_(**{key: recorded["settings"][key] for key in REPLAYED_SETTINGS},
                                                llm="replay", llm_cache_dir=BUNDLED_LLM_CACHE)
     engine.set_llm(settings, MemoLLM(make_llm("replay", cache_dir=BUNDLED_LLM_CACHE)))
-    replayed = evaluate(engine, subset, settings, [int(k) for k in recorded["recall"]]).to_dict()
+    # under the protocol it was recorded with ("paper" for every report saved before reports said: gear.eval.protocol)
+    replayed = evaluate(engine, subset, settings, [int(k) for k in recorded["recall"]],
+                        protocol=protocol_of(recorded)).to_dict()
     return recorded, replayed
 
 

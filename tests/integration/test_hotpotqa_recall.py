@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 
 def recall(engine: Engine, questions, **settings) -> dict[str, float]:
-    report = evaluate(engine, questions, Settings().with_(**settings), (2, 5, 10, 15))
+    report = evaluate(engine, questions, Settings().with_(**settings), (2, 5, 10, 15), protocol="paper")
     assert report.skipped == []  # every question's gold titles are passages of the index
     return {k: round(v, 1) for k, v in report.recall().items()}
 

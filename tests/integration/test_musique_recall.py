@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 
 def recall(engine: Engine, questions, **settings) -> dict[str, float]:
-    report = evaluate(engine, questions, Settings().with_(**settings), (5, 10, 15))
+    report = evaluate(engine, questions, Settings().with_(**settings), (5, 10, 15), protocol="paper")
     assert report.skipped == []
     return {k: round(v, 1) for k, v in report.recall().items()}
 

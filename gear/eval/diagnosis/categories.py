@@ -5,6 +5,8 @@ after a part of the pipeline (base retriever, reader, graph, extraction) is prop
 gold passage lost at one of that part's stages, and its evidence starts by naming that passage and stage ("'Title'
 (stage): …"; gear.eval.diagnosis.invariant); a cause the table does not support is not proposed, its evidence kept
 as a note.
+0. No gold passage known: no category (mark the passages first); dataset only when the question names gold passages
+   the index lacks (`missing_gold`, which the caller knows: the trace holds ids only).
 1. dataset — no gold passage contains a gold answer: no retrieval could succeed.
 2. When a gold passage was lost and the answer is not right:
    - reader, when the run searched on from a made-up fact that holds a (wrong) answer it gave: a triple the reader
@@ -110,8 +112,11 @@ GRAPH_STEPS = (BEAM, EXPANDED, LINKED, SEED, RANKED)  # stages a graph step (not
 def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, str | None, list[str]]:
     """(category, second category or None, evidence) for a diagnosis whose passages and answer are filled in; a
     cause its table does not support goes to `d.notes` instead (gear.eval.diagnosis.invariant)."""
-    if not d.passages and (d.answer is None or not d.answer.gold):
-        return None, None, ["no gold passages or answers in the trace: nothing to judge against"]
+    if not d.passages:  # no verdict without evidence: a typed answer alone says nothing of the passages
+        if d.missing_gold:
+            return DATASET, None, [f"no gold passage of the question is in the index: it names "
+                                   f"{quoted(d.missing_gold)}, and the index holds none of them"]
+        return None, None, ["no gold passage known: mark the passages that hold the answer"]
     order = {s: n for n, s in enumerate(d.stages)}
     lost = sorted((p for p in d.passages if _where(p) is not None and p.status != FOUND_STATUS),
                   key=lambda p: order.get(_where(p) or "", len(order)))
@@ -126,8 +131,6 @@ def propose(d: Diagnosis, facts: TraceFacts, graph: bool) -> tuple[str | None, s
     if answer is not None and answer.in_gold_passages is False:
         causes.append(Cause(DATASET, (f"no gold passage contains a gold answer ({quoted(answer.gold)}): no "
                                       "retrieval could succeed",)))
-    if not d.passages:
-        causes.append(Cause(DATASET, ("no gold passage of the question is in the index",)))
     if lost and answer is not None and answer.right is not True:
         rewritten = last_rewritten(facts)
         fed = reader_fed(facts, answer, before=rewritten)

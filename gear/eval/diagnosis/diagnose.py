@@ -11,7 +11,7 @@ ran, and the diagnosis says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gear.eval.diagnosis.answer import check_answer
 from gear.eval.diagnosis.categories import propose
@@ -60,12 +60,16 @@ def follow(p: GoldPassage, stages: list[str], complete: bool) -> None:
         p.status = OPEN_STATUS
 
 
-def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str, str]] | None = None) -> Diagnosis:
+def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str, str]] | None = None,
+             missing_gold: Sequence[str] = ()) -> Diagnosis:
     """Follow every gold passage of the run through its method's stages and propose an error category.
 
     `passages`: (title, text) by id for passages the trace may not show — a gold passage no stage reached has only
     its id in the trace, so the rules that read its text (the graph's missed bridge, the gold answer in no gold
-    passage) stay silent about it unless the caller knows it (`gear eval` from its index, `gear diagnose --qa`)."""
+    passage) stay silent about it unless the caller knows it (`gear eval` from its index, `gear diagnose --qa`).
+    `missing_gold`: titles of gold passages the question names that the index lacks (a trace holds ids only, so the
+    caller says so): the only ground for "no gold passage of the question is in the index". A run with no gold
+    passage known and none named missing gets no category: its gold passages are to be marked first."""
     facts = TraceFacts.of(trace, passages)
     method, family = family_for(facts)
     stages = [*family.stages, FINAL, FOUND]
@@ -82,8 +86,11 @@ def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str,
                      f"{'final ranking' if facts.final is None else 'RunFinished'}): diagnosed as far as it went")
     if facts.start is None:
         notes.append("the trace has no RunStarted: no gold passages or answers to follow")
-    elif not facts.gold:
-        notes.append("no gold passages recorded for this question")
+    elif not facts.gold and not missing_gold:
+        notes.append("no gold passages known for this question: mark the passages that hold the answer")
+    if missing_gold and facts.gold:
+        notes.append(f"the index lacks {len(missing_gold)} named gold passage{'' if len(missing_gold) == 1 else 's'} "
+                     f"({', '.join(repr(t) for t in missing_gold)}): recall counts only the gold passages it holds")
     repeated = [e.iteration for e in trace.of(QueryRewritten) if e.repeated]
     if repeated:
         notes.append(f"the rewriter repeated an earlier query in iteration{'s' if len(repeated) > 1 else ''} "
@@ -95,7 +102,7 @@ def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str,
     d = Diagnosis(facts.question_id, facts.start.question if facts.start else "", method,
                   run_name(method, family, facts), family.name, hop_type(facts.question_id), k, stages,
                   facts.iterations, facts.finished, gold_passages, check_answer(facts, family.name == "IRCoT"), None,
-                  notes=notes)
+                  notes=notes, missing_gold=list(dict.fromkeys(missing_gold)))
     graph = family.graph or bool(trace.of(PPRSeeded))
     d.category, d.second, d.evidence = propose(d, facts, graph)
     return d

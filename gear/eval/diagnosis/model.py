@@ -112,6 +112,11 @@ class GoldPassage:
     def reached(self, stage: str) -> bool:
         return any(m.reached for m in self.marks if m.stage == stage)
 
+    @property
+    def final_rank(self) -> int | None:
+        """Its rank in the run's final ranking (1-based); None when the ranking does not hold it or the run has none."""
+        return next((m.rank for m in self.marks if m.stage == FINAL and m.reached), None)
+
 
 @dataclass
 class AnswerCheck:
@@ -163,10 +168,17 @@ class Diagnosis:
     second: str | None = None
     evidence: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # titles of gold passages the question names that the index lacks (the caller knows them: `gear eval`, Ask)
+    missing_gold: list[str] = field(default_factory=list)
 
     @property
     def found(self) -> int:
         return sum(p.status == FOUND_STATUS for p in self.passages)
+
+    def found_within(self, k: int) -> int:
+        """Gold passages the final ranking holds within the top k: what R@k of the same run counts (for any k, not
+        only the cut-off `self.k` the statuses were set at)."""
+        return sum(1 for p in self.passages if (rank := p.final_rank) is not None and rank <= k)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

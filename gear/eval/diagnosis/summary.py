@@ -34,6 +34,8 @@ class RunSummary:
     open: int = 0       # gold passages of runs cut short, not yet found
     cut_short: int = 0  # runs cut short
     funnel: dict[str, int] = field(default_factory=dict)      # stage → gold passages that reached it
+    found_within: dict[str, int] = field(default_factory=dict)  # cut-off → gold passages within it in the final
+    #                                                             ranking: what R@k of the same runs counts
     chain: bool = True  # every gold passage reached a first run of the stages, none a later stage after a miss: the
     #                     counts are a funnel (never increasing downwards); False where the graph reached passages an
     #                     earlier stage missed (GeAR, NaiveGE, PPR): each stage's count stands alone
@@ -62,13 +64,17 @@ def _ordered(counts: dict[str, int], order: Iterable[str]) -> dict[str, int]:
     return {k: counts[k] for k in keys}
 
 
-def summarise(diagnoses: Iterable[Diagnosis]) -> Summary:
+def summarise(diagnoses: Iterable[Diagnosis], ks: Iterable[int] = ()) -> Summary:
+    """Counts per run; `ks`: the cut-offs to count the gold passages found within (besides the diagnoses' own k)."""
     runs: dict[str, RunSummary] = {}
+    cutoffs = set(ks)
     for d in diagnoses:
         r = runs.get(d.run)
         if r is None:
             r = runs[d.run] = RunSummary(d.run, d.method, d.family, d.k, list(d.stages))
             r.funnel = {s: 0 for s in d.stages}
+        for k in sorted(cutoffs | {d.k}):
+            _add(r.found_within, str(k), d.found_within(k))
         hop = r.by_hop.setdefault(d.hop, HopCounts())
         category = d.category or UNDETERMINED
         r.questions += 1
@@ -111,6 +117,7 @@ def summarise(diagnoses: Iterable[Diagnosis]) -> Summary:
         r.categories = _ordered(r.categories, order)
         r.second = _ordered(r.second, order)
         r.by_hop = dict(sorted(r.by_hop.items()))
+        r.found_within = dict(sorted(r.found_within.items(), key=lambda item: int(item[0])))
         for hop in r.by_hop.values():
             hop.lost_at = _ordered(hop.lost_at, r.stages)
             hop.categories = _ordered(hop.categories, order)
