@@ -6,6 +6,7 @@ In single-step runs the base retriever returns k passages for R@k (paper App. B)
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from collections import defaultdict
@@ -80,6 +81,8 @@ class EvalReport:
     # question id → the titles of its gold passages the index lacks (the question is kept; its recall counts only the
     # gold passages found, so a corpus that lost one inflates it — said, not silent)
     gold_missing: dict[str, list[str]] = field(default_factory=dict)
+    # the index it ran on (index_info; the app adds "index", the index's name): what gear compare says of two runs
+    index_info: dict[str, Any] = field(default_factory=dict)
 
     def recall(self, results: Sequence[QuestionResult] | None = None) -> dict[str, float]:
         rows = self.questions if results is None else results
@@ -111,6 +114,8 @@ class EvalReport:
             "recall": self.recall(), "by_hop": self.by_hop(), "latency_ms": self.latency_ms(),
             "settings": self.settings, "skipped": self.skipped, "gold_missing": self.gold_missing,
         }
+        if self.index_info:
+            data["index_info"] = self.index_info
         answered = [q for q in self.questions if q.em is not None]
         if answered:
             data["em"] = 100.0 * float(np.mean([q.em for q in answered]))
@@ -140,6 +145,27 @@ class EvalReport:
 
     def save(self, path: str | Path) -> None:
         atomic_write_json(Path(path), self.to_dict(), indent=1)
+
+
+def index_info(manifest: Any, directory: Path | str | None) -> dict[str, Any]:
+    """What a report records of the index it ran on: enough to tell two indexes of the same
+    passages apart — the passages' and the triples' checksums, from the manifest's file list — and where the triples
+    came from."""
+    if manifest is None:
+        return {}
+    files = getattr(manifest, "files", {}) or {}
+
+    def digest(prefix: str) -> str | None:
+        sums = [f"{name}:{meta.get('sha256')}" for name, meta in sorted(files.items()) if name.startswith(prefix)]
+        return hashlib.sha256("\n".join(sums).encode()).hexdigest()[:16] if sums else None
+
+    info = {"name": Path(directory).name if directory is not None else None}
+    for key, attribute in (("backend", "backend"), ("embedder", "embedder"), ("passages", "n_passages"),
+                           ("triples", "n_triples")):
+        info[key] = getattr(manifest, attribute, None)
+    info["source"] = dict(getattr(manifest, "source", {}) or {})
+    info["passages_sha256"], info["triples_sha256"] = digest("passage_t"), digest("triple_")
+    return info
 
 
 def _per_iteration_recall(trace: Trace, gold: Sequence[int], ks: Sequence[int]) -> list[dict[str, float]]:
@@ -192,6 +218,7 @@ def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: S
     ks = sorted(set(ks))
     report = EvalReport(settings.expand, settings.retriever, list(ks),
                         public_settings(settings), [], defaultdict(list))
+    report.index_info = index_info(getattr(engine, "manifest", None), getattr(engine, "directory", None))
     multi_step = methods.get(settings.expand).multi_step
     total = len(questions)
     for n, q in enumerate(questions):
