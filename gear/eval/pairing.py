@@ -33,7 +33,7 @@ import numpy as np
 from scipy import stats
 
 from gear import methods
-from gear.eval.diagnosis import CATEGORY_LABELS, FOUND, Diagnosis, GoldPassage, stage_label
+from gear.eval.diagnosis import CATEGORY_LABELS, FOUND, RUN_LEVEL, Diagnosis, GoldPassage, describe, stage_label
 
 PAPER, ONE_RUN = "paper", "one-run"  # a report's "protocol": one run per cut-off (the paper's), or one run per question
 FOUND_END, OPEN_END, UNKNOWN_END = "found", "open", "unknown"  # where a gold passage ended, besides a stage's name
@@ -464,6 +464,63 @@ def _question(ra: Mapping[str, Any], rb: Mapping[str, Any], da: Diagnosis | None
             q.notes.append(f"{side.name}: R@{k} {round(recall * q.n_gold)} of {q.n_gold} (its run at k = {k}); the "
                            f"kept run's top {k} held {found}")
     return q
+
+
+# -- down to the stage
+@dataclass(frozen=True)
+class Parting:
+    """Where one gold passage's two runs part: the first stage both ran (in A's pipeline order, the final@k cut
+    last) that one run's passage reached and the other's did not, with the iteration that shows it on each side (the
+    first that reached it; None for a once-per-run stage) and the mark in words ("rank 3 (it 2)", "✗ not in the base
+    list")."""
+
+    title: str
+    stage: str
+    iteration_a: int | None
+    iteration_b: int | None
+    a: str
+    b: str
+
+
+def partings(da: Diagnosis | None, db: Diagnosis | None, k: int) -> list[Parting]:
+    """Every gold passage of a question whose runs part somewhere (none for a passage both runs treat alike, and none
+    without both diagnoses)."""
+    if da is None or db is None:
+        return []
+    pa, pb = _keyed(da), _keyed(db)
+    out = []
+    for key in pa:
+        if key not in pb:
+            continue
+        shared = [s for s in da.stages if s in db.stages and s != FOUND] + [FOUND]
+        for stage in shared:
+            seen = [_reached(p, stage, k) for p in (pa[key], pb[key])]
+            if None in seen or seen[0] == seen[1]:
+                continue
+            ia, wa = _shown(pa[key], stage, k)
+            ib, wb = _shown(pb[key], stage, k)
+            out.append(Parting(key[0], stage_label(stage, k), ia, ib, wa, wb))
+            break
+    return out
+
+
+def _reached(p: GoldPassage, stage: str, k: int) -> bool | None:
+    if stage == FOUND:
+        mark = p.best(FOUND)
+        return mark is not None and mark.rank is not None and mark.rank <= k
+    marks = [m for m in p.marks if m.stage == stage]
+    return any(m.reached for m in marks) if marks else None
+
+
+def _shown(p: GoldPassage, stage: str, k: int) -> tuple[int | None, str]:
+    """The iteration to show at a stage (the first that reached it, else the first that ran it) and its words."""
+    if stage == FOUND:
+        mark = p.best(FOUND)
+        rank = mark.rank if mark is not None else None
+        return None, "not in the final ranking" if rank is None else f"rank {rank}" + ("" if rank <= k else f" > {k}")
+    marks = sorted((m for m in p.marks if m.stage == stage), key=lambda m: m.iteration)
+    mark = next((m for m in marks if m.reached), marks[0])
+    return (None if mark.iteration == RUN_LEVEL else mark.iteration), describe(mark)
 
 
 # -- the flows ---------------------------------------------------------------------------------------------------------
