@@ -72,9 +72,15 @@ def run_pairs() -> None:
     names = list(files)
     recent = [n for n in st.session_state.get("eval_selected", []) if n in files]
     first, second = (recent[-2:] if len(recent) >= 2 else names[:2])
+    if len(recent) >= 2 and st.session_state.get("pair_recent") != recent:  # two methods just run: line them up
+        st.session_state["pair_recent"] = recent
+        st.session_state["pair_a"], st.session_state["pair_b"] = first, second
+    for key, default in (("pair_a", first), ("pair_b", second)):  # first shown, or a report deleted since picked
+        if st.session_state.get(key) not in files:
+            st.session_state[key] = default
     left, right, cut = st.columns([5, 5, 2])
-    a = left.selectbox("A (before)", names, index=names.index(first), key="pair_a")
-    b = right.selectbox("B (after)", names, index=names.index(second), key="pair_b")
+    a = left.selectbox("A (before)", names, key="pair_a")
+    b = right.selectbox("B (after)", names, key="pair_b")
     try:
         reports = read_report(files[a]), read_report(files[b])
     except (OSError, ValueError) as exc:
