@@ -217,9 +217,12 @@ class PairedMeasure:
         counts = f"{self.better} question{'s' if self.better != 1 else ''} better, {self.worse} worse, " \
                  f"{self.tied} the same"
         test = "sign test: no question differs" if self.p_sign is None else f"sign test p = {_p(self.p_sign)}"
-        interval = f"{round(100 * CONFIDENCE)} % interval " + (
-            f"{self.low:+.1f} to {self.high:+.1f}" if self.low is not None and self.high is not None
-            else f"{self.difference:+.1f} (every question differs by as much)")
+        if self.low is not None and self.high is not None:
+            interval = f"{round(100 * CONFIDENCE)} % interval {self.low:+.1f} to {self.high:+.1f}"
+        elif self.better or self.worse:
+            interval = f"no interval: every question differs by {self.difference:+.1f}"
+        else:
+            interval = "no interval: nothing to resample"
         return f"{head}: {counts}; {test}; {interval}"
 
 
@@ -393,8 +396,9 @@ def _side(report: Mapping[str, Any], name: str, diagnoses: Mapping[str, Diagnosi
     if made and diagnosis_k is not None and diagnosis_k != k:
         sources.append(f"proposed categories: the diagnosis at k = {diagnosis_k} (where each passage ended is "
                        f"recomputed at k = {k} from its final rank)")
-    label = str(report.get("label") or (str(report.get("retriever", "")).capitalize()
-                                        + (known.report_name if known else f" {method}")).strip())
+    retriever = str(report.get("retriever", ""))
+    retriever = retriever.upper() if retriever == "bm25" else retriever.capitalize()
+    label = str(report.get("label") or (retriever + (known.report_name if known else f" {method}")).strip())
     return Side(name, label, method, str(report.get("retriever", "")), protocol, ks,
                 int(report.get("n_questions") or len(rows)), multi_step, len(made), traces, diagnosis_k,
                 _index(report), sources)

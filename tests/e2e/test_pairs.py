@@ -105,7 +105,7 @@ def pick(page, label: str, option: str) -> None:
 def test_pick_two_reports_filter_b_fixes_and_open_both_runs(pairs_server, browser_page) -> None:  # noqa: F811
     from playwright.sync_api import expect
 
-    url, data = pairs_server
+    url, _data = pairs_server
     page = browser_page
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(url)
