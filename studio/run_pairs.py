@@ -204,7 +204,7 @@ def questions_table(p: Pairing, band: Band | None) -> QuestionPair | None:
 
 
 def _diagnosis(report: dict[str, Any], path: Path, qid: str) -> tuple[Diagnosis | None, Path | None]:
-    entry = next((e for e in report.get("per_question", []) if e.get("id") == qid), {})
+    entry: dict[str, Any] = next((e for e in report.get("per_question", []) if e.get("id") == qid), {})
     trace = trace_path(path, entry)
     if entry.get("diagnosis"):
         try:

@@ -152,7 +152,7 @@ class QuestionPair:
         B finds one A missed / A finds one B missed / one neither finds (from the two reports' R@k where a report
         has no diagnosis to name the passages, or its R@k and its kept run disagree: B's R@k higher / lower /
         neither finds every gold passage). By answers: A wrong and B right / the reverse / both wrong."""
-        out = set()
+        out: set[str] = set()
         if by == ANSWERS:
             if self.em_a is None or self.em_b is None:
                 return out

@@ -159,7 +159,7 @@ def index_info(manifest: Any, directory: Path | str | None) -> dict[str, Any]:
         sums = [f"{name}:{meta.get('sha256')}" for name, meta in sorted(files.items()) if name.startswith(prefix)]
         return hashlib.sha256("\n".join(sums).encode()).hexdigest()[:16] if sums else None
 
-    info = {"name": Path(directory).name if directory is not None else None}
+    info: dict[str, Any] = {"name": Path(directory).name if directory is not None else None}
     for key, attribute in (("backend", "backend"), ("embedder", "embedder"), ("passages", "n_passages"),
                            ("triples", "n_triples")):
         info[key] = getattr(manifest, attribute, None)
