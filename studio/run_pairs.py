@@ -121,7 +121,7 @@ def describe_sides(p: Pairing) -> None:
 def paired_numbers(p: Pairing) -> None:
     rows = [{"measure": m.name, "A": round(m.mean_a, 1), "B": round(m.mean_b, 1), "B − A": round(m.difference, 1),
              "better": m.better, "worse": m.worse, "same": m.tied,
-             "sign test p": None if m.p_sign is None else round(m.p_sign, 3),
+             "sign test p": "—" if m.p_sign is None else f"{m.p_sign:.3g}",
              "95 % interval": "—" if m.low is None or m.high is None else f"{m.low:+.1f} to {m.high:+.1f}"}
             for m in p.measures]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="pair_numbers")

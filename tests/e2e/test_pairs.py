@@ -130,12 +130,17 @@ def test_pick_two_reports_filter_b_fixes_and_open_both_runs(pairs_server, browse
     kept = int(caption.inner_text().split(" ", 1)[0])
     assert kept >= 1
     # select the first row of the questions table (its row marker, left of the pinned question column)
-    table = page.locator('[data-testid="stDataFrame"]').last
-    table.scroll_into_view_if_needed()
-    box = table.bounding_box()
-    assert box is not None
-    page.mouse.click(box["x"] + 18, box["y"] + 35 + 17)
+    page.wait_for_timeout(1_500)
     settled(page)
+    for _ in range(3):  # a rerun may replace the table between finding it and clicking it
+        table = page.locator('[data-testid="stDataFrame"]').last
+        table.scroll_into_view_if_needed(timeout=30_000)
+        box = table.bounding_box()
+        assert box is not None
+        page.mouse.click(box["x"] + 18, box["y"] + 35 + 17)
+        settled(page)
+        if page.get_by_text("Where they part").count():
+            break
     expect(page.get_by_text("Where they part")).to_be_visible(timeout=60_000)
     expect(page.get_by_text(re.compile(r"^its (base|final|beam|fused|expanded|initial) step"))).to_have_count(2)
     page.get_by_text("Where they part").scroll_into_view_if_needed()
