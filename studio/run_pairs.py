@@ -167,8 +167,10 @@ def questions_table(p: Pairing, band: Band | None) -> QuestionPair | None:
                                   help="B fixes: B finds a gold passage A missed (or answers right where A was "
                                        "wrong); B breaks: the reverse; both miss: a gold passage neither finds (both "
                                        "answers wrong)")
+    # fixed labels: a label that changed with k would make a new widget, which Streamlit shows with nothing chosen
     by = by_col.radio("Judged by", [PASSAGES, ANSWERS], horizontal=True, key="pair_by",
-                      format_func=lambda b: f"gold passages within {p.k}" if b == PASSAGES else "the answer (EM)")
+                      format_func=lambda b: "gold passages within k" if b == PASSAGES else "the answer (EM)") \
+        or PASSAGES
     stage_col, hop_col, category_col = st.columns(3)
     stages = stage_col.multiselect("Lost at (A or B)", p.stages(), key="pair_stages", format_func=end_words)
     hops = hop_col.multiselect("Hop type", p.hops(), key="pair_hops")
