@@ -150,7 +150,7 @@ def _flow(bands: list[Band], unit: str, categories: bool, key: str) -> Band | No
     figure.plotly_chart(flow_figure(bands, ("A", "B"), unit=unit, categories=categories), width="stretch",
                         key=f"{key}_figure")
     choices = band_choices(bands, unit, categories=categories)
-    chosen = picker.radio("Show the questions of a band", [EVERY_BAND, *choices], key=key,
+    chosen = picker.selectbox("Show the questions of a band", [EVERY_BAND, *choices], key=key,
                           help="Green: gold passages B finds and A missed; red: the reverse. The table below keeps "
                                "the questions the band holds.")
     return None if chosen == EVERY_BAND else choices[chosen]

@@ -54,7 +54,7 @@ def test_two_methods_run_now_are_lined_up_with_their_paired_numbers(studio: dict
 
 def test_a_band_and_a_filter_keep_their_questions(studio: dict) -> None:  # noqa: F811
     at = two_methods_run_now(studio)
-    band = at.radio(key="pair_band_categories")
+    band = at.selectbox(key="pair_band_categories")
     band.set_value(band.options[1]).run()
     assert not at.exception
     table = next(df for df in at.dataframe if df.key and df.key.startswith("pair_questions_"))
