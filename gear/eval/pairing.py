@@ -383,7 +383,12 @@ def _side(report: Mapping[str, Any], name: str, diagnoses: Mapping[str, Diagnosi
     per_cutoff = protocol == PAPER and not multi_step and len(ks) > 1
     kept = max(ks) if ks else k
     sources = []
-    if per_cutoff:
+    if per_cutoff and k == kept:
+        sources.append(f"R@{k} and stages: its run at k = {k}, the one it kept (the paper's protocol: a single-step "
+                       "method runs once per cut-off)" if made else f"R@{k}: its run at k = {k}; stages: none (no "
+                       "diagnosis and no traces)")
+        sources.append(f"tokens and seconds: its {len(ks)} runs of each question together")
+    elif per_cutoff:
         sources.append(f"R@{k}: its run at k = {k} (the paper's protocol: a single-step method runs once per "
                        f"cut-off)")
         sources.append(f"stages: its run at k = {kept}, the one it kept (its top {k} can differ from the run at "
