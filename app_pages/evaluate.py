@@ -6,6 +6,7 @@ import streamlit as st
 
 from studio.diagnosis_runs import evaluation_diagnosis
 from studio.evaluate import run_form, show_results
+from studio.run_pairs import run_pairs
 from studio.safe import guarded, setup
 from studio.sidebar import choose_index, sidebar_settings
 
@@ -15,7 +16,7 @@ def page() -> None:
     setup("Evaluate", ":material/bar_chart:")
     index = choose_index()
     base = sidebar_settings(show_method=False, k_label="k of GeAR and IRCoT (passages per retrieval)")
-    run_tab, results_tab = st.tabs(["Run an evaluation", "Results"])
+    run_tab, results_tab, pairs_tab = st.tabs(["Run an evaluation", "Results", "Two runs, question by question"])
     with run_tab:
         if index is None:
             st.info("Pick or build an index first.")
@@ -24,6 +25,8 @@ def page() -> None:
     with results_tab:
         show_results()
         evaluation_diagnosis()  # issue 19: where the gold was lost, per question (studio/diagnosis_runs.py)
+    with pairs_tab:
+        run_pairs()  # issue 38: two runs lined up question by question (studio/run_pairs.py)
 
 
 page()

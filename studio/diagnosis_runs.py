@@ -19,6 +19,7 @@ import streamlit as st
 from gear import viz
 from gear.eval.diagnosis import CATEGORY_LABELS, DEFAULT_K, Diagnosis, diagnose, stage_label, summarise
 from gear.eval.diagnosis.model import FOUND_STATUS, LOST_STATUS, NONE, OPEN_STATUS
+from gear.eval.pairing import trace_path
 from gear.eval.protocol import diagnosis_k, per_cutoff, report_ks, traced_k
 from gear.trace import Trace, TraceError
 from gear.viz.diagnosis import diagnosis_category_figure, funnel_figure, lost_at_figure
@@ -49,17 +50,9 @@ class DiagnosedRun:
 
 # -- where diagnoses come from: evaluation reports ---------------------------------------------------------------------
 def report_trace(report_path: Path, entry: dict[str, Any]) -> Path | None:
-    """The saved trace of one question of a report: the path it recorded, or the same file name in the report's own
-    traces folder (data/evals/<report>/traces/), where the app's evaluations keep them — so a data folder that moved
-    still finds them."""
-    recorded = entry.get("trace_file")
-    if not recorded:
-        return None
-    path = Path(recorded)
-    if path.is_file():
-        return path
-    beside = report_path.with_suffix("") / "traces" / path.name
-    return beside if beside.is_file() else None
+    """The saved trace of one question of a report (gear.eval.pairing.trace_path: the path it recorded, or the same
+    file name in the report's own traces folder, data/evals/<report>/traces/)."""
+    return trace_path(report_path, entry)
 
 
 def _report_k(report: dict[str, Any]) -> int:

@@ -7,6 +7,7 @@ By default each question is one run at the largest cut-off and every figure read
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from collections import defaultdict
@@ -83,6 +84,8 @@ class EvalReport:
     # gold passages found, so a corpus that lost one inflates it — said, not silent)
     gold_missing: dict[str, list[str]] = field(default_factory=dict)
     protocol: str = ONE_RUN  # which run each figure comes from (gear.eval.protocol)
+    # the index it ran on (index_info; the app adds "index", the index's name): what gear compare says of two runs
+    index_info: dict[str, Any] = field(default_factory=dict)
 
     def recall(self, results: Sequence[QuestionResult] | None = None) -> dict[str, float]:
         rows = self.questions if results is None else results
@@ -115,6 +118,8 @@ class EvalReport:
             "settings": self.settings, "skipped": self.skipped, "gold_missing": self.gold_missing,
             "protocol": self.protocol,
         }
+        if self.index_info:
+            data["index_info"] = self.index_info
         answered = [q for q in self.questions if q.em is not None]
         if answered:
             data["em"] = 100.0 * float(np.mean([q.em for q in answered]))
@@ -148,6 +153,27 @@ class EvalReport:
 
     def save(self, path: str | Path) -> None:
         atomic_write_json(Path(path), self.to_dict(), indent=1)
+
+
+def index_info(manifest: Any, directory: Path | str | None) -> dict[str, Any]:
+    """What a report records of the index it ran on: enough to tell two indexes of the same
+    passages apart — the passages' and the triples' checksums, from the manifest's file list — and where the triples
+    came from."""
+    if manifest is None:
+        return {}
+    files = getattr(manifest, "files", {}) or {}
+
+    def digest(prefix: str) -> str | None:
+        sums = [f"{name}:{meta.get('sha256')}" for name, meta in sorted(files.items()) if name.startswith(prefix)]
+        return hashlib.sha256("\n".join(sums).encode()).hexdigest()[:16] if sums else None
+
+    info: dict[str, Any] = {"name": Path(directory).name if directory is not None else None}
+    for key, attribute in (("backend", "backend"), ("embedder", "embedder"), ("passages", "n_passages"),
+                           ("triples", "n_triples")):
+        info[key] = getattr(manifest, attribute, None)
+    info["source"] = dict(getattr(manifest, "source", {}) or {})
+    info["passages_sha256"], info["triples_sha256"] = digest("passage_t"), digest("triple_")
+    return info
 
 
 def _per_iteration_recall(trace: Trace, gold: Sequence[int], ks: Sequence[int]) -> list[dict[str, float]]:
@@ -202,6 +228,7 @@ def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: S
     ks = sorted(set(ks))
     report = EvalReport(settings.expand, settings.retriever, list(ks),
                         public_settings(settings), [], defaultdict(list), protocol=check(protocol))
+    report.index_info = index_info(getattr(engine, "manifest", None), getattr(engine, "directory", None))
     multi_step = methods.get(settings.expand).multi_step
     separate = runs_per_cutoff(settings.expand, protocol)  # one run per cut-off
     total = len(questions)
