@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from gear.cli import diagnose, elastic, evaluate, index, qa, query, serve_llm, studio  # noqa: F401 - importing registers the commands
+from gear.cli import diagnose, elastic, evaluate, export, index, qa, query, serve_llm, studio  # noqa: F401 - importing registers the commands
 from gear.cli.app import app
 
 __all__ = ["app", "main"]
