@@ -10,10 +10,13 @@ search's candidates, BeamsSearched.hops).
     PYTHONPATH=. GEAR_STUDIO_DATA=/tmp/data HF_HUB_OFFLINE=1 python scripts/rerecord_traces.py [NAME ...] [--check]
 
 --check compares and writes nothing. The demo indexes are built into the data folder on first use (MuSiQue: minutes).
+
+A name in NEW that is not bundled yet is recorded from its definition instead (replayed answers only, as above).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,14 @@ sys.path.insert(0, str(ROOT))
 from gear import trace as t  # noqa: E402
 from gear.config import Settings  # noqa: E402
 from studio import demo  # noqa: E402
+
+#: bundled traces made here rather than re-recorded: name → the walk-through question and the settings changed.
+#: walkthrough_sync_l3: SyncGE with beams of length 3, so a lesson shows hop 1 and hop 2 of Algorithm 1 on the paper's
+#: question; without the QA step, whose prompt (over the new ranking) was never recorded — its one LLM call, the
+#: sync read, is the recorded one of walkthrough_sync.json
+NEW: dict[str, dict[str, Any]] = {
+    "walkthrough_sync_l3": {"question_id": "paper_walkthrough", "expand": "sync", "beam_length": 3, "answer": False},
+}
 
 
 def outcome(trace: t.Trace) -> dict[str, Any]:
@@ -64,11 +75,38 @@ def rerecord(path: Path) -> t.Trace:
         raise ValueError(f"{path.name}: question {start.question_id!r} is in no bundled demo's QA set")
     known = set(Settings.model_fields)
     recorded = {k: v for k, v in start.settings.items() if k in known and k not in ("llm_bundled_cache", "device")}
-    settings = Settings().with_(**recorded).with_(llm="replay", llm_cache_dir=str(demo.LLM_CACHE), device="cpu")
+    settings = Settings().with_(**recorded).with_(llm="replay", llm_cache_dir=str(demo.LLM_CACHE))
     engine = Engine.open(demo.ensure_demo_index(home.name), settings)
     run = engine.retrieve(start.question, k=settings.agent_k, settings=settings, gold=start.gold_passage_ids,
                           question_id=start.question_id, answers=start.answers)
-    return run.trace
+    return portable(run.trace)
+
+
+def portable(trace: t.Trace) -> t.Trace:
+    """The trace with the settings' paths inside the project written relative to it (a bundled trace names no
+    machine's folders)."""
+    def relative(value: Any) -> Any:
+        if isinstance(value, str) and value.startswith(str(ROOT) + "/"):
+            return value[len(str(ROOT)) + 1:]
+        return value
+
+    events = [dataclasses.replace(e, settings={k: relative(v) for k, v in e.settings.items()})
+              if isinstance(e, t.RunStarted) else e for e in trace.events]
+    return t.Trace(events)
+
+
+def record_new(spec: dict[str, Any]) -> t.Trace:
+    from gear.agent.engine import Engine
+    from gear.data.corpus import load_qa
+
+    changed = {k: v for k, v in spec.items() if k != "question_id"}
+    settings = Settings().with_(retriever="hybrid", llm="replay", llm_cache_dir=str(demo.LLM_CACHE), **changed)
+    questions, _ = load_qa(demo.DEMOS["walkthrough"].qa)
+    question = next(q for q in questions if q.id == spec["question_id"])
+    engine = Engine.open(demo.ensure_demo_index("walkthrough"), settings)
+    run = engine.retrieve(question.question, k=settings.agent_k, settings=settings, gold=engine.gold_ids(question.gold),
+                          question_id=question.id, answers=question.answers)
+    return portable(run.trace)
 
 
 def main(argv: list[str]) -> int:
@@ -76,6 +114,14 @@ def main(argv: list[str]) -> int:
     names = [a for a in argv if not a.startswith("--")]
     paths = [demo.BUNDLED_TRACES / f"{n}.json" for n in names] or sorted(demo.BUNDLED_TRACES.glob("*.json"))
     failed = 0
+    for name, spec in NEW.items():
+        path = demo.BUNDLED_TRACES / f"{name}.json"
+        if (name in names or not names) and not path.exists():
+            made = record_new(spec)
+            print(f"{path.name}: recorded ({len(made.of(t.LLMCalled))} LLM calls, all replayed)")
+            if not check:
+                made.save(path)
+    paths = [p for p in paths if p.exists()]
     for path in paths:
         new = rerecord(path)
         same = outcome(new) == outcome(t.Trace.load(path))
