@@ -21,13 +21,16 @@ def draw(trace: t.Trace, step: LessonStep, key: str) -> None:
     e = step.event
     if not isinstance(e, t.BeamsSearched):
         return
+    # the graph across the page (the whole search's layout is wide: every hop a column), Algorithm 1 beside the
+    # sub-step's table below it
+    picture = beam_lesson.picture(e, step.phase, step.hop, viz.passage_lookup(trace))
+    iframe(picture.html(GRAPH_HEIGHT), GRAPH_HEIGHT + 60)
     left, right = st.columns([2, 5])
-    left.markdown(f"<style>{beam_lesson.ALGORITHM_CSS}</style>" + beam_lesson.algorithm_html(step.lines),
-                  unsafe_allow_html=True)
+    # the style and the listing in two calls: markdown ends a <style> block at its end tag and read the rest as text
+    left.markdown(f"<style>{' '.join(beam_lesson.ALGORITHM_CSS.split())}</style>", unsafe_allow_html=True)
+    left.markdown(beam_lesson.algorithm_html(step.lines), unsafe_allow_html=True)
     left.caption(f"b = {e.width}, l = {e.length}, γ = {e.gamma:g}, at most {e.max_neighbours} neighbours; "
                  f"diversity {'on' if e.diversity else 'off'}.")
-    with right:
-        picture = beam_lesson.picture(e, step.phase, step.hop, viz.passage_lookup(trace))
-        iframe(picture.html(GRAPH_HEIGHT), GRAPH_HEIGHT + 60)
     rows = beam_lesson.rows(e, step.phase, step.hop)
-    table(rows, height=min(460, 38 + 35 * len(rows)))
+    with right:
+        table(rows, height=min(560, 38 + 35 * len(rows)))

@@ -57,11 +57,14 @@ def entity(name: str) -> str:
     return normalise_entity(name) or name
 
 
+LABEL = 28  # characters of an entity's name the lesson's picture shows (the whole search must fit one frame)
+
+
 def _edge(g: nx.MultiDiGraph, tv: TripleView, **attrs: Any) -> None:
     head, tail = entity(tv.subject), entity(tv.object)
     for key, name in ((head, tv.subject), (tail, tv.object)):
         if key not in g:
-            g.add_node(key, label=name, gold=False, start=False)
+            g.add_node(key, label=short(name, LABEL), gold=False, start=False)
         if tv.gold:
             g.nodes[key]["gold"] = True
     g.add_edge(head, tail, key=tv.id, label=tv.predicate, gold=tv.gold, **attrs)
@@ -169,7 +172,7 @@ def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, Passa
         if key in positions:
             name = next((n for tv in triples.values() for n, k in ((tv.subject, entity(tv.subject)),
                                                                    (tv.object, entity(tv.object))) if k == key), key)
-            g.add_node(key, label=name, gold=False, start=False, faded=True)
+            g.add_node(key, label=short(name, LABEL), gold=False, start=False, faded=True)
     starts = {entity(triples[b.triple_ids[0]].subject) for step in e.steps[: max(1, hop + 1)] for b in step
               if b.triple_ids and b.triple_ids[0] in triples}
     for key, data in g.nodes(data=True):
@@ -258,4 +261,4 @@ def algorithm_html(highlight: Iterable[int], lines: Sequence[tuple[int, str]] | 
     body = "".join(f"<span class='{'on' if n in on else 'off'}'><span class='ln'>{n}</span>{esc_html(text)}</span>"
                    for n, text in (lines if lines is not None else ALGORITHM_1))
     return ("<div class='alg1-title'>Algorithm 1 · Diverse Triple Beam Search</div>"
-            f"<pre class='alg1'>{body}</pre>")
+            f"<div class='alg1'>{body}</div>")

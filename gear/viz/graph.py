@@ -195,10 +195,9 @@ _FIXUP = """
       var scale = Math.min(1.0, 0.96 * Math.min(w / (frame[2] - frame[0]), h / (frame[3] - frame[1])));
       network.moveTo({position: {x: (frame[0] + frame[2]) / 2, y: (frame[1] + frame[3]) / 2}, scale: scale,
                       animation: false});
-      window.gearFitted = true;
     };
     place();
-    network.once('afterDrawing', place);
+    network.once('afterDrawing', function () { place(); window.gearFitted = true; });
     network.on('resize', function () { setTimeout(place, 0); });
   }
   window.gearReady = true;

@@ -11,6 +11,7 @@ Streamlit: the app's "Download the lesson" and `gear export-html` both call `les
 from __future__ import annotations
 
 import html
+import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,7 @@ from gear.viz.graph import beam_graph, esc_html, node_boxes, passage_lookup, pla
 from gear.viz.lesson import LessonStep, lesson_steps, step_query
 from gear.viz.ppr import ppr_graph
 
+_PICTURES = itertools.count(1)
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 CSS = """
@@ -110,7 +112,8 @@ def graph_svg(g: nx.MultiDiGraph, positions: Mapping[Any, layout.Point] | None =
     out = [f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='{x0 - pad:.1f} {y0 - pad:.1f} {x1 - x0 + 2 * pad:.1f} "
            f"{y1 - y0 + 2 * pad:.1f}' role='img' font-family='Liberation Sans, Arial, sans-serif'>"]
     colours = sorted({str(d.get("color", "#868e96")) for _, _, d in g.edges(data=True)})
-    markers = {c: f"arrow{i}" for i, c in enumerate(colours)}
+    picture = next(_PICTURES)  # marker ids are the document's: each picture has its own
+    markers = {c: f"arrow{picture}-{i}" for i, c in enumerate(colours)}
     out.append("<defs>" + "".join(
         f"<marker id='{m}' viewBox='0 0 10 10' refX='9' refY='5' markerWidth='7' markerHeight='7' "
         f"orient='auto-start-reverse'><path d='M0,0 L10,5 L0,10 z' fill='{esc_html(c)}'/></marker>"

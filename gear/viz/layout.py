@@ -89,7 +89,7 @@ def layered(g: nx.MultiDiGraph | nx.Graph, boxes: Mapping[Hashable, Box], starts
             label = max((w for (u, v), w in (edge_labels or {}).items()
                          if {level.get(u), level.get(v)} <= {before, c} and u in level and v in level), default=0.0)
             at += max(boxes[n].right for n in columns[before]) + max(boxes[n].left for n in columns[c]) \
-                + max(GAP * 3, min(label, 300.0) + GAP * 2)
+                + max(GAP * 3, min(label, 220.0) + GAP * 2)
         x[c] = at
     positions: dict[Hashable, Point] = {}
     for c in order:

@@ -21,11 +21,14 @@ from tests.unit.test_app import APP, studio  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = sorted((ROOT / "assets" / "traces").glob("*.json"))
+# re-recorded with their candidates; musique_wilm_airport is not: replayed today its final ranking differs at rank 24
+# (passage 740 for 36, a near tie of the index's float bits), so it stays as recorded and its lesson says what it lacks
+RERECORDED = [p for p in BUNDLED if p.stem.startswith("walkthrough")]
 OLD = ROOT / "tests" / "fixtures" / "traces" / "walkthrough_before_llm_source.json"
 
 
 # -- what the trace records -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", RERECORDED, ids=lambda p: p.stem)
 def test_every_bundled_trace_records_the_candidates_behind_its_beams(path: Path) -> None:
     """Re-recorded with the candidates (scripts/rerecord_traces.py): at each hop the kept candidates are exactly the
     next step's beams, each a beam of the step before extended by its candidate, with s′ × factor as its score."""
@@ -51,8 +54,9 @@ def test_every_bundled_trace_records_the_candidates_behind_its_beams(path: Path)
                     assert c.penalty == pytest.approx(factor if c.triple_id >= 0 else 1.0)
 
 
-def test_an_older_trace_still_opens_and_says_what_it_lacks() -> None:
-    trace = t.Trace.load(OLD)
+@pytest.mark.parametrize("path", [OLD, ROOT / "assets" / "traces" / "musique_wilm_airport.json"], ids=lambda p: p.stem)
+def test_an_older_trace_still_opens_and_says_what_it_lacks(path: Path) -> None:
+    trace = t.Trace.load(path)
     steps = lesson_steps(trace)
     beams = [s for s in steps if isinstance(s.event, t.BeamsSearched)]
     assert beams and all(s.missing == OLD_BEAMS and not s.phase for s in beams)
