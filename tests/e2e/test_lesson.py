@@ -119,5 +119,5 @@ def test_a_link_to_step_7_opens_there_in_a_fresh_browser_with_the_network_cut(de
     expect(page.get_by_text("Step 7 of 13")).to_be_visible(timeout=90_000)
     title = lesson_steps(t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json"))[6].title
     expect(page.locator(".teach-title")).to_have_text(title)
-    expect(page.get_by_test_id("stCode")).to_contain_text("?trace=walkthrough&step=7")  # the link to copy
+    expect(page.get_by_test_id("stCode")).to_contain_text("?trace=walkthrough&step=7", timeout=90_000)  # to copy
     assert blocked == []
