@@ -4,8 +4,9 @@ Each trace is run again with the settings it recorded, on the demo index its que
 answer replayed from assets/llm_cache (GEAR_LLM=replay: the live model is never asked; a request not recorded fails
 the run). A trace is written only when the run's outcome equals the old one: every iteration's query, base list,
 beams (scores to 5 decimals: the encoder's last float bits vary between machines), fused list and verdict, the
-final ranking and the answer with its EM / F1. What changes is what today's engine records besides (e.g. the beam
-search's candidates, BeamsSearched.hops).
+final ranking and the answer with its EM / F1. What is written is the old trace with its beam-search events taken from
+the new run (which add what today's engine records of the search: its candidates, BeamsSearched.hops): every other
+event — the settings, the times, who answered each LLM call — stays as the run recorded it.
 
     PYTHONPATH=. GEAR_STUDIO_DATA=/tmp/data HF_HUB_OFFLINE=1 python scripts/rerecord_traces.py [NAME ...] [--check]
 
@@ -109,6 +110,14 @@ def record_new(spec: dict[str, Any]) -> t.Trace:
     return portable(run.trace)
 
 
+def with_candidates(old: t.Trace, new: t.Trace) -> t.Trace:
+    """The old trace with each BeamsSearched replaced by the new run's (the same beams: `outcome` checked it)."""
+    searches = iter(new.of(t.BeamsSearched))
+    if len(new.of(t.BeamsSearched)) != len(old.of(t.BeamsSearched)):
+        raise ValueError("the new run searched a different number of times")
+    return t.Trace([next(searches) if isinstance(e, t.BeamsSearched) else e for e in old.events])
+
+
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     names = [a for a in argv if not a.startswith("--")]
@@ -132,7 +141,7 @@ def main(argv: list[str]) -> int:
             failed += 1
             continue
         if not check:
-            new.save(path)
+            with_candidates(t.Trace.load(path), new).save(path)
     return 1 if failed else 0
 
 
