@@ -14,13 +14,15 @@ from studio.ask import (
     run_live,
     save_panel,
     settle_stopped_run,
+    show_file,
     stopped_note,
 )
 from studio.diagnosis_view import gold_panel
+from studio.links import apply_link, link_note
 from studio.resources import build_progress, demo_build, qa_for_index, start_demo_builds, warm_engine
 from studio.safe import esc_md, guarded, setup
 from studio.sidebar import RAN_HERE, choose_index, sidebar_settings
-from studio.teaching import lesson_ended, teach
+from studio.teaching import lesson_ended, teach, teaching_steps
 from studio.trace_view import TraceView
 from studio.waiting import (
     belongs_elsewhere,
@@ -39,6 +41,8 @@ OUTCOME_SHOWN = "teach_outcome_shown"  # session state: the trace whose outcome 
 @guarded
 def page() -> None:
     setup("GeAR Studio — Ask", ":material/chat:")
+    # a link to a lesson's step (?trace=walkthrough&step=7) opens that run in teaching mode, before the defaults
+    apply_link(show_file, lambda trace: len(teaching_steps(trace)))
     first_visit()
     settle_stopped_run()
     start_demo_builds()
@@ -107,6 +111,7 @@ def page() -> None:
         return
     with result.same():
         stopped_note()
+        link_note()
         trace = st.session_state.get("trace")
         if trace is None:
             st.info("Ask a question, or replay a saved trace.")

@@ -19,6 +19,7 @@ from gear.trace import Trace, TraceError
 from gear.trace.pace import MODEL_SPEED, ModelSpeed, seconds_text
 from studio import demo
 from studio.diagnosis_marks import own_questions
+from studio.links import LINK, link_for
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import esc_md, one_line
 from studio.session import remember
@@ -51,11 +52,20 @@ def show_trace(trace: Trace, label: str, example: str | None = None) -> None:
     st.session_state["teach_step"] = 0
     st.session_state[RAN_HERE] = False
     st.session_state[EXAMPLE] = example
+    st.session_state[LINK] = None  # a link to its steps needs a file (load_trace)
 
 
 def load_trace(path: Path, label: str) -> None:
+    show_file(Trace.load(path), path, label)
+
+
+def show_file(trace: Trace, path: Path, label: str = "") -> None:
+    """Make a trace read from `path` the session's trace; its lesson's steps get links (studio.links)."""
     example = path.stem if path.parent == demo.BUNDLED_TRACES and path.stem in demo.EXAMPLES else None
-    show_trace(Trace.load(path), label, example)
+    show_trace(trace, label or f"{'example' if path.parent == demo.BUNDLED_TRACES else 'saved'}: {path.stem} "
+               "(a recorded run)", example)
+    st.session_state[LINK] = link_for(path)
+    st.session_state["question"] = trace.question  # Ask asks it again
 
 
 def load_example(stem: str) -> None:
@@ -277,6 +287,7 @@ def settle_stopped_run() -> None:
     st.session_state["trace"] = Trace(list(events))
     st.session_state["trace_source"] = "live run, " + ("cancelled" if cancelled else "interrupted")
     st.session_state["teach_step"] = 0
+    st.session_state[LINK] = None
     st.session_state[RAN_HERE] = True
     st.session_state[EXAMPLE] = None
     st.session_state[STOPPED_NOTE] = f"{why} — the steps so far are shown below."
@@ -347,6 +358,7 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fre
     finished = Trace(list(trace.events))
     st.session_state["trace"] = finished
     st.session_state["teach_step"] = 0
+    st.session_state[LINK] = None
     st.session_state[RAN_HERE] = True
     st.session_state[EXAMPLE] = None
     if not failed:

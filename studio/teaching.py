@@ -1,21 +1,26 @@
-"""A lecture needs a run shown one module at a time, large, with a plain explanation and the paper's notation beside
-it; the live view shows everything at once. Teaching mode steps through a recorded trace (Next/Back), reusing the
-trace view to draw each step."""
+"""A lecture needs a run shown one step at a time, large, with a plain explanation and the paper's notation beside
+it; the live view shows everything at once. Teaching mode steps through a recorded trace (Next/Back) along the
+lesson's steps (gear.viz.lesson: one per module, Graph expansion opened into Algorithm 1's sub-steps, repeated
+iterations folded), reusing the trace view to draw each module and studio.beam_lesson for the beam search. The
+page's address follows the step (studio.links), and the whole lesson downloads as one HTML file (gear.viz.handout).
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from gear import trace as t
-from studio.notation import STEPS, TAUGHT, at_iteration
+from gear.viz import handout
+from gear.viz.lesson import LessonStep, lesson_steps, position, step_query
+from gear.viz.notation import STEPS
+from studio import beam_lesson, links
 from studio.safe import esc_md
 from studio.trace_view import TraceView
 
 
-def teaching_steps(trace: t.Trace) -> list[t.Event]:
-    """The events teaching mode steps through: one per module of the method (the gist read is explained with the
-    memory it grows)."""
-    return [e for e in trace if type(e) in TAUGHT and not (isinstance(e, t.ProximalTriples) and e.role != "sync")]
+def teaching_steps(trace: t.Trace) -> list[LessonStep]:
+    """The steps teaching mode walks through (gear.viz.lesson.lesson_steps)."""
+    return lesson_steps(trace)
 
 
 TEACH_CSS = """
@@ -41,7 +46,7 @@ def _move(key: str, by: int, n: int) -> None:
 
 
 def teach(trace: t.Trace, key: str = "teach_step") -> None:
-    """Step through a run one module at a time (Next/Back), with a plain explanation and the paper's notation. The
+    """Step through a run one step at a time (Next/Back), with a plain explanation and the paper's notation. The
     run's outcome belongs to the last step (lesson_ended), not before: it gives the ending away."""
     steps = teaching_steps(trace)
     if not steps:
@@ -55,22 +60,39 @@ def teach(trace: t.Trace, key: str = "teach_step") -> None:
                 args=(key, -1, len(steps)))
     nxt.button("Next ▶", key=f"{key}_next", disabled=i >= len(steps) - 1, width="stretch", type="primary",
                on_click=_move, args=(key, 1, len(steps)))
-    event = steps[i]
-    step = STEPS[type(event)]  # trusted constants; the notation is HTML
-    name, notation, text = step.short, at_iteration(step.notation, event.iteration), step.explanation
+    step = steps[i]
+    event = step.event
     info.progress((i + 1) / len(steps), text=f"Step {i + 1} of {len(steps)} · iteration {event.iteration}")
-    st.markdown(f"<div class='teach-title'>{esc_md(name)}</div><div class='teach-notation'>{notation}</div>"
-                f"<div class='teach-text'>{esc_md(text)}</div>", unsafe_allow_html=True)
-    query = next((e.query for e in trace.of(t.IterationStarted) if e.iteration == event.iteration), trace.question)
-    st.markdown(f"<div class='teach-query'>q<sup>({event.iteration})</sup> = {esc_md(query)}</div>",
+    # titles, notation and explanations are our own (gear.viz.lesson, gear.viz.notation): trusted HTML; the
+    # explanation is escaped all the same, as it carries the run's numbers
+    st.markdown(f"<div class='teach-title'>{esc_md(step.title)}</div><div class='teach-notation'>{step.notation}"
+                f"</div><div class='teach-text'>{esc_md(step.explanation)}</div>", unsafe_allow_html=True)
+    st.markdown(f"<div class='teach-query'>q<sup>({event.iteration})</sup> = {esc_md(step_query(trace, step))}</div>",
                 unsafe_allow_html=True)
-    view = TraceView(graph_height=620, key=f"{key}-view")
-    position = next(j for j, e in enumerate(trace.events) if e is event)
-    view.events = trace.events[: position + 1]
-    start = trace.first(t.RunStarted)
-    view.gold_known = bool(start and start.gold_passage_ids)
-    view.draw(event)
-    if isinstance(event, t.GistUpdated):
-        gist_read = next((x for x in trace.of(t.ProximalTriples, event.iteration) if x.role == "gist"), None)
-        if gist_read is not None:
-            st.caption("read from: " + esc_md(gist_read.source))
+    if step.missing:
+        st.caption(":material/info: " + esc_md(step.missing))
+    if step.phase == "repeat":
+        st.info(esc_md(step.explanation), icon=":material/repeat:")
+    elif step.phase:
+        beam_lesson.draw(trace, step, key=f"{key}-beam-{i}")
+    else:
+        view = TraceView(graph_height=620, key=f"{key}-view")
+        view.events = trace.events[: position(trace, step) + 1]
+        start = trace.first(t.RunStarted)
+        view.gold_known = bool(start and start.gold_passage_ids)
+        view.draw(event)
+        if isinstance(event, t.GistUpdated):
+            gist_read = next((x for x in trace.of(t.ProximalTriples, event.iteration) if x.role == "gist"), None)
+            if gist_read is not None:
+                st.caption("read from: " + esc_md(gist_read.source))
+    share, download = st.columns([3, 1])
+    with share:
+        links.copy_link(links.keep_address(i + 1))
+    download.download_button("Download the lesson", lambda: handout.lesson_html(trace),
+                             file_name=handout.file_name(trace), mime="text/html", key=f"{key}_handout",
+                             on_click="ignore", icon=":material/download:",
+                             help="Every step of this lesson in one HTML file — pictures, tables, notation — that "
+                                  "opens offline and prints cleanly.")
+
+
+__all__ = ["STEPS", "lesson_ended", "teach", "teaching_steps"]

@@ -13,6 +13,7 @@ import streamlit as st
 from gear import methods
 from gear import trace as t
 from gear.trace.pace import ModelSpeed, RunProgress
+from gear.viz.lesson import folding
 from studio import gear_view, peers_view
 from studio.gear_view import answer_origins
 from studio.safe import esc_md
@@ -75,7 +76,16 @@ class TraceView:
 
     # -- driving ------------------------------------------------------------------------------------------------------
     def replay(self, trace: t.Trace) -> None:
-        for event in trace:
+        """Draw a recorded run. An iteration that repeats an earlier one (gear.viz.lesson.folding) is said once and
+        not drawn again; its events still count in the run's numbers (tokens, calls, time)."""
+        fold = folding(trace)
+        for n, event in enumerate(trace):
+            if n in fold.notes:
+                self._finish_status()
+                st.info(esc_md(fold.notes[n].text), icon=":material/repeat:")
+            if n in fold.skipped:
+                self.events.append(event)
+                continue
             self(event)
         self.close()
 

@@ -18,6 +18,7 @@ from gear.trace import Answered, FinalRanking, RunFinished, RunStarted, Trace, T
 from studio import demo
 from studio.ask import EXAMPLE, save_name
 from studio.diagnosis_marks import home_index, run_key
+from studio.links import LINK, link_for
 from studio.run_gold import RUN, final_ids, gold_of, saved_questions, shown_keys
 from studio.safe import esc_md, one_line
 from studio.session import HISTORY_LIMIT, HistoryRun, history
@@ -180,11 +181,13 @@ def session_run(key: str) -> HistoryRun | None:
 def open_in_ask(trace: Trace, where: str | Path, ran_here: bool = False) -> None:
     """Show `trace` on the Ask page, on the index it was made on when one is here (its passages can be marked as gold
     there: studio.diagnosis_marks); `where` says where it came from (a trace file's path, or words)."""
+    link = link_for(where) if isinstance(where, Path) else None  # a file's lesson has links to its steps
     where = f"trace file {where.name}" if isinstance(where, Path) else where
     st.session_state["trace"] = trace
     st.session_state["question"] = trace.question  # Ask asks it again
     st.session_state["trace_source"] = where
     st.session_state["teach_step"] = 0
+    st.session_state[LINK] = link
     st.session_state[RAN_HERE] = ran_here
     st.session_state[EXAMPLE] = None
     home = home_index(trace, st.session_state.get("index_selected"))

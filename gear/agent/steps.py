@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from gear.agent import asks
 from gear.agent.checks import NOT_GROUNDED, grounding_problem, is_repeat
 from gear.agent.context import RunContext
-from gear.agent.views import expansion_events, passage_views, triple_views
+from gear.agent.views import CANDIDATES_RECORDED, expansion_events, passage_views, triple_views
 from gear.eval.measures import exact_match, f1_score
 from gear.parsing import Verdict, parse_answer, parse_next_question, parse_reasoning, parse_triples
 from gear.prompts import format_docs
@@ -79,7 +79,7 @@ def expand(ctx: RunContext, query: str, base_list: Sequence[Scored], initial: Se
     tripleLink's): beam search scored against q(n) → flatten → C̃q → RRF with the base list."""
     s = ctx.settings
     result = expand_from(ctx.encode_query(query), [p.id for p in base_list], initial, ctx.backend, ctx.scorer,
-                         ctx.beam, s.rrf_k)
+                         ctx.beam, s.rrf_k, record=CANDIDATES_RECORDED)
     for event in expansion_events(iteration, source, result, ctx.backend, ctx.beam, s.score_mode, ctx.gold):
         ctx.trace.emit(event)
     return result

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 
-from gear.retrieve.beam import BeamParams, BeamSearchResult
+from gear.retrieve.beam import BeamParams, BeamSearchResult, Candidate
 from gear.retrieve.expand import Expansion
 from gear.retrieve.ppr import PPRIndex, PPRResult
 from gear.store.base import SearchBackend
 from gear.trace import (
+    BeamCandidatesView,
     BeamsSearched,
     BeamView,
+    CandidateView,
     EdgeView,
     EntityView,
     Event,
@@ -29,6 +31,9 @@ from gear.trace import (
 from gear.types import Scored
 
 TOP_ENTITIES = 15  # entities a PPRRanked event shows, besides the seeds, with the edges among them
+#: candidates per beam and hop a trace keeps besides the kept ones (BeamsSearched.hops), so a lesson can show why
+#: those beams: the first 6 by s' tell the story (the penalty reorders the top of V) and keep a trace small
+CANDIDATES_RECORDED = 6
 
 
 def passage_views(backend: SearchBackend, ranked: Sequence[Scored] | Sequence[int],
@@ -50,8 +55,18 @@ def beams_event(iteration: int, search: BeamSearchResult, backend: SearchBackend
     steps = [[BeamView(list(b.triple_ids), b.score, list(b.hop_scores), list(b.penalties)) for b in step]
              for step in search.steps]
     ids = sorted({t for step in search.steps for b in step for t in b.triple_ids})
+    initial = [_candidate(c) for c in search.initial]
+    hops = [[BeamCandidatesView(v.beam, v.total, [_candidate(c) for c in v.candidates]) for v in hop]
+            for hop in search.hops]
+    weighed = sorted({c.triple_id for c in initial} | {c.triple_id for hop in hops for v in hop for c in v.candidates
+                                                       if c.triple_id >= 0} - set(ids))
     return BeamsSearched(iteration, steps, triple_views(backend, ids, gold), params.width, params.length,
-                         params.max_neighbours, params.gamma, params.diversity, score_mode, search.candidates_scored)
+                         params.max_neighbours, params.gamma, params.diversity, score_mode, search.candidates_scored,
+                         search.recorded, initial, hops, triple_views(backend, weighed, gold))
+
+
+def _candidate(c: Candidate) -> CandidateView:
+    return CandidateView(c.triple, c.hop_score, c.accumulated, c.rank, c.penalty, c.score, c.kept)
 
 
 def expansion_events(iteration: int, source: str, result: Expansion, backend: SearchBackend, params: BeamParams,

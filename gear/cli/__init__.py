@@ -3,7 +3,18 @@
 
 from __future__ import annotations
 
-from gear.cli import compare, diagnose, elastic, evaluate, index, qa, query, serve_llm, studio  # noqa: F401 - importing registers the commands
+from gear.cli import (  # noqa: F401 - importing registers the commands
+    compare,
+    diagnose,
+    elastic,
+    evaluate,
+    export,
+    index,
+    qa,
+    query,
+    serve_llm,
+    studio,
+)
 from gear.cli.app import app
 
 __all__ = ["app", "main"]

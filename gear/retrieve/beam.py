@@ -9,6 +9,10 @@
 4. A beam with no candidates carries forward unchanged. The step keeps the global top b.
 Flattening is breadth-first: hop-1 triples of all beams in beam order, then hop-2, and so on.
 
+For teaching, a search can also keep what it weighed (`record` > 0): every initial triple's score, and at each hop each
+beam's V in rank order — t, s', its rank n, the factor and s' × factor, kept or not — the first `record` of each V and
+any kept one below them (the trace stores these: gear.agent.views.beams_event).
+
 `beam_search` reads as the paper's pseudocode; the helpers below it do each line's work for all beams of a step at
 once (one scorer call per step, candidates as arrays, Beam records only for the b that survive).
 """
@@ -39,10 +43,38 @@ class BeamParams:
         return math.exp(-min(n, self.gamma) / self.gamma) if self.diversity else 1.0
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """One entry of a beam's V (or of B0) as Algorithm 1 weighed it: the triple t added (−1: a beam with no neighbour
+    left, standing for itself), score(q, T∘t), s' = s + score(q, T∘t), its rank n in V sorted by s' (0-based), the
+    factor e^(−min(n, γ)/γ), s' × factor, and whether top(B, b) kept it."""
+
+    triple: int
+    hop_score: float
+    accumulated: float
+    rank: int
+    penalty: float
+    score: float
+    kept: bool
+
+
+@dataclass(frozen=True)
+class BeamCandidates:
+    """The candidates of one beam ⟨s, T⟩ of B_{i−1} (`beam`: its index there) at hop i: `total` = |V|, and the
+    recorded ones in rank order."""
+
+    beam: int
+    total: int
+    candidates: list[Candidate]
+
+
 @dataclass
 class BeamSearchResult:
     steps: list[list[Beam]] = field(default_factory=list)  # B_0 … B_{l-1}
     candidates_scored: int = 0
+    recorded: int = 0  # how many candidates per beam were kept for the trace (0: none)
+    initial: list[Candidate] = field(default_factory=list)  # B0 before top(B0, b), by score (when recorded)
+    hops: list[list[BeamCandidates]] = field(default_factory=list)  # hop 1 … l−1: each beam's V (when recorded)
 
     @property
     def beams(self) -> list[Beam]:
@@ -50,7 +82,7 @@ class BeamSearchResult:
 
 
 def beam_search(query_vector: np.ndarray, initial: Sequence[int], backend: SearchBackend,
-                scorer: SequenceScorer, params: BeamParams) -> BeamSearchResult:
+                scorer: SequenceScorer, params: BeamParams, record: int = 0) -> BeamSearchResult:
     """Diverse Triple Beam Search (Algorithm 1), every step B_0 … B_{l−1} kept for the trace. The paper's lines, and
     the helper that does each for all beams of a step at once:
 
@@ -76,19 +108,28 @@ def beam_search(query_vector: np.ndarray, initial: Sequence[int], backend: Searc
         27  return B_i
 
     Where the paper is silent: a beam with no neighbour left (V empty) carries forward unchanged and competes in
-    top(B, b) at its place, instead of vanishing; ties in top and sort keep the order of insertion."""
-    result = BeamSearchResult()
+    top(B, b) at its place, instead of vanishing; ties in top and sort keep the order of insertion.
+
+    `record` > 0 keeps, for a lesson, the candidates each line weighed (BeamSearchResult.initial and .hops): the
+    first `record` of every beam's V and every kept one; the beams found are the same with or without it."""
+    result = BeamSearchResult(recorded=max(0, record))
     starts = list(dict.fromkeys(int(t) for t in initial))
     if not starts:
         return result
-    result.steps.append(top(initial_beams(query_vector, starts, scorer), params.width))
+    scored = initial_beams(query_vector, starts, scorer)
+    result.steps.append(top(scored, params.width))
     result.candidates_scored += len(starts)
+    if record > 0:
+        result.initial = initial_candidates(scored, params.width, record)
     for _ in range(1, params.length):
         previous = result.steps[-1]
         found = neighbours(backend, query_vector, previous, params.max_neighbours)
         extensions = extend(query_vector, previous, found, scorer)
-        result.steps.append(top_extensions(previous, extensions, diversify(extensions, params), params.width))
+        weighted = diversify(extensions, params)
+        result.steps.append(top_extensions(previous, extensions, weighted, params.width))
         result.candidates_scored += extensions.scored
+        if record > 0:
+            result.hops.append(hop_candidates(len(previous), extensions, weighted, params.width, record))
     return result
 
 
@@ -187,10 +228,15 @@ def diversify(extensions: Extensions, params: BeamParams) -> Weighted:
     return Weighted(rows, weight, extensions.accumulated[rows] * weight)
 
 
+def survivors(weighted: Weighted, b: int) -> list[int]:
+    """top(B, b) as positions in B (Algorithm 1's order), best first; equal scores keep B's order."""
+    return np.argsort(-weighted.score, kind="stable")[:b].tolist()
+
+
 def top_extensions(beams: Sequence[Beam], extensions: Extensions, weighted: Weighted, b: int) -> list[Beam]:
     """top(B, b), with Beam records made only for the b that survive."""
     kept: list[Beam] = []
-    for w in np.argsort(-weighted.score, kind="stable")[:b].tolist():
+    for w in survivors(weighted, b):
         row = int(weighted.rows[w])
         beam, t = beams[int(extensions.beam[row])], int(extensions.triple[row])
         if t < 0:
@@ -199,6 +245,32 @@ def top_extensions(beams: Sequence[Beam], extensions: Extensions, weighted: Weig
         kept.append(Beam((*beam.triple_ids, t), float(weighted.score[w]),
                          (*beam.hop_scores, float(extensions.hop[row])), (*beam.penalties, float(weighted.weight[w]))))
     return kept
+
+
+def initial_candidates(scored: Sequence[Beam], b: int, record: int) -> list[Candidate]:
+    """B0 before top(B0, b), best first (rank n = place in that order): at least the first max(b, record)."""
+    order = sorted(range(len(scored)), key=lambda i: (-scored[i].score, i))
+    return [Candidate(scored[i].triple_ids[0], scored[i].score, scored[i].score, n, 1.0, scored[i].score, n < b)
+            for n, i in enumerate(order[:max(b, record)])]
+
+
+def hop_candidates(n_beams: int, extensions: Extensions, weighted: Weighted, b: int,
+                   record: int) -> list[BeamCandidates]:
+    """Each beam's V at one hop in rank order, as diversify weighed it and top(B, b) chose: the first `record` of it
+    and any kept one below them."""
+    kept = set(survivors(weighted, b))
+    rows: list[list[tuple[int, int]]] = [[] for _ in range(n_beams)]  # per beam: (position in B, row)
+    for w, row in enumerate(weighted.rows.tolist()):
+        rows[int(extensions.beam[row])].append((w, row))
+    found = []
+    for beam, entries in enumerate(rows):
+        total = sum(1 for _, row in entries if extensions.triple[row] >= 0)
+        chosen = [Candidate(int(extensions.triple[row]), float(extensions.hop[row]),
+                            float(extensions.accumulated[row]), n, float(weighted.weight[w]),
+                            float(weighted.score[w]), w in kept)
+                  for n, (w, row) in enumerate(entries) if n < record or w in kept]
+        found.append(BeamCandidates(beam, total, chosen))
+    return found
 
 
 def flatten(beams: Sequence[Beam]) -> list[int]:

@@ -32,8 +32,9 @@ def naive_initial_nodes(backend: SearchBackend, base_passages: Sequence[int]) ->
 
 
 def expand(query_vector: np.ndarray, base_passages: Sequence[int], initial: Sequence[int], backend: SearchBackend,
-           scorer: SequenceScorer, params: BeamParams, rrf_k: int = 60) -> Expansion:
-    search = beam_search(query_vector, initial, backend, scorer, params)
+           scorer: SequenceScorer, params: BeamParams, rrf_k: int = 60, record: int = 0) -> Expansion:
+    """`record`: candidates per beam and hop the search keeps for the trace (gear.retrieve.beam.beam_search)."""
+    search = beam_search(query_vector, initial, backend, scorer, params, record)
     triples = flatten(search.beams)
     expanded = list(dict.fromkeys(int(p) for p in backend.passages_of(triples))) if triples else []
     fused = rrf([expanded, list(base_passages)], k=rrf_k)

@@ -24,8 +24,10 @@ __all__ = [
     "FORMAT_VERSION",
     "Answered",
     "BaseRetrieved",
+    "BeamCandidatesView",
     "BeamView",
     "BeamsSearched",
+    "CandidateView",
     "EdgeView",
     "EntityView",
     "Event",
@@ -98,6 +100,31 @@ class BeamView:
     score: float
     hop_scores: list[float]
     penalties: list[float]
+
+
+@dataclass(frozen=True)
+class CandidateView:
+    """One candidate Algorithm 1 weighed (gear.retrieve.beam.Candidate): the triple t it adds (−1: a beam with no
+    neighbour left, carried forward as itself), score(q, T∘t), s' = s + score(q, T∘t), its rank n within the beam's V
+    (0-based, by s'), the factor e^(−min(n, γ)/γ), s' × factor, and whether top(B, b) kept it."""
+
+    triple_id: int
+    hop_score: float
+    accumulated: float
+    rank: int
+    penalty: float
+    score: float
+    kept: bool
+
+
+@dataclass(frozen=True)
+class BeamCandidatesView:
+    """A beam's candidates at one hop: the beam (its index in the previous step's beams), |V|, and the candidates
+    recorded (the first few by rank and every kept one)."""
+
+    beam: int
+    total: int
+    candidates: list[CandidateView]
 
 
 @dataclass(frozen=True)
@@ -233,6 +260,13 @@ class BeamsSearched(Event):
     diversity: bool
     score_mode: str
     candidates_scored: int
+    # what the search weighed, for teaching it (traces from before these fields have none: recorded 0): at most
+    # `recorded` candidates per beam and hop besides the kept ones, B0 before top(B0, b), and the candidates' triples
+    # that no final beam holds
+    recorded: int = 0
+    initial_candidates: list[CandidateView] = field(default_factory=list)
+    hops: list[list[BeamCandidatesView]] = field(default_factory=list)
+    candidate_triples: list[TripleView] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

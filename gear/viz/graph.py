@@ -30,6 +30,7 @@ from gear.trace import (
     Trace,
     TripleView,
 )
+from gear.viz import layout
 
 # -- colours (colour-blind-safe-ish palette, distinct in print and on a projector) ------------------------------------
 HOP_COLOURS = ["#e8590c", "#1971c2", "#7b2cbf", "#2b8a3e"]  # initial triple, hop 1, hop 2, hop 3+
@@ -183,32 +184,30 @@ _FIXUP = """
   }
   if (typeof nodes !== 'undefined') { fix(nodes); }
   if (typeof edges !== 'undefined') { fix(edges); }
-  // Fitting a graph with a far-flung node into the frame zoomed out until no label could be read: once the layout
-  // has settled, fit it, but never below a scale at which labels stay readable (drag or scroll to see the rest).
+  // The nodes stand where gear.viz.layout put them (no physics: the same picture on every load); the camera shows
+  // FRAME — every node's label box — whole, centred, never zoomed in beyond 1, again whenever the frame is resized.
   if (typeof network !== 'undefined') {
-    var settled = false;
-    var readable = function () {
-      if (settled) { return; }
-      settled = true;
-      network.fit();
-      if (network.getScale() < MIN_SCALE) { network.moveTo({scale: MIN_SCALE}); }
-      window.gearFitted = true;
+    var frame = FRAME;
+    var place = function () {
+      var canvas = network.canvas.frame.canvas;
+      var w = canvas.clientWidth, h = canvas.clientHeight;
+      if (!w || !h) { return; }
+      var scale = Math.min(1.0, 0.96 * Math.min(w / (frame[2] - frame[0]), h / (frame[3] - frame[1])));
+      network.moveTo({position: {x: (frame[0] + frame[2]) / 2, y: (frame[1] + frame[3]) / 2}, scale: scale,
+                      animation: false});
     };
-    network.once('stabilizationIterationsDone', readable);
-    setTimeout(readable, 4000);
+    place();
+    network.once('afterDrawing', function () { place(); window.gearFitted = true; });
+    network.on('resize', function () { setTimeout(place, 0); });
   }
   window.gearReady = true;
 })();
 </script>
 """
-MIN_SCALE = 0.7  # the smallest zoom a graph opens at: its 18 px labels stay ≥ 12.6 px on screen
-# the beams drawn as paths: entities in columns by their distance along the edges (vis-network's hierarchical
-# layout), columns far enough apart for an edge label, rows for a node label (it has no physics: the same run draws
-# the same picture every time)
-FLOW_LAYOUT = {"layout": {"hierarchical": {"enabled": True, "direction": "LR", "sortMethod": "directed",
-                                           "levelSeparation": 330, "nodeSpacing": 95, "treeSpacing": 120}},
-               "physics": {"enabled": False}}
 FLOW_EDGES = {"type": "cubicBezier", "forceDirection": "horizontal", "roundness": 0.4}
+# physics off: every node stands where gear.viz.layout put it (vis-network's hierarchical layout scattered a graph with
+# a cycle across ±5,900 px, and its physics drew a different picture on every load)
+FIXED = {"physics": {"enabled": False}, "layout": {"randomSeed": 1, "improvedLayout": False}}
 
 _STYLE = f"""
 <style>
@@ -241,55 +240,84 @@ def _legend_html(items: Sequence[tuple[str, str, str]]) -> str:
     return "<div class='gear-legend'>" + "".join(parts) + "</div>"
 
 
+def shown_label(key: object, data: Mapping[str, Any]) -> str:
+    """A node's label as drawn (escaped, at most 40 characters, ★ for gold)."""
+    return esc_html(short(str(data.get("label", key)), 40)) + (" ★" if data.get("gold") else "")
+
+
+def node_boxes(g: nx.MultiDiGraph) -> dict[Any, layout.Box]:
+    return {key: layout.node_box(html.unescape(shown_label(key, data)), str(data.get("shape", "dot")),
+                                 float(data.get("size", 16))) for key, data in g.nodes(data=True)}
+
+
+def place(g: nx.MultiDiGraph, flow: bool = False) -> dict[Any, layout.Point]:
+    """Where graph_html puts each node: columns along the paths (`flow`: start entities, node attribute "start",
+    on the left), else a spring layout; spaced so that no two labels overlap."""
+    boxes = node_boxes(g)
+    if not flow:
+        return layout.spread(g, boxes)
+    labels: dict[tuple[Any, Any], float] = {}
+    for u, v, data in g.edges(data=True):
+        width = layout.text_width(short(str(data.get("label", "")), 36), layout.EDGE_FONT)
+        labels[(u, v)] = max(labels.get((u, v), 0.0), width)
+    return layout.layered(g, boxes, [n for n, d in g.nodes(data=True) if d.get("start")], labels)
+
+
 def graph_html(g: nx.MultiDiGraph, *, height: int = 560, legend: Sequence[tuple[str, str, str]] = (),
-               physics: bool = True, flow: bool = False) -> str:
+               physics: bool = False, flow: bool = False, positions: Mapping[Any, layout.Point] | None = None,
+               frame: tuple[float, float, float, float] | None = None) -> str:
     """A self-contained vis-network page for a graph whose nodes/edges carry label, title, color (and width).
-    `flow`: laid out left to right along the edges' direction (each edge's label on its own stretch of line), for a
-    graph that reads as paths — the beams; else a force layout, spaced for the labels."""
+    Every node stands at `positions` (default: `place`), physics off, and the page opens showing `frame` (default:
+    every node's label box) whole. `flow`: laid out left to right along the edges' direction, for a graph that reads
+    as paths — the beams. A lesson passes the positions and frame of its whole graph, so that a node keeps its place
+    from one step to the next. `physics` is kept for callers; the layout is always computed here."""
     from pyvis.network import Network
 
+    del physics  # the picture no longer depends on the browser's simulation (see FIXED)
     net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line", bgcolor="#ffffff",
                   font_color="#212529")
+    where = dict(positions) if positions is not None else place(g, flow)
     ids = {key: n for n, key in enumerate(g.nodes)}
     for key, data in g.nodes(data=True):
         gold = bool(data.get("gold"))
-        label = esc_html(short(str(data.get("label", key)), 40)) + (" ★" if gold else "")
-        net.add_node(ids[key], label=label, title=str(data.get("title", esc_html(key))),
-                     shape=str(data.get("shape", "dot")), size=float(data.get("size", 16)))
+        x, y = where.get(key, (0.0, 0.0))
+        net.add_node(ids[key], label=shown_label(key, data), title=str(data.get("title", esc_html(key))),
+                     shape=str(data.get("shape", "dot")), size=float(data.get("size", 16)), x=round(x, 1),
+                     y=round(y, 1), physics=False)
         node = net.get_node(ids[key])
         colour = str(data.get("color", ENTITY_COLOUR))
-        node["color"] = {"background": colour, "border": GOLD_COLOUR if gold else "#495057",
+        node["color"] = {"background": colour, "border": GOLD_COLOUR if gold else str(data.get("border", "#495057")),
                          "highlight": {"background": colour, "border": "#212529"}}
         node["borderWidth"] = 4 if gold else 1
+        if data.get("font_color"):
+            node["font"] = {"color": str(data["font_color"])}
     for u, v, data in g.edges(data=True):
         gold = bool(data.get("gold"))
         net.add_edge(ids[u], ids[v], label=esc_html(short(str(data.get("label", "")), 36)) + (" ★" if gold else ""),
                      title=str(data.get("title", "")), width=float(data.get("width", 2.0)),
                      color=str(data.get("color", "#868e96")), arrows=str(data.get("arrows", "to")),
                      dashes=bool(data.get("dashes", False)))
+        if data.get("font_color"):
+            net.edges[-1]["font"] = {"color": str(data["font_color"])}
     net.set_options(json.dumps({
-        "nodes": {"font": {"size": 18, "face": FONT, "strokeWidth": 3, "strokeColor": "#ffffff"}},
+        "nodes": {"font": {"size": layout.NODE_FONT, "face": FONT, "strokeWidth": 3, "strokeColor": "#ffffff"}},
         # edge labels on a white box: a label crossed by another edge stays readable
-        "edges": {"font": {"size": 15, "face": FONT, "align": "horizontal", "strokeWidth": 0,
+        "edges": {"font": {"size": layout.EDGE_FONT, "face": FONT, "align": "horizontal", "strokeWidth": 0,
                            "background": "rgba(255,255,255,0.9)"},
-                  "smooth": FLOW_EDGES if flow else {"type": "dynamic"}, "selectionWidth": 2},
+                  "smooth": FLOW_EDGES if flow else {"type": "curvedCW", "roundness": 0.12}, "selectionWidth": 2},
         "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False},
-        **(FLOW_LAYOUT if flow else {
-            # strong repulsion and long springs leave room for the labels between the nodes
-            "physics": {"enabled": physics, "solver": "forceAtlas2Based",
-                        "forceAtlas2Based": {"gravitationalConstant": -200, "springLength": 230,
-                                             "centralGravity": 0.012, "avoidOverlap": 1},
-                        "stabilization": {"iterations": 400}}}),
+        **FIXED,
     }))
     page = net.generate_html(notebook=False)
     page = _CDN_TAG.sub("", page)
     page = re.sub(r"<center>\s*<h1>\s*</h1>\s*</center>", "", page)
     page = page.replace("</head>", _STYLE + "</head>", 1)
     if legend:
-        # a force layout may open cropped (it never opens too small to read, MIN_SCALE): say how to see the rest
         hint = [] if flow else [("text", "#868e96", "drag to move · scroll to zoom")]
         page = page.replace('<div id="mynetwork"', _legend_html([*legend, *hint]) + '<div id="mynetwork"', 1)
-    return page.replace("</body>", _FIXUP.replace("MIN_SCALE", f"{MIN_SCALE:g}") + "</body>", 1)
+    box = frame if frame is not None else layout.bounds({k: where.get(k, (0.0, 0.0)) for k in g.nodes},
+                                                        node_boxes(g))
+    return page.replace("</body>", _FIXUP.replace("FRAME", json.dumps([round(b, 1) for b in box])) + "</body>", 1)
 
 
 def beams_html(beams: BeamsSearched, initial: InitialNodes | None = None,

@@ -26,16 +26,22 @@ def test_the_token_chart_makes_room_for_every_step_name() -> None:
     assert legend.y >= 1 and legend.yanchor == "bottom"  # the legend above the plot, never over the names
 
 
-def test_the_beams_are_laid_out_as_paths_and_other_graphs_open_readable() -> None:
+def test_the_beams_are_laid_out_as_paths_and_other_graphs_open_whole() -> None:
+    """Paths from left to right, every node placed here (no physics, no hierarchical layout: it scattered a graph with
+    a cycle across ±5,900 px), and the page opens on every node (issue 37)."""
     from tests.unit.test_viz import beams_event
 
     beams, initial, passages = beams_event()
     page = viz.beams_html(beams, initial, passages)
     options = json.loads(page.split("var options = ", 1)[1].split(";\n", 1)[0])
-    assert options["layout"]["hierarchical"]["direction"] == "LR" and options["physics"]["enabled"] is False
+    assert options["physics"]["enabled"] is False and "hierarchical" not in options["layout"]
     assert options["edges"]["font"]["background"]  # a label crossed by another edge stays readable
     assert "drag to move" not in page  # the whole path layout is fitted
-    assert f"{viz.graph.MIN_SCALE:g}" in page and "network.moveTo" in page  # force layouts: never opened too small
+    nodes = json.loads(page.split("nodes = new vis.DataSet(", 1)[1].split(");", 1)[0])
+    assert nodes and all(isinstance(n["x"], float | int) and isinstance(n["y"], float | int) for n in nodes)
+    xs = sorted({n["x"] for n in nodes})
+    assert len(xs) >= 2 and xs[-1] - xs[0] < 3000  # columns, not a scatter across thousands of pixels
+    assert "network.moveTo" in page and "gearFitted" in page
 
 
 def test_one_reason_when_the_examples_cannot_be_marked(studio: dict, tmp_path: Path,  # noqa: F811

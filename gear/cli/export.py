@@ -1,0 +1,36 @@
+"""`gear export-html`: a recorded run as a lesson handout — one self-contained HTML file (gear.viz.handout)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from gear.cli.app import app, console, friendly_errors
+
+
+@app.command("export-html")
+def export_html(
+    trace_file: Annotated[Path, typer.Argument(metavar="TRACE", help="a trace file (.json), e.g. "
+                                                                        "assets/traces/walkthrough.json")],
+    out_file: Annotated[Path | None, typer.Option("--out", "-o", help="the HTML file to write (default: "
+                                                                       "lesson_<question>.html here)")] = None,
+) -> None:
+    """Write the lesson on a recorded run as one HTML file: every step with its explanation, notation, tables and
+    pictures, no request to anywhere, printable one step a page."""
+    from gear.files import atomic_write_text
+    from gear.trace import Trace
+    from gear.viz.handout import file_name, lesson_html
+
+    with friendly_errors():
+        trace = Trace.load(trace_file)
+        target = out_file or Path(file_name(trace))
+        try:
+            atomic_write_text(target, lesson_html(trace))
+        except OSError as exc:
+            console.print(f"[red]error:[/red] cannot write {escape(str(target))}: {escape(exc.strerror or str(exc))}",
+                          highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+    console.print(f"wrote {escape(str(target))}", highlight=False, soft_wrap=True)

@@ -1,0 +1,264 @@
+"""What each sub-step of the beam-search lesson shows (gear.viz.lesson.beam_steps): its table rows and its picture.
+
+The picture of one iteration's search is ONE graph laid out once — every entity any initial triple, candidate or beam
+touches, in columns from the start entities — and each sub-step draws the part it has reached at those places: the
+graph grows hop by hop and no node moves. Candidates are dashed, the kept ones take their hop's colour, the dropped
+ones are greyed out. Imports no Streamlit; every label is escaped by gear.viz.graph.graph_html.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+
+from gear.store.graph import normalise_entity
+from gear.trace import BeamsSearched, CandidateView, PassageView, TripleView
+from gear.viz import layout
+from gear.viz.graph import (
+    ENTITY_COLOUR,
+    HOP_COLOURS,
+    START_ENTITY_COLOUR,
+    esc_html,
+    graph_html,
+    node_boxes,
+    place,
+    short,
+    spo_text,
+)
+
+CANDIDATE_COLOUR = "#495057"
+DROPPED_COLOUR = "#ced4da"
+DROPPED_TEXT = "#adb5bd"
+FADED_NODE = "#f1f3f5"
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A sub-step's graph with the whole search's positions and frame (so every sub-step's camera is the same)."""
+
+    graph: nx.MultiDiGraph
+    positions: dict[Any, layout.Point]
+    frame: tuple[float, float, float, float]
+    legend: list[tuple[str, str, str]]
+
+    def html(self, height: int = 560) -> str:
+        return graph_html(self.graph, height=height, legend=self.legend, flow=True, positions=self.positions,
+                          frame=self.frame)
+
+
+def triples_of(e: BeamsSearched) -> dict[int, TripleView]:
+    return {x.id: x for x in [*e.triples, *e.candidate_triples]}
+
+
+def entity(name: str) -> str:
+    return normalise_entity(name) or name
+
+
+LABEL = 28  # characters of an entity's name the lesson's picture shows (the whole search must fit one frame)
+
+
+def _edge(g: nx.MultiDiGraph, tv: TripleView, **attrs: Any) -> None:
+    head, tail = entity(tv.subject), entity(tv.object)
+    for key, name in ((head, tv.subject), (tail, tv.object)):
+        if key not in g:
+            g.add_node(key, label=short(name, LABEL), gold=False, start=False)
+        if tv.gold:
+            g.nodes[key]["gold"] = True
+    g.add_edge(head, tail, key=tv.id, label=tv.predicate, gold=tv.gold, **attrs)
+
+
+def whole_graph(e: BeamsSearched) -> nx.MultiDiGraph:
+    """Every triple the search weighed, as one graph (its layout is the lesson's)."""
+    triples = triples_of(e)
+    g = nx.MultiDiGraph()
+    ids = [c.triple_id for c in e.initial_candidates]
+    ids += [c.triple_id for hop in e.hops for v in hop for c in v.candidates if c.triple_id >= 0]
+    ids += [x for step in e.steps for b in step for x in b.triple_ids]
+    for tid in dict.fromkeys(ids):
+        if tid in triples:
+            _edge(g, triples[tid])
+    for c in e.initial_candidates:
+        if c.triple_id in triples:
+            g.nodes[entity(triples[c.triple_id].subject)]["start"] = True
+    return g
+
+
+def lesson_layout(e: BeamsSearched) -> tuple[dict[Any, layout.Point], tuple[float, float, float, float]]:
+    g = whole_graph(e)
+    positions = place(g, flow=True)
+    return positions, layout.bounds(positions, node_boxes(g))
+
+
+def _tooltip(tv: TripleView, lines: list[str], passages: Mapping[int, PassageView]) -> str:
+    passage = passages.get(tv.passage_id)
+    title = passage.title if passage else tv.passage_title
+    return "<br>".join([f"<b>{esc_html(spo_text(tv.spo))}</b>", *lines,
+                        f"source passage #{tv.passage_id}: <i>{esc_html(title)}</i>" + (" ★ gold" if tv.gold else "")])
+
+
+def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, PassageView] | None = None) -> Picture:
+    """The graph of one sub-step: what the search has reached by then, at the whole search's positions."""
+    passages = passages or {}
+    triples = triples_of(e)
+    positions, frame = lesson_layout(e)
+    g = nx.MultiDiGraph()
+    reached: set[str] = set()  # entities drawn at an earlier sub-step stay, greyed when no beam holds them now
+
+    def beams_at(step: int, colour_from: int = 0) -> None:
+        for b, beam in enumerate(e.steps[step] if step < len(e.steps) else [], 1):
+            for pos, tid in enumerate(beam.triple_ids):
+                if tid not in triples or g.has_edge(entity(triples[tid].subject), entity(triples[tid].object), tid):
+                    continue
+                where = "the start" if pos == 0 else f"hop {pos}"
+                _edge(g, triples[tid], color=HOP_COLOURS[min(pos, 3)], width=4.0 if pos >= colour_from else 2.5,
+                      title=_tooltip(triples[tid], [f"in beam {b} of B{step} at {where}"], passages))
+
+    def candidates(found: list[tuple[int, CandidateView]], show: str) -> None:
+        best: dict[int, tuple[int, CandidateView]] = {}
+        for beam_no, c in found:
+            if c.triple_id >= 0 and (c.triple_id not in best or (c.kept and not best[c.triple_id][1].kept)):
+                best[c.triple_id] = (beam_no, c)
+        for tid, (beam_no, c) in best.items():
+            tv = triples.get(tid)
+            if tv is None or g.has_edge(entity(tv.subject), entity(tv.object), tid):
+                continue
+            numbers = (f"beam {beam_no} · n = {c.rank} · score(q, T∘t) {c.hop_score:.3f} · s′ {c.accumulated:.3f} · "
+                       f"×{c.penalty:.3f} → {c.score:.3f} · {'kept' if c.kept else 'dropped'}")
+            label = {"candidates": tv.predicate, "scores": f"{short(tv.predicate, 22)} · s′ {c.accumulated:.2f}",
+                     "penalty": f"{short(tv.predicate, 18)} · ×{c.penalty:.2f} = {c.score:.2f}",
+                     "kept": f"{short(tv.predicate, 22)} · {c.score:.2f}"}[show]
+            if show == "kept":
+                colour = HOP_COLOURS[min(hop, 3)] if c.kept else DROPPED_COLOUR
+                _edge(g, tv, color=colour, width=4.0 if c.kept else 1.5, dashes=not c.kept, label_text=label,
+                      font_color=None if c.kept else DROPPED_TEXT, title=_tooltip(tv, [numbers], passages))
+            else:
+                _edge(g, tv, color=CANDIDATE_COLOUR, width=1.5, dashes=True, label_text=label,
+                      title=_tooltip(tv, [numbers], passages))
+
+    # what earlier sub-steps reached (their entities keep their places, greyed when nothing current holds them)
+    for c in e.initial_candidates:
+        if c.triple_id in triples:
+            reached |= {entity(triples[c.triple_id].subject), entity(triples[c.triple_id].object)}
+    for i, h in enumerate(e.hops, 1):
+        if i > hop or (i == hop and phase == "initial"):
+            break
+        for v in h:
+            for c in v.candidates:
+                if c.triple_id in triples:
+                    reached |= {entity(triples[c.triple_id].subject), entity(triples[c.triple_id].object)}
+    if phase == "initial":
+        for c in e.initial_candidates:
+            tv = triples.get(c.triple_id)
+            if tv is None:
+                continue
+            _edge(g, tv, color=HOP_COLOURS[0] if c.kept else DROPPED_COLOUR, width=4.0 if c.kept else 1.5,
+                  dashes=not c.kept, label_text=f"{short(tv.predicate, 22)} · {c.score:.2f}",
+                  font_color=None if c.kept else DROPPED_TEXT,
+                  title=_tooltip(tv, [f"score(q, [t]) {c.score:.3f} · {'kept' if c.kept else 'dropped'}"], passages))
+    elif phase == "kept":
+        beams_at(hop, hop)
+        candidates([(v.beam + 1, c) for v in e.hops[hop - 1] for c in v.candidates], "kept")
+    else:
+        beams_at(hop - 1)
+        candidates([(v.beam + 1, c) for v in e.hops[hop - 1] for c in v.candidates], phase)
+    for _, _, data in g.edges(data=True):
+        if "label_text" in data:
+            data["label"] = data.pop("label_text")
+    current = set(g.nodes)
+    for key in reached - current:
+        if key in positions:
+            name = next((n for tv in triples.values() for n, k in ((tv.subject, entity(tv.subject)),
+                                                                   (tv.object, entity(tv.object))) if k == key), key)
+            g.add_node(key, label=short(name, LABEL), gold=False, start=False, faded=True)
+    starts = {entity(triples[b.triple_ids[0]].subject) for step in e.steps[: max(1, hop + 1)] for b in step
+              if b.triple_ids and b.triple_ids[0] in triples}
+    for key, data in g.nodes(data=True):
+        faded = data.get("faded", False)
+        data["color"] = FADED_NODE if faded else (START_ENTITY_COLOUR if key in starts else ENTITY_COLOUR)
+        if faded:
+            data["font_color"] = DROPPED_TEXT
+            data["border"] = DROPPED_COLOUR
+        data["title"] = f"<b>{esc_html(data['label'])}</b>" + ("<br>in no beam now" if faded else "")
+    legend = [("edge", HOP_COLOURS[0], "initial triple"), ("edge", HOP_COLOURS[1], "hop 1"),
+              *([("edge", HOP_COLOURS[2], "hop 2")] if len(e.hops) > 1 else []),
+              ("edge", CANDIDATE_COLOUR, "candidate (dashed)"), ("edge", DROPPED_COLOUR, "dropped (greyed)"),
+              ("node", START_ENTITY_COLOUR, "start entity")]
+    return Picture(g, {k: positions[k] for k in g.nodes if k in positions}, frame, legend)
+
+
+# -- the tables --------------------------------------------------------------------------------------------------------
+def _spo(triples: Mapping[int, TripleView], tid: int) -> str:
+    return spo_text(triples[tid].spo) if tid in triples else f"triple #{tid}"
+
+
+def _gold(triples: Mapping[int, TripleView], tid: int) -> str:
+    return "★" if tid in triples and triples[tid].gold else ""
+
+
+def chain(triples: Mapping[int, TripleView], ids: list[int]) -> str:
+    return " → ".join(_spo(triples, x) for x in ids)
+
+
+def rows(e: BeamsSearched, phase: str, hop: int) -> list[dict[str, Any]]:
+    """The table of one sub-step (numbers rounded to 3 places)."""
+    triples = triples_of(e)
+    if phase == "initial":
+        return [{"n": c.rank, "initial triple t": _spo(triples, c.triple_id), "score(q, [t])": round(c.score, 3),
+                 "B0": "kept" if c.kept else "dropped", "gold": _gold(triples, c.triple_id)}
+                for c in e.initial_candidates]
+    previous = e.steps[hop - 1] if hop - 1 < len(e.steps) else []
+    found = []
+    for v in e.hops[hop - 1]:
+        beam = previous[v.beam] if v.beam < len(previous) else None
+        for c in v.candidates:
+            found.append((v, beam, c))
+    if phase == "candidates":
+        return [{"beam": v.beam + 1, "T (the beam's chain)": chain(triples, beam.triple_ids) if beam else "",
+                 "s": round(beam.score, 3) if beam else None,
+                 "candidate t": _spo(triples, c.triple_id) if c.triple_id >= 0 else "(none left: carried forward)",
+                 "|V|": v.total, "gold": _gold(triples, c.triple_id)} for v, beam, c in found]
+    if phase == "scores":
+        return [{"beam": v.beam + 1, "candidate t": _spo(triples, c.triple_id) if c.triple_id >= 0 else "(carried)",
+                 "s": round(beam.score, 3) if beam else None, "score(q, T∘t)": round(c.hop_score, 3),
+                 "s′ = s + score": round(c.accumulated, 3), "gold": _gold(triples, c.triple_id)}
+                for v, beam, c in found]
+    before = sorted(range(len(found)), key=lambda i: (-found[i][2].accumulated, i))
+    after = sorted(range(len(found)), key=lambda i: (-found[i][2].score, i))
+    rank_before = {i: r for r, i in enumerate(before, 1)}
+    rank_after = {i: r for r, i in enumerate(after, 1)}
+    if phase == "penalty":
+        return [{"beam": v.beam + 1, "n": c.rank, "candidate t": _spo(triples, c.triple_id) if c.triple_id >= 0
+                 else "(carried)", "s′": round(c.accumulated, 3), "e^(−min(n,γ)/γ)": round(c.penalty, 3),
+                 "s′ × factor": round(c.score, 3), "order by s′": rank_before[i], "order after": rank_after[i],
+                 "gold": _gold(triples, c.triple_id)} for i, (v, _, c) in enumerate(found)]
+    return [{"place": r, "beam": found[i][0].beam + 1,
+             "candidate t": _spo(triples, found[i][2].triple_id) if found[i][2].triple_id >= 0 else "(carried)",
+             "s′ × factor": round(found[i][2].score, 3), f"B{hop}": "kept" if found[i][2].kept else "dropped",
+             "gold": _gold(triples, found[i][2].triple_id)} for r, i in enumerate(after, 1)]
+
+
+# -- Algorithm 1 beside it ---------------------------------------------------------------------------------------------
+ALGORITHM_CSS = """
+.alg1 { font-family: 'Liberation Mono', 'DejaVu Sans Mono', monospace; font-size: 13px; line-height: 1.45;
+        background: #f8f9fa; border: 1px solid #dee2e6; border-radius: 6px; padding: 8px 6px; margin: 0;
+        white-space: pre-wrap; color: #495057; }
+.alg1 .ln { display: inline-block; width: 1.8em; text-align: right; margin-right: 0.6em; color: #adb5bd; }
+.alg1 .on { background: #fff3bf; color: #212529; font-weight: 700; display: block; border-left: 4px solid #f59f00;
+            margin-left: -6px; padding-left: 2px; }
+.alg1 .off { display: block; }
+.alg1-title { font-weight: 700; font-size: 15px; margin: 0 0 4px 0; color: #212529; }
+"""
+
+
+def algorithm_html(highlight: Iterable[int], lines: Sequence[tuple[int, str]] | None = None) -> str:
+    """Algorithm 1's listing as HTML (gear.retrieve.beam's numbering), the lines of the current sub-step marked."""
+    from gear.viz.lesson import ALGORITHM_1
+
+    on = set(highlight)
+    body = "".join(f"<span class='{'on' if n in on else 'off'}'><span class='ln'>{n}</span>{esc_html(text)}</span>"
+                   for n, text in (lines if lines is not None else ALGORITHM_1))
+    return ("<div class='alg1-title'>Algorithm 1 · Diverse Triple Beam Search</div>"
+            f"<div class='alg1'>{body}</div>")

@@ -1,0 +1,302 @@
+"""A lesson as a handout: one self-contained HTML file a class can keep — every step of the lesson in order
+(gear.viz.lesson) with its explanation, the paper's notation, its tables and its pictures — that opens in any browser
+without a network and prints one step to a page.
+
+Pictures are inline SVG drawn from the same layout as the app's graphs (gear.viz.layout), so nothing is fetched and
+print is crisp; the styles are inline and a Content-Security-Policy forbids every request. Every string from the run
+(passages, triples, queries, LLM output) is html-escaped here; only our own notation goes in as HTML. Imports no
+Streamlit: the app's "Download the lesson" and `gear export-html` both call `lesson_html`.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import networkx as nx
+
+from gear import trace as t
+from gear.viz import beam_lesson, charts, layout
+from gear.viz.graph import beam_graph, esc_html, node_boxes, passage_lookup, place, short, shown_label, spo_text
+from gear.viz.lesson import LessonStep, lesson_steps, step_query
+from gear.viz.ppr import ppr_graph
+
+_PICTURES = itertools.count(1)
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+CSS = """
+:root { --ink: #212529; --muted: #495057; --line: #dee2e6; --accent: #1971c2; --gold: #fff3bf; }
+* { box-sizing: border-box; }
+body { font-family: 'Liberation Sans', Arial, sans-serif; color: var(--ink); margin: 0 auto; max-width: 1100px;
+       padding: 24px; line-height: 1.45; font-size: 15px; }
+h1 { font-size: 26px; margin: 0 0 6px 0; }
+h2 { font-size: 21px; margin: 0 0 4px 0; break-after: avoid; }
+.meta { color: var(--muted); margin: 0 0 10px 0; }
+.step { border-top: 3px solid var(--line); padding-top: 14px; margin-top: 26px; }
+.where { color: var(--muted); font-size: 13px; text-transform: uppercase; letter-spacing: .04em; }
+.notation { font-family: 'Liberation Serif', serif; font-size: 20px; color: var(--accent); margin: 2px 0 6px 0; }
+.query { background: #f1f3f5; border-radius: 6px; padding: 6px 10px; margin: 6px 0 10px 0; }
+.note { background: #e7f5ff; border-left: 4px solid var(--accent); padding: 6px 10px; margin: 8px 0; }
+.missing { color: var(--muted); font-style: italic; }
+table { border-collapse: collapse; width: 100%; margin: 8px 0; font-size: 13px; }
+th, td { border: 1px solid var(--line); padding: 3px 6px; text-align: left; vertical-align: top; }
+th { background: #f8f9fa; }
+tr.gold td { background: var(--gold); }
+tr.dropped td { color: #868e96; }
+thead { display: table-header-group; }
+tr, svg, .alg1, .figure { break-inside: avoid; }
+.figure { margin: 8px 0; }
+.figure svg { width: 100%; height: auto; max-height: 560px; border: 1px solid var(--line); border-radius: 6px; }
+.side { display: grid; grid-template-columns: minmax(300px, 2fr) 5fr; gap: 14px; align-items: start; }
+.toc { columns: 2; font-size: 13px; color: var(--muted); list-style: none; padding-left: 0; }
+.toc li { break-inside: avoid; }
+""" + beam_lesson.ALGORITHM_CSS + """
+@page { size: A4; margin: 12mm; }
+@media print {
+  body { max-width: none; padding: 0; font-size: 11pt; }
+  .step { break-before: page; border-top: none; margin-top: 0; padding-top: 0; }
+  .side { grid-template-columns: 1fr; }
+  .figure svg { max-height: 150mm; }
+  .toc { columns: 2; }
+  a { color: inherit; text-decoration: none; }
+}
+"""
+
+
+def file_name(trace: t.Trace) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", trace.question).strip("-")[:48].lower() or "run"
+    return f"lesson_{slug}.html"
+
+
+# -- pieces -----------------------------------------------------------------------------------------------------------
+def table_html(rows: Sequence[Mapping[str, Any]], hide: Sequence[str] = ("id",)) -> str:
+    """Rows as an HTML table, every cell escaped; a row with gold "★" is marked, a "dropped" one greyed."""
+    if not rows:
+        return "<p class='missing'>(none)</p>"
+    columns = [c for c in rows[0] if c not in hide]
+    head = "".join(f"<th>{esc_html(c)}</th>" for c in columns)
+    body = []
+    for row in rows:
+        values = list(row.values())
+        cls = "gold" if row.get("gold") else ("dropped" if "dropped" in values else "")
+        cells = "".join(f"<td>{esc_html(_cell(row.get(c)))}</td>" for c in columns)
+        body.append(f"<tr class='{cls}'>{cells}</tr>" if cls else f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    return str(value)
+
+
+def _plain(tooltip: str) -> str:
+    """A tooltip (escaped HTML fragments) as plain text for an SVG <title>, escaped again."""
+    return esc_html(html.unescape(re.sub(r"<br\s*/?>", " · ", re.sub(r"<(?!br)[^>]+>", "", tooltip))))
+
+
+def graph_svg(g: nx.MultiDiGraph, positions: Mapping[Any, layout.Point] | None = None,
+              frame: tuple[float, float, float, float] | None = None, flow: bool = False) -> str:
+    """A graph as inline SVG at the positions gear.viz.graph.graph_html would use: dots (or boxes) with their labels,
+    directed edges with their labels on a white halo, grey dashes for the greyed-out."""
+    where = dict(positions) if positions is not None else place(g, flow)
+    boxes = node_boxes(g)
+    x0, y0, x1, y1 = frame if frame is not None else layout.bounds({k: where[k] for k in g.nodes if k in where}, boxes)
+    pad = 12.0
+    out = [f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='{x0 - pad:.1f} {y0 - pad:.1f} {x1 - x0 + 2 * pad:.1f} "
+           f"{y1 - y0 + 2 * pad:.1f}' role='img' font-family='Liberation Sans, Arial, sans-serif'>"]
+    colours = sorted({str(d.get("color", "#868e96")) for _, _, d in g.edges(data=True)})
+    picture = next(_PICTURES)  # marker ids are the document's: each picture has its own
+    markers = {c: f"arrow{picture}-{i}" for i, c in enumerate(colours)}
+    out.append("<defs>" + "".join(
+        f"<marker id='{m}' viewBox='0 0 10 10' refX='9' refY='5' markerWidth='7' markerHeight='7' "
+        f"orient='auto-start-reverse'><path d='M0,0 L10,5 L0,10 z' fill='{esc_html(c)}'/></marker>"
+        for c, m in markers.items()) + "</defs>")
+    seen: dict[tuple[Any, Any], int] = {}
+    labels = []
+    for u, v, data in g.edges(data=True):
+        if u not in where or v not in where:
+            continue
+        pair = (u, v) if str(u) <= str(v) else (v, u)
+        k = seen.get(pair, 0)
+        seen[pair] = k + 1
+        (ax, ay), (bx, by) = where[u], where[v]
+        r_u, r_v = float(g.nodes[u].get("size", 16)), float(g.nodes[v].get("size", 16))
+        dx, dy = bx - ax, by - ay
+        length = math.hypot(dx, dy) or 1.0
+        ux, uy = dx / length, dy / length
+        sx, sy, ex, ey = ax + ux * r_u, ay + uy * r_u, bx - ux * (r_v + 2), by - uy * (r_v + 2)
+        bend = (0 if k == 0 else (k + 1) // 2 * 34 * (1 if k % 2 else -1)) * (1 if (u, v) == pair else -1)
+        cx, cy = (sx + ex) / 2 - uy * bend, (sy + ey) / 2 + ux * bend
+        colour = str(data.get("color", "#868e96"))
+        dash = " stroke-dasharray='7 5'" if data.get("dashes") else ""
+        arrow = f" marker-end='url(#{markers[colour]})'" if data.get("arrows", "to") else ""
+        width = min(6.0, float(data.get("width", 2.0)))
+        out.append(f"<path d='M{sx:.1f},{sy:.1f} Q{cx:.1f},{cy:.1f} {ex:.1f},{ey:.1f}' fill='none' "
+                   f"stroke='{esc_html(colour)}' stroke-width='{width:.1f}'{dash}{arrow}>"
+                   f"<title>{_plain(str(data.get('title', '')))}</title></path>")
+        label = esc_html(short(str(data.get("label", "")), 36)) + (" ★" if data.get("gold") else "")
+        if label:
+            mx, my = (sx + 2 * cx + ex) / 4, (sy + 2 * cy + ey) / 4
+            fill = esc_html(str(data.get("font_color") or "#343a40"))
+            labels.append(f"<text x='{mx:.1f}' y='{my:.1f}' font-size='{layout.EDGE_FONT}' text-anchor='middle' "
+                          f"dominant-baseline='middle' fill='{fill}' stroke='#ffffff' stroke-width='4' "
+                          f"paint-order='stroke'>{label}</text>")
+    out.extend(labels)
+    for key, data in g.nodes(data=True):
+        if key not in where:
+            continue
+        x, y = where[key]
+        colour = esc_html(str(data.get("color", "#adb5bd")))
+        border = "#f59f00" if data.get("gold") else esc_html(str(data.get("border", "#495057")))
+        stroke = 4 if data.get("gold") else 1
+        text = shown_label(key, data)
+        fill = esc_html(str(data.get("font_color") or "#212529"))
+        title = f"<title>{_plain(str(data.get('title', '')))}</title>"
+        if data.get("shape") == "box":
+            b = boxes[key]
+            out.append(f"<g>{title}<rect x='{x - b.left:.1f}' y='{y - b.up:.1f}' width='{b.width:.1f}' "
+                       f"height='{b.height:.1f}' rx='5' fill='{colour}' stroke='{border}' stroke-width='{stroke}'/>"
+                       f"<text x='{x:.1f}' y='{y:.1f}' font-size='{layout.NODE_FONT - 2}' text-anchor='middle' "
+                       f"dominant-baseline='middle' fill='{fill}'>{text}</text></g>")
+            continue
+        r = float(data.get("size", 16))
+        out.append(f"<g>{title}<circle cx='{x:.1f}' cy='{y:.1f}' r='{r:.1f}' fill='{colour}' stroke='{border}' "
+                   f"stroke-width='{stroke}'/><text x='{x:.1f}' y='{y + r + layout.NODE_FONT:.1f}' "
+                   f"font-size='{layout.NODE_FONT}' text-anchor='middle' fill='{fill}' stroke='#ffffff' "
+                   f"stroke-width='3' paint-order='stroke'>{text}</text></g>")
+    out.append("</svg>")
+    return "<div class='figure'>" + "".join(out) + "</div>"
+
+
+# -- one step ---------------------------------------------------------------------------------------------------------
+def _triple_rows(triples: Sequence[Sequence[str]], new: set[tuple[str, ...]] | None = None) -> list[dict[str, Any]]:
+    rows = []
+    for tr in triples:
+        row: dict[str, Any] = {"subject": tr[0] if tr else "", "predicate": tr[1] if len(tr) > 1 else "",
+                               "object": tr[2] if len(tr) > 2 else ""}
+        if new is not None:
+            row["new"] = "new" if tuple(tr) in new else ""
+        rows.append(row)
+    return rows
+
+
+def step_body(events: Sequence[t.Event], step: LessonStep, passages: Mapping[int, t.PassageView]) -> str:
+    """What a step shows besides its words: tables and pictures of its event."""
+    e = step.event
+    if step.phase == "repeat":
+        return f"<div class='note'>{esc_html(step.explanation)}</div>"
+    if step.phase and isinstance(e, t.BeamsSearched):
+        pic = beam_lesson.picture(e, step.phase, step.hop, passages)
+        return (f"<div class='side'><div>{beam_lesson.algorithm_html(step.lines)}</div>"
+                f"<div>{graph_svg(pic.graph, pic.positions, pic.frame, flow=True)}</div></div>"
+                + table_html(beam_lesson.rows(e, step.phase, step.hop)))
+    if isinstance(e, t.BaseRetrieved):
+        return table_html(charts.passage_rows(e.passages))
+    if isinstance(e, t.ProximalTriples):
+        return f"<p class='meta'>{esc_html(e.source)}</p>" + table_html(_triple_rows(e.triples))
+    if isinstance(e, t.TriplesLinked):
+        return table_html([{"proximal triple": spo_text(link.proximal),
+                            "linked index triple": spo_text(link.linked.spo) if link.linked else "—",
+                            "similarity": round(link.similarity, 3),
+                            "source passage": link.linked.passage_title if link.linked else "",
+                            "gold": "★" if link.linked and link.linked.gold else ""} for link in e.links])
+    if isinstance(e, t.BeamsSearched):
+        initial = next((x for x in events if isinstance(x, t.InitialNodes) and x.iteration == e.iteration), None)
+        by_id = {x.id: x for x in e.triples}
+        rows = [{"beam": i, "score": round(b.score, 3),
+                 "triples": " → ".join(spo_text(by_id[x].spo) for x in b.triple_ids if x in by_id),
+                 "gold": "★" if any(by_id[x].gold for x in b.triple_ids if x in by_id) else ""}
+                for i, b in enumerate(e.steps[-1] if e.steps else [], 1)]
+        picture = graph_svg(beam_graph(e, initial, passages), flow=True) if rows else ""
+        return picture + table_html(rows)
+    if isinstance(e, t.PassagesFused):
+        base = next((x for x in events if isinstance(x, t.BaseRetrieved) and x.iteration == e.iteration), None)
+        return table_html(charts.rank_movement(base.passages if base else [], e.passages))
+    if isinstance(e, t.GistUpdated):
+        return table_html(_triple_rows(e.memory, {tuple(x) for x in e.added}))
+    if isinstance(e, t.Reasoned):
+        if e.rejected:
+            verdict = f"The model said answerable — {e.answer} — but {e.rejected}. The loop goes on."
+        elif e.answerable:
+            verdict = f"Answerable — the reasoner's answer: {e.answer}. The loop stops."
+        else:
+            verdict = f"Not answerable yet — {e.reason}"
+        return f"<div class='note'>{esc_html(verdict)}</div>"
+    if isinstance(e, t.QueryRewritten):
+        return f"<div class='note'>Next query: {esc_html(e.query)}</div>"
+    if isinstance(e, t.PassagesLinked):
+        final = next((x for x in events if isinstance(x, t.FinalRanking)), None)
+        return table_html([{"gist triple": spo_text(link.triple),
+                            "linked passages": "; ".join(("★ " if p.gold else "") + p.title for p in link.passages)}
+                           for link in e.links]) + ("<h3>Final ranking</h3>" + table_html(
+                               charts.passage_rows(final.passages, 15)) if final else "")
+    if isinstance(e, t.Answered):
+        start = next((x for x in events if isinstance(x, t.RunStarted)), None)
+        parts = [f"Final answer: {e.answer or '(none)'}"]
+        if start is not None and start.answers:
+            parts.append("gold: " + " / ".join(start.answers[:4]))
+        if e.em is not None and e.f1 is not None:
+            parts.append(f"EM {e.em:.0f}, F1 {e.f1:.2f}")
+        return f"<div class='note'>{esc_html(' · '.join(parts))}</div>"
+    if isinstance(e, t.PPRSeeded):
+        return (table_html([{"matched fact": spo_text(f.triple.spo), "score": round(f.score, 3),
+                             "kept": "kept" if f.kept else "dropped"} for f in e.facts])
+                + table_html([{"seed entity": s.name, "weight": round(s.seed, 4)} for s in e.entities]))
+    if isinstance(e, t.PPRRanked):
+        seeded = next((x for x in events if isinstance(x, t.PPRSeeded) and x.iteration == e.iteration), None)
+        return graph_svg(ppr_graph(e, seeded)) + table_html(charts.passage_rows(e.passages))
+    if isinstance(e, t.PassagesAdded):
+        return table_html(charts.passage_rows(e.passages))
+    if isinstance(e, t.ThoughtWritten):
+        return f"<div class='note'>{esc_html(e.thought)}</div>"
+    return ""
+
+
+def step_html(events: Sequence[t.Event], step: LessonStep, number: int, total: int,
+              passages: Mapping[int, t.PassageView]) -> str:
+    where = f"Step {number} of {total} · iteration {step.iteration}"
+    missing = f"<p class='missing'>{esc_html(step.missing)}</p>" if step.missing else ""
+    words = "" if step.phase == "repeat" else f"<p>{esc_html(step.explanation)}</p>"
+    return (f"<section class='step' id='step-{number}'><div class='where'>{where}</div>"
+            f"<h2>{esc_html(step.title)}</h2><div class='notation'>{step.notation}</div>{words}"
+            f"<div class='query'>q<sup>({step.iteration})</sup> = {esc_html(step_query(events, step))}</div>"
+            f"{missing}{step_body(events, step, passages)}</section>")
+
+
+def lesson_html(trace: t.Trace | Sequence[t.Event], title: str = "") -> str:
+    """The whole lesson on a run as one self-contained HTML page (no request leaves it; prints a step a page)."""
+    events = list(trace)
+    steps = lesson_steps(events)
+    passages = passage_lookup(events)
+    start = next((e for e in events if isinstance(e, t.RunStarted)), None)
+    question = start.question if start else ""
+    facts = []
+    if start is not None:
+        facts.append(f"method {start.method}, retriever {start.retriever}")
+        s = start.settings
+        if "beam_width" in s:
+            facts.append(f"b = {s.get('beam_width')}, l = {s.get('beam_length')}, γ = {s.get('gamma')}")
+        if s.get("prompts"):
+            facts.append(f"prompts {s.get('prompts')}")
+        if start.question_id:
+            facts.append(f"question {start.question_id}")
+    toc = "".join(f"<li><a href='#step-{n}'>{n}. {esc_html(s.title)}</a> · iteration {s.iteration}</li>"
+                  for n, s in enumerate(steps, 1))
+    body = "".join(step_html(events, s, n, len(steps), passages) for n, s in enumerate(steps, 1))
+    heading = esc_html(title or "GeAR — a run, step by step")
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>{heading}: {esc_html(short(question, 80))}</title><style>{CSS}</style></head><body>"
+            f"<h1>{heading}</h1><p><b>Question:</b> {esc_html(question)}</p>"
+            f"<p class='meta'>{esc_html(' · '.join(facts))}</p>"
+            f"<p class='meta'>{len(steps)} steps; Graph expansion is shown as the paper's Algorithm 1 does it. Made by "
+            "GeAR Studio from a recorded run; this file needs no network.</p>"
+            f"<ul class='toc'>{toc}</ul>{body}</body></html>")

@@ -1,0 +1,117 @@
+"""A link to any step of a lesson: the page's address names the run and the step — `?trace=walkthrough&step=7` for a
+bundled trace (assets/traces/walkthrough.json), `?saved=FILE.json&step=7` for a run saved in the data folder's
+traces/ — so a lecturer can put step 7 on a slide and a student's fresh browser opens there, offline. Teaching mode
+keeps the address in step with the step shown; a name that is unknown, or a step out of range, is said so and the
+lesson opens at its start."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from gear.trace import Trace, TraceError
+from studio import demo
+from studio.safe import esc_md, one_line
+
+LINK = "lesson_link"  # session state: the shown trace's address parameters ({"trace": stem} or {"saved": name})
+APPLIED = "lesson_link_applied"  # session state: the address last applied or written (so it is applied once)
+NOTE = "lesson_link_note"  # session state: what was wrong with the link just opened
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+
+
+def link_for(path: Path) -> dict[str, str] | None:
+    """The address parameters naming a trace file: bundled by its stem, saved by its file name; None elsewhere."""
+    path = path.resolve()
+    if path.parent == demo.BUNDLED_TRACES.resolve():
+        return {"trace": path.stem}
+    if path.parent == demo.traces_dir().resolve():
+        return {"saved": path.name}
+    return None
+
+
+def resolve(params: dict[str, str]) -> tuple[Path | None, str]:
+    """The trace file a link names, or None and why not (a name is a plain file name: no folder can be reached)."""
+    if "trace" in params:
+        name = params["trace"]
+        path = demo.BUNDLED_TRACES / f"{name}.json"
+        if not _NAME.match(name) or not path.is_file():
+            known = ", ".join(sorted(p.stem for p in demo.BUNDLED_TRACES.glob("*.json")))
+            return None, f"There is no bundled trace named “{name}” (bundled: {known})."
+        return path, ""
+    name = params.get("saved", "")
+    path = demo.traces_dir() / name
+    if not _NAME.match(name) or not name.endswith(".json") or name.endswith(".tags.json") or not path.is_file():
+        return None, f"There is no saved trace “{name}” in {demo.shown(demo.traces_dir())}."
+    return path, ""
+
+
+def wanted() -> dict[str, str]:
+    return {k: str(st.query_params[k]) for k in ("trace", "saved", "step") if k in st.query_params}
+
+
+def apply_link(show: Callable[[Trace, Path], None], steps_of: Callable[[Trace], int]) -> None:
+    """Open the lesson the page's address names, once per address: `show(trace, path)` makes it the session's trace
+    and `steps_of(trace)` counts its steps. Called before the page draws anything."""
+    params = wanted()
+    if not ({"trace", "saved"} & params.keys()) and "step" not in params:
+        return
+    if st.session_state.get(APPLIED) == params:
+        return
+    st.session_state[APPLIED] = params
+    path, problem = resolve(params) if {"trace", "saved"} & params.keys() else (None, "The link names no trace.")
+    step = 1
+    if path is not None:
+        try:
+            trace = Trace.load(path)
+        except (TraceError, OSError) as exc:
+            problem = f"Cannot open {path.name}: {one_line(exc)}"
+        else:
+            show(trace, path)
+            n = steps_of(trace)
+            raw = params.get("step", "1")
+            if not raw.isdigit() or not 1 <= int(raw) <= n:
+                problem = f"This lesson has steps 1 to {n}; there is no step “{raw}”."
+            else:
+                step = int(raw)
+    st.session_state["teaching"] = True
+    st.session_state["teach_step"] = step - 1
+    if problem:
+        st.session_state[NOTE] = problem + " The lesson opens at its start."
+
+
+def link_note() -> None:
+    """Say once what was wrong with the link just opened."""
+    note = st.session_state.pop(NOTE, None)
+    if note:
+        st.warning(esc_md(note), icon=":material/link_off:")
+
+
+def keep_address(step: int) -> str | None:
+    """Write the shown trace and step into the page's address (so reloading or sharing it opens here) and return
+    the full link, or None when the trace has no address (a live run not saved, an upload)."""
+    link = st.session_state.get(LINK)
+    if not link:
+        for key in ("trace", "saved", "step"):
+            if key in st.query_params:
+                del st.query_params[key]
+        return None
+    params = {**link, "step": str(step)}
+    if wanted() != params:
+        st.query_params.from_dict(params)
+    st.session_state[APPLIED] = params
+    base = st.context.url or ""
+    return f"{base.split('?')[0]}?{urlencode(params)}"
+
+
+def copy_link(url: str | None) -> None:
+    """The "Copy link" control: the address of this step in a code box, whose copy button puts it on the clipboard."""
+    if url is None:
+        st.caption("A link to a step needs a run kept in a file: save this run (below), then open it from the "
+                   "Traces page or the replay list.")
+        return
+    st.caption("Copy link — this step of this run (opens offline, in any browser that reaches this app):")
+    st.code(url, language=None)

@@ -1,0 +1,261 @@
+"""The beam search as a lesson (issue 37): what the trace records of it, the lesson's steps, folded repeats, links to a
+step, the handout, and graph layouts that keep every label apart. The recorded candidates are checked against the
+plain transliteration of Algorithm 1 in tests/unit/test_beam_algorithm1.py; here, what the bundled traces hold."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from streamlit.testing.v1 import AppTest
+from typer.testing import CliRunner
+
+from gear import trace as t
+from gear import viz
+from gear.viz import handout, layout
+from gear.viz.lesson import ALGORITHM_1, OLD_BEAMS, PHASE_LINES, folding, lesson_steps
+from tests.unit.test_app import APP, studio  # noqa: F401
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = sorted((ROOT / "assets" / "traces").glob("*.json"))
+# re-recorded with their candidates; musique_wilm_airport is not: replayed today its final ranking differs at rank 24
+# (passage 740 for 36, a near tie of the index's float bits), so it stays as recorded and its lesson says what it lacks
+RERECORDED = [p for p in BUNDLED if p.stem.startswith("walkthrough")]
+OLD = ROOT / "tests" / "fixtures" / "traces" / "walkthrough_before_llm_source.json"
+
+
+# -- what the trace records -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", RERECORDED, ids=lambda p: p.stem)
+def test_every_bundled_trace_records_the_candidates_behind_its_beams(path: Path) -> None:
+    """Re-recorded with the candidates (scripts/rerecord_traces.py): at each hop the kept candidates are exactly the
+    next step's beams, each a beam of the step before extended by its candidate, with s′ × factor as its score."""
+    trace = t.Trace.load(path)
+    searches = trace.of(t.BeamsSearched)
+    assert searches, path.name
+    for e in searches:
+        assert e.recorded > 0 and len(e.hops) == len(e.steps) - 1
+        weighed = {x.id for x in [*e.triples, *e.candidate_triples]}
+        assert {c.triple_id for hop in e.hops for v in hop for c in v.candidates if c.triple_id >= 0} <= weighed
+        assert [c.triple_id for c in e.initial_candidates if c.kept] == [b.triple_ids[0] for b in e.steps[0]]
+        for i, hop in enumerate(e.hops, 1):
+            previous = e.steps[i - 1]
+            kept = sorted(((tuple(previous[v.beam].triple_ids) + ((c.triple_id,) if c.triple_id >= 0 else ())),
+                           round(c.score, 9)) for v in hop for c in v.candidates if c.kept)
+            assert kept == sorted((tuple(b.triple_ids), round(b.score, 9)) for b in e.steps[i])
+            for v in hop:
+                ranks = [c.rank for c in v.candidates]
+                assert ranks == sorted(ranks) and all(c.rank < e.recorded or c.kept for c in v.candidates)
+                for c in v.candidates:
+                    assert c.score == pytest.approx(c.accumulated * c.penalty)
+                    factor = math.exp(-min(c.rank, e.gamma) / e.gamma) if e.diversity else 1.0
+                    assert c.penalty == pytest.approx(factor if c.triple_id >= 0 else 1.0)
+
+
+@pytest.mark.parametrize("path", [OLD, ROOT / "assets" / "traces" / "musique_wilm_airport.json"], ids=lambda p: p.stem)
+def test_an_older_trace_still_opens_and_says_what_it_lacks(path: Path) -> None:
+    trace = t.Trace.load(path)
+    steps = lesson_steps(trace)
+    beams = [s for s in steps if isinstance(s.event, t.BeamsSearched)]
+    assert beams and all(s.missing == OLD_BEAMS and not s.phase for s in beams)
+    page = handout.lesson_html(trace)
+    assert OLD_BEAMS.split(",")[0] in page and "<svg" in page
+
+
+# -- the lesson's steps ------------------------------------------------------------------------------------------------
+def test_algorithm_1_is_read_from_the_search_s_own_listing() -> None:
+    numbers = [n for n, _ in ALGORITHM_1]
+    assert numbers == [1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 15, 16, 18, 19, 20, 21, 22, 25, 27]
+    assert dict(ALGORITHM_1)[21].strip() == "s' ← s' × e^(−min(n, γ)/γ)"
+    assert all(set(lines) <= set(numbers) for lines in PHASE_LINES.values())
+
+
+def test_graph_expansion_opens_into_algorithm_1_s_sub_steps_hop_by_hop() -> None:
+    trace = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough_sync_l3.json")
+    steps = lesson_steps(trace)
+    beam = [(s.phase, s.hop) for s in steps if s.phase]
+    assert beam == [("initial", 0), ("candidates", 1), ("scores", 1), ("penalty", 1), ("kept", 1),
+                    ("candidates", 2), ("scores", 2), ("penalty", 2), ("kept", 2)]
+    assert [s.lines for s in steps if s.phase == "kept"][-1][-1] == 27  # the last hop returns B_i
+    titles = [s.title for s in steps]
+    assert titles.index("tripleLink") < titles.index("Graph expansion · the initial beams") < titles.index("Fusion")
+
+
+def test_the_lesson_graph_keeps_every_node_in_its_place_as_it_grows() -> None:
+    from gear.viz import beam_lesson
+
+    trace = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough_sync_l3.json")
+    e = trace.first(t.BeamsSearched)
+    assert e is not None
+    beam = [s for s in lesson_steps(trace) if s.phase]
+    pictures = [beam_lesson.picture(e, s.phase, s.hop) for s in beam]
+    places: dict[object, tuple[float, float]] = {}
+    for n, picture in enumerate(pictures):
+        assert picture.frame == pictures[0].frame  # one camera for the whole search
+        for node, where in picture.positions.items():
+            assert places.setdefault(node, where) == where, f"{node} moved at sub-step {n + 1}"
+        if n:  # it only grows: what an earlier sub-step drew stays drawn
+            assert set(pictures[n - 1].graph.nodes) <= set(picture.graph.nodes)
+    assert len(pictures[-1].graph) > len(pictures[0].graph)
+    # once the top b are kept, the candidates that did not make it are greyed out
+    dropped = [d for s, p in zip(beam, pictures, strict=True) if s.phase == "kept"
+               for _, _, d in p.graph.edges(data=True) if d.get("dashes")]
+    assert dropped and all(d["color"] == beam_lesson.DROPPED_COLOUR for d in dropped)
+
+
+# -- repeated iterations -----------------------------------------------------------------------------------------------
+def _iteration(n: int, query: str, passages: list[int], memo: bool) -> list[t.Event]:
+    views = [t.PassageView(p, f"P{p}", "text") for p in passages]
+    return [t.IterationStarted(n, query), t.BaseRetrieved(n, query, 2, views),
+            t.LLMCalled(n, "read (sync)", "m", 100, 10, 1.0, source="memo" if memo else "model"),
+            t.ProximalTriples(n, "sync", "read", passages, [["a", "b", "c"]]),
+            t.PassagesFused(n, views), t.Reasoned(n, False, "", "missing"), t.QueryRewritten(n, query)]
+
+
+def _run(last: list[int]) -> t.Trace:
+    """Four iterations: 3 asks iteration 2's query again (answered by the memo); 4 finds `last`."""
+    events: list[t.Event] = [t.RunStarted(0, "q?", "gear", "hybrid", {})]
+    events += _iteration(1, "q?", [1, 2], False) + _iteration(2, "r?", [3, 4], False)
+    events += _iteration(3, "r?", [3, 4], True) + _iteration(4, "r?", last, True)
+    events += [t.FinalRanking(4, []), t.Answered(4, "x", "x", []), t.RunFinished(4, 4, 10.0)]
+    return t.Trace(events)
+
+
+def test_iterations_that_repeat_an_earlier_one_are_said_once_and_skipped() -> None:
+    trace = _run([3, 4])
+    fold = folding(trace)
+    assert [(f.first, f.last, f.of, f.same_query, f.memo) for f in fold.folds] == [(3, 4, 2, True, 2)]
+    assert fold.folds[0].text.startswith("Iterations 3–4 repeat iteration 2: the rewriter wrote the same query")
+    steps = lesson_steps(trace)
+    assert [s.iteration for s in steps if s.phase == "repeat"] == [3]
+    assert not [s for s in steps if s.iteration in (3, 4) and s.phase != "repeat" and not s.title.startswith("Answer")]
+    # an iteration that found other passages is no repeat, whatever its query
+    assert [(f.first, f.last) for f in folding(_run([9])).folds] == [(3, 3)]
+
+
+def test_a_bundled_run_that_repeats_itself_is_folded_in_the_replay(studio: dict) -> None:  # noqa: F811
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["index_selected"] = "tiny"
+    at.session_state["ask_ready"] = True
+    at.run()
+    at.selectbox(key="trace_pick").set_value("example: walkthrough_gear_small").run()
+    at.button(key="replay_pick").click().run()
+    assert not at.exception
+    notes = [str(i.value) for i in at.info]
+    assert any("Iteration 4 repeats iteration 3" in n for n in notes), notes
+    assert [m.value for m in at.metric if m.label == "Iterations"] == ["4"]  # the run's numbers unchanged
+
+
+# -- links -------------------------------------------------------------------------------------------------------------
+def _open(studio: dict, **params: str) -> AppTest:  # noqa: F811
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["index_selected"] = "tiny"
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def _step_shown(at: AppTest) -> str:
+    return at.get("progress")[0].proto.text
+
+
+def test_a_link_opens_the_lesson_at_its_step_and_follows_it(studio: dict) -> None:  # noqa: F811
+    at = _open(studio, trace="walkthrough", step="7")
+    assert not at.exception
+    assert _step_shown(at).startswith("Step 7 of 13")
+    assert at.session_state["teaching"] is True and not at.warning
+    assert any("?trace=walkthrough&step=7" in str(c.value) for c in at.code)  # the "Copy link" box
+    at.button(key="teach_step_next").click().run()
+    assert _step_shown(at).startswith("Step 8 of") and at.query_params["step"] == "8"  # the address follows
+
+
+@pytest.mark.parametrize(("params", "said"), [({"trace": "nosuch", "step": "3"}, "no bundled trace named"),
+                                              ({"trace": "walkthrough", "step": "99"}, "there is no step"),
+                                              ({"trace": "../../etc/passwd"}, "no bundled trace named"),
+                                              ({"saved": "missing.json", "step": "2"}, "no saved trace")])
+def test_a_link_to_nothing_says_so_and_opens_the_lesson_s_start(studio: dict, params: dict, said: str) -> None:  # noqa: F811
+    at = _open(studio, **params)
+    assert not at.exception
+    warnings = " ".join(str(w.value) for w in at.warning)
+    assert said in warnings.replace("&#", "").lower() or said in warnings.lower(), warnings
+    assert "opens at its start" in warnings
+    assert _step_shown(at).startswith("Step 1 of")
+
+
+def test_a_link_names_a_saved_run_by_its_file(studio: dict) -> None:  # noqa: F811
+    saved = studio["data"] / "traces" / "20260101-000000_a-run_abcdef.json"
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    studio["trace"].save(saved)
+    at = _open(studio, saved=saved.name, step="2")
+    assert not at.exception and not at.warning
+    assert _step_shown(at).startswith("Step 2 of")
+    assert any(f"saved={saved.name}" in str(c.value) for c in at.code)
+
+
+# -- the handout -------------------------------------------------------------------------------------------------------
+def test_the_handout_is_one_self_contained_file_with_every_step(studio: dict) -> None:  # noqa: F811
+    from tests.unit.test_app import XSS
+
+    trace = studio["trace"]  # a run over passages and triples that carry markup
+    page = handout.lesson_html(trace)
+    steps = lesson_steps(trace)
+    assert page.count("<section class='step'") == len(steps)
+    assert viz.outside_urls(page) == [] and "<script" not in page.lower() and "<link" not in page.lower()
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert XSS not in page  # every untrusted string escaped
+    assert "@media print" in page and "break-before: page" in page
+
+
+def test_gear_export_html_writes_the_handout(tmp_path: Path) -> None:
+    from gear.cli import app
+
+    out = tmp_path / "lesson.html"
+    result = CliRunner().invoke(app, ["export-html", str(ROOT / "assets" / "traces" / "walkthrough.json"),
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert page.count("<section class='step'") == len(lesson_steps(t.Trace.load(ROOT / "assets" / "traces" /
+                                                                                  "walkthrough.json")))
+    bad = CliRunner().invoke(app, ["export-html", str(tmp_path / "nosuch.json")])
+    assert bad.exit_code == 2 and "file not found" in bad.output
+
+
+# -- layouts -----------------------------------------------------------------------------------------------------------
+def worst_cases() -> dict[str, nx.MultiDiGraph]:
+    """Graphs a force layout or a path layout draws badly: components apart, a hub with many leaves, one edge, and
+    a cycle of long labels (vis-network's hierarchical layout scattered one across ±5,900 px)."""
+    cases: dict[str, nx.MultiDiGraph] = {}
+    g = nx.MultiDiGraph()
+    for c in range(4):
+        for n in range(c + 2):
+            g.add_edge(f"c{c}n{n}", f"c{c}n{n + 1}", label=f"part of component {c}")
+    g.add_node("alone", label="an entity with no triple at all")
+    cases["components"] = g
+    g = nx.MultiDiGraph()
+    for n in range(40):
+        g.add_edge("hub", f"leaf{n}", label="has member")
+        g.nodes[f"leaf{n}"]["label"] = f"a leaf entity with a long name number {n}"
+    cases["hub"] = g
+    g = nx.MultiDiGraph()
+    g.add_edge("Bremen Cathedral", "St. Peter", label="award")
+    cases["one edge"] = g
+    g = nx.MultiDiGraph()
+    for n in range(12):
+        g.add_edge(n, (n + 1) % 12, label="next")
+        g.nodes[n].update(label=f"entity number {n} of a ring of long names", start=n == 0)
+    cases["cycle"] = g
+    return cases
+
+
+@pytest.mark.parametrize("name", list(worst_cases()))
+@pytest.mark.parametrize("flow", [False, True])
+def test_layouts_keep_every_label_apart(name: str, flow: bool) -> None:
+    g = worst_cases()[name]
+    where = viz.graph.place(g, flow)
+    assert set(where) == set(g.nodes)
+    assert layout.overlapping(where, viz.graph.node_boxes(g)) == []
+    page = viz.graph_html(g, flow=flow)
+    options = json.loads(page.split("var options = ", 1)[1].split(";\n", 1)[0])
+    assert options["physics"]["enabled"] is False and "hierarchical" not in options.get("layout", {})
