@@ -176,7 +176,8 @@ def index_info(manifest: Any, directory: Path | str | None) -> dict[str, Any]:
     return info
 
 
-def _per_iteration_recall(trace: Trace, gold: Sequence[int], ks: Sequence[int]) -> list[dict[str, float]]:
+def _per_iteration_recall(trace: Trace, gold: Sequence[int], ks: Sequence[int], rrf_k: int = 60
+                          ) -> list[dict[str, float]]:
     """Cumulative list after each iteration: RRF of that iteration's and earlier fused lists, as the agent ranks;
     for IRCoT the collection after each retrieval, in the run's order."""
     from gear.store.fusion import rrf
@@ -191,7 +192,7 @@ def _per_iteration_recall(trace: Trace, gold: Sequence[int], ks: Sequence[int]) 
         if fused is None:
             continue
         lists.append([p.id for p in fused.passages])
-        ranked = [s.id for s in rrf(lists)]
+        ranked = [s.id for s in rrf(lists, rrf_k)]  # the run's own k, as the agent fused them
         out.append({str(k): recall_at(ranked, gold, k) for k in ks})
     return out
 
@@ -268,7 +269,7 @@ def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: S
         result.rejected_verdicts = sum(1 for r in runs for v in r.trace.of(Reasoned) if v.rejected)
         result.repeated_queries = sum(1 for r in runs for w in r.trace.of(QueryRewritten) if w.repeated)
         if multi_step:
-            result.recall_per_iteration = _per_iteration_recall(last.trace, gold, ks)
+            result.recall_per_iteration = _per_iteration_recall(last.trace, gold, ks, settings.rrf_k)
         result.diagnosis = diagnose(last.trace, diagnosis_k(ks, separate),
                                     {p.id: (p.title, p.text) for p in engine.backend.passages(gold)},
                                     missing_gold=lacking).to_dict()

@@ -32,11 +32,18 @@ from gear.types import Beam
 
 @dataclass(frozen=True)
 class BeamParams:
+    """Algorithm 1's parameters (App. B: b = 10, l = 2, at most 100 neighbours, γ = 2b). γ left at 0 is 2b for the
+    width given, so BeamParams(width=4) penalises as the paper would, not with the default width's γ."""
+
     width: int = 10
     length: int = 2
     max_neighbours: int = 100
-    gamma: float = 20.0
+    gamma: float = 0.0  # γ of the diversity penalty; 0: 2b
     diversity: bool = True
+
+    def __post_init__(self) -> None:
+        if self.gamma <= 0:
+            object.__setattr__(self, "gamma", 2.0 * self.width)
 
     def penalty(self, n: int) -> float:
         """Weight of the n-th (0-based) candidate of a beam: exp(−min(n, γ)/γ)."""

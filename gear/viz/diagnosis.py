@@ -22,7 +22,6 @@ from gear.eval.diagnosis import (
     GoldPassage,
     StageMark,
     Summary,
-    cell,
     stage_label,
 )
 from gear.eval.diagnosis.model import FOUND_STATUS, LOST_STATUS, OPEN_STATUS
@@ -130,35 +129,6 @@ def diagnosis_category_figure(summary: SummaryLike) -> go.Figure:
     fig.update_layout(barmode="group", title="Proposed error category per question", yaxis_title="questions",
                       **_LAYOUT)
     return fig
-
-
-def stage_rows(d: Diagnosis, per_iteration: bool = False) -> list[dict[str, Any]]:
-    """A row per gold passage, a column per stage (or per stage and iteration): ✓ with rank/hop, ✗, or · (never
-    ran), then where it was lost. Titles are passage text: escape them where they become markup."""
-    rows = []
-    for p in d.passages:
-        row: dict[str, Any] = {"gold passage": p.title}
-        for stage in d.stages:
-            label = stage_label(stage, d.k)
-            iterations = sorted({m.iteration for m in p.marks if m.stage == stage})
-            if per_iteration and iterations and iterations != [RUN_LEVEL] and len(d.iterations) > 1:
-                for it in iterations:
-                    mark = next(m for m in p.marks if m.stage == stage and m.iteration == it)
-                    row[f"{label} it{it}"] = _mark(mark)
-            else:
-                row[label] = cell(p, stage)
-        row["lost at"] = "found" if p.status == "found" else stage_label(p.lost_at, d.k) if p.lost_at else "—"
-        row["dropped at"] = stage_label(p.dropped_at or "", d.k) if p.dropped_at else ""
-        rows.append(row)
-    return rows
-
-
-def _mark(mark: StageMark) -> str:
-    if not mark.reached:
-        return "✗"
-    if mark.hop is not None:
-        return f"✓ hop {mark.hop}"
-    return f"✓ {mark.rank}" if mark.rank is not None and mark.stage not in ("read", "gist") else "✓"
 
 
 # -- the gold passage × stage table of one run (the app's "Gold passages" panel) -----------------------------------

@@ -430,8 +430,7 @@ def test_first_visit_opens_the_walkthrough_question_with_its_bundled_run(studio:
     assert not at.exception
     assert at.text_input(key="question").value == demo.WALKTHROUGH_QUESTION
     bundled = sorted(demo.BUNDLED_TRACES.glob("walkthrough*.json"))
-    if not bundled:
-        pytest.skip("no bundled walk-through trace in assets/traces")
+    assert bundled, "no bundled walk-through trace in assets/traces: the demo's first page would open empty"
     assert statuses(at)  # the recorded run replays at once, without an LLM
     assert any("new vis.Network" in page for page in iframes(at))
     assert "Bremen Cathedral" in " ".join(iframes(at))

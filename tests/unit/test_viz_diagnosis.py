@@ -19,7 +19,6 @@ from gear.viz.diagnosis import (
     lost_at_figure,
     outcome,
     side_by_side_rows,
-    stage_rows,
     stage_table,
 )
 
@@ -96,17 +95,6 @@ def test_run_names_are_escaped_in_the_figures() -> None:
     s["<b>x</b>"] = s.pop("naive")
     assert "<b>x</b>" not in {t.name for t in funnel_figure(s).data}
     assert "<b>x</b>" not in {a.text for a in funnel_figure(s).layout.annotations}
-
-
-def test_stage_rows_per_stage_and_per_iteration() -> None:
-    d = diagnose(Trace.load(TRACES / "walkthrough_3hop_gear.json"))
-    rows = stage_rows(d)
-    basilica = next(r for r in rows if r["gold passage"] == "St. Peter's Basilica")
-    assert basilica["beam"] == "✓ hop 2 it1" and basilica["lost at"] == "read" and basilica["dropped at"] == "gist"
-    assert basilica["final@5"] == "✗"
-    wide = next(r for r in stage_rows(d, per_iteration=True) if r["gold passage"] == "St. Peter's Basilica")
-    assert wide["base it1"] == "✓ 5" and wide["base it2"] == "✓ 4" and wide["linked"] == "✗"  # best: it2
-    assert {k for k in wide if k.startswith("gist")} == {"gist it1", "gist it2", "gist it3", "gist it4"}
 
 
 def test_stage_table_shows_the_best_iteration_or_one_and_marks_the_losses() -> None:
