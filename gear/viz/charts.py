@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from gear import methods
 from gear.eval import measures
+from gear.eval.protocol import protocol_of, runs_per_cutoff
 from gear.trace import LLMCalled, PassageView, StageTimed, Trace
 from gear.viz.graph import FONT, esc_html, short
 
@@ -129,11 +130,30 @@ def report_label(report: Mapping[str, Any]) -> str:
     return methods.run_label(str(report.get("method", "")), str(report.get("retriever", "")))
 
 
+def report_labels(reports: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each report's label, told apart where two share one (a figure's legend showed "Hybrid + NaiveGE" twice for
+    the same method under the two protocols): by the protocol, then the index, then a number."""
+    labels = [esc_html(r.get("label") or report_label(r)) for r in reports]
+    for part in (lambda r: "one run per cut-off" if runs_per_cutoff(str(r.get("method", "")), protocol_of(r))
+                 else "one run",
+                 lambda r: esc_html(r.get("index") or (r.get("index_info") or {}).get("name") or "")):
+        clash = {x for x in labels if labels.count(x) > 1}
+        extra = [part(r) for r in reports]
+        labels = [f"{x} ({e})" if x in clash and e and len({extra[i] for i, y in enumerate(labels) if y == x}) > 1
+                  else x for x, e in zip(labels, extra, strict=True)]
+    seen: dict[str, int] = {}
+    out = []
+    for x in labels:
+        seen[x] = seen.get(x, 0) + 1
+        out.append(x if labels.count(x) == 1 else f"{x} #{seen[x]}")
+    return out
+
+
 def recall_by_method_figure(reports: Sequence[Mapping[str, Any]]) -> go.Figure:
     fig = go.Figure()
-    for r in reports:
+    for r, label in zip(reports, report_labels(reports), strict=True):
         ks = list(r.get("recall", {}))
-        fig.add_bar(name=report_label(r), x=[f"R@{k}" for k in ks], y=[r["recall"][k] for k in ks],
+        fig.add_bar(name=label, x=[f"R@{k}" for k in ks], y=[r["recall"][k] for k in ks],
                     text=[f"{r['recall'][k]:.1f}" for k in ks], textposition="outside")
     fig.update_layout(barmode="group", title="Recall@k by method", yaxis_title="recall (%)",
                       yaxis_range=[0, 105], **_LAYOUT)
@@ -143,13 +163,13 @@ def recall_by_method_figure(reports: Sequence[Mapping[str, Any]]) -> go.Figure:
 def recall_per_iteration_figure(reports: Sequence[Mapping[str, Any]]) -> go.Figure:
     """Paper Fig. 3 form: recall of the cumulative list after each iteration, one line per k."""
     fig = go.Figure()
-    for r in reports:
+    for r, label in zip(reports, report_labels(reports), strict=True):
         per = r.get("recall_per_iteration") or {}
         if not per:
             continue
         its = sorted(per, key=int)
         for k in next(iter(per.values())):
-            fig.add_scatter(name=f"{report_label(r)} R@{k}", x=[int(i) for i in its], y=[per[i][k] for i in its],
+            fig.add_scatter(name=f"{label} R@{k}", x=[int(i) for i in its], y=[per[i][k] for i in its],
                             mode="lines+markers")
     fig.update_layout(title="Recall after each iteration", xaxis_title="iteration", yaxis_title="recall (%)",
                       xaxis_dtick=1, **_LAYOUT)
@@ -158,7 +178,7 @@ def recall_per_iteration_figure(reports: Sequence[Mapping[str, Any]]) -> go.Figu
 
 def recall_by_hop_figure(reports: Sequence[Mapping[str, Any]], k: str | None = None) -> go.Figure:
     fig = go.Figure()
-    for r in reports:
+    for r, label in zip(reports, report_labels(reports), strict=True):
         hops = r.get("by_hop") or {}
         if not hops:
             continue
@@ -166,7 +186,7 @@ def recall_by_hop_figure(reports: Sequence[Mapping[str, Any]], k: str | None = N
         if kk is None:
             continue
         names = list(hops)
-        fig.add_bar(name=f"{report_label(r)} R@{kk}", x=[f"{h} (n={hops[h]['n']})" for h in names],
+        fig.add_bar(name=f"{label} R@{kk}", x=[f"{h} (n={hops[h]['n']})" for h in names],
                     y=[hops[h]["recall"].get(kk, 0.0) for h in names])
     fig.update_layout(barmode="group", title="Recall by hop type", yaxis_title="recall (%)", yaxis_range=[0, 105],
                       **_LAYOUT)
@@ -175,11 +195,11 @@ def recall_by_hop_figure(reports: Sequence[Mapping[str, Any]], k: str | None = N
 
 def tokens_per_question_figure(reports: Sequence[Mapping[str, Any]]) -> go.Figure:
     fig = go.Figure()
-    for r in reports:
+    for r, label in zip(reports, report_labels(reports), strict=True):
         rows = r.get("per_question") or []
         totals = [q.get("prompt_tokens", 0) + q.get("completion_tokens", 0) for q in rows]
         if any(totals):
-            fig.add_box(name=report_label(r), y=totals, boxpoints="all", jitter=0.3)
+            fig.add_box(name=label, y=totals, boxpoints="all", jitter=0.3)
     fig.update_layout(title="LLM tokens per question", yaxis_title="tokens", **_LAYOUT)
     return fig
 

@@ -207,3 +207,15 @@ def test_run_figures() -> None:
     assert viz.recall_by_hop_figure([report]).data
     assert list(viz.tokens_per_question_figure([report]).data[0].y) == [12]
     assert viz.density_figure([0, 1, 1, 3]).data
+
+
+def test_reports_sharing_a_label_are_told_apart_in_a_legend() -> None:
+    """The Evaluate page showed "Hybrid + NaiveGE" twice in a legend: the same method under the two protocols."""
+    paper = {"method": "naive", "retriever": "hybrid", "protocol": "paper", "recall": {"5": 50.0}}
+    one = {**paper, "protocol": "one-run"}
+    gear_paper = {"method": "gear", "retriever": "hybrid", "protocol": "paper", "recall": {"5": 60.0}}
+    assert viz.report_labels([paper, one]) == ["Hybrid + NaiveGE (one run per cut-off)", "Hybrid + NaiveGE (one run)"]
+    assert viz.report_labels([paper, dict(paper)]) == ["Hybrid + NaiveGE #1", "Hybrid + NaiveGE #2"]
+    assert viz.report_labels([paper, gear_paper]) == ["Hybrid + NaiveGE", "Hybrid GeAR"]  # nothing to tell apart
+    names = [bar.name for bar in viz.recall_by_method_figure([paper, one]).data]
+    assert len(set(names)) == 2
