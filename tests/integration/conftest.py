@@ -12,6 +12,7 @@ for fault cases; skipped when the model or the llama-server binary is missing, u
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -190,6 +191,31 @@ REPLAYED_SETTINGS = ("retriever", "expand", "prompts", "max_iterations", "divers
                      "ircot_max_steps")
 
 
+#: the probe of how this CPU orders tied BM25 scores: MuSiQue dev question 2hop__130085_65406, whose passages
+#: "Powwow Pond" and "Contoocook Lake" get the same BM25 score; its recorded run (assets/llm_cache) reads Powwow Pond
+#: first
+TIE_PROBE = ("Where does the Merrimack River start in the state where the Kraus House is located?", "Powwow Pond",
+             "Contoocook Lake")
+
+
+@functools.cache
+def ties_as_recorded() -> bool:
+    """Whether this CPU's NumPy orders tied BM25 scores as the CPU the bundled runs were recorded on did. bm25s leaves
+    equal scores in the order NumPy's sort gives them, and NumPy sorts with other SIMD code on other CPUs (AVX-512 or
+    not): on an AVX2-only AMD EPYC, 5 of the 20 recorded GeAR runs of dev50's subset read their passages in another
+    order, so their prompts are not the recorded ones and cannot replay there (README, "What is and is not
+    reproducible")."""
+    from gear.store.base import passage_text
+    from gear.store.memory import bm25_search, build_bm25
+
+    docs, report = load_corpus(MUSIQUE / "musique_corpus1890.json")
+    docs = unique_documents(docs, report)
+    question, first, second = TIE_PROBE
+    top = [docs[s.id].title for s in bm25_search(build_bm25([passage_text(d.title, d.text) for d in docs]),
+                                                   len(docs), [question], 10)[0]]
+    return first in top and second in top and top.index(first) < top.index(second)
+
+
 def replay_report(path: Path, engine: Engine, questions) -> tuple[dict, dict]:
     """The report at `path` as recorded, and the same evaluation run again on its questions with the answers it
     recorded (assets/llm_cache, replay only: a prompt that differs from the recorded one fails loudly). The engine
@@ -198,7 +224,7 @@ def replay_report(path: Path, engine: Engine, questions) -> tuple[dict, dict]:
     from gear.config import BUNDLED_LLM_CACHE
     from gear.eval.protocol import protocol_of
     from gear.eval.report import evaluate
-    from gear.llm import MemoLLM, make_llm
+    from gear.llm import LLMError, MemoLLM, make_llm
 
     recorded = json.loads(path.read_text(encoding="utf-8"))
     wanted = [q["id"] for q in recorded["per_question"]]
@@ -208,8 +234,15 @@ def replay_report(path: Path, engine: Engine, questions) -> tuple[dict, dict]:
                                                llm="replay", llm_cache_dir=BUNDLED_LLM_CACHE)
     engine.set_llm(settings, MemoLLM(make_llm("replay", cache_dir=BUNDLED_LLM_CACHE)))
     # under the protocol it was recorded with ("paper" for every report saved before reports said: gear.eval.protocol)
-    replayed = evaluate(engine, subset, settings, [int(k) for k in recorded["recall"]],
-                        protocol=protocol_of(recorded)).to_dict()
+    try:
+        replayed = evaluate(engine, subset, settings, [int(k) for k in recorded["recall"]],
+                            protocol=protocol_of(recorded)).to_dict()
+    except LLMError as exc:
+        if not ties_as_recorded():  # the prompts cannot be the recorded ones here; on the recording's CPUs it fails
+            pytest.skip(f"{path.name}: this CPU's NumPy orders tied BM25 scores otherwise than the CPU the run was "
+                        f"recorded on (probe: {TIE_PROBE[2]!r} before {TIE_PROBE[1]!r}), so a read prompt differs "
+                        f"from the recorded one: {str(exc)[:120]}")
+        raise
     return recorded, replayed
 
 
