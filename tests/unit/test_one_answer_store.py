@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,8 @@ class DriftingLLM:
             if on_text is not None:
                 on_text(text)
             return LLMResult(text, len(prompt) // 4, 3, 0.01, self.model)
-        return self.inner.complete(messages, json_schema=json_schema, max_tokens=max_tokens, on_text=on_text)
+        answer = self.inner.complete(messages, json_schema=json_schema, max_tokens=max_tokens, on_text=on_text)
+        return replace(answer, model=self.model)
 
 
 @pytest.fixture
@@ -85,6 +87,17 @@ def ask_in_app(world: dict) -> AppTest:
     return at
 
 
+def first_event_apart(a: Trace, b: Trace) -> str:
+    """The first event where two runs part, for a failing assertion's message."""
+    from gear.trace.difference import comparable
+
+    for n, (x, y) in enumerate(zip(a.events, b.events, strict=False)):
+        if comparable(x) != comparable(y):
+            keys = {k for k in comparable(x) if comparable(x).get(k) != comparable(y).get(k)}
+            return f"event {n} ({x.kind}) differs in {sorted(keys)}: {comparable(x)} vs {comparable(y)}"[:3000]
+    return f"{len(a.events)} events against {len(b.events)}"
+
+
 def run_gear(*args: str) -> str:
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -104,7 +117,7 @@ def test_the_app_and_the_cli_give_one_run_from_one_answer_store(world: dict) -> 
     in_cli = Trace.load(out)
     assert sum(world["model"].asked.values()) == asked  # the CLI asked the model nothing: it replayed
     assert {c.source for c in in_cli.of(LLMCalled)} <= {"record", "memo"}
-    assert same_run(in_app, in_cli), "the app's run and the CLI's differ"
+    assert same_run(in_app, in_cli), first_event_apart(in_app, in_cli)
     assert difference(in_app, in_cli).same
 
 
