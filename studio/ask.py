@@ -318,7 +318,7 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fre
         try:
             llm = fresh_llm(engine.llm(settings))
         except LLMError as exc:
-            st.error(one_line(exc))
+            st.error(esc_md(one_line(exc)))
             return
         recorded, why = recorded_run(engine, question, settings, k=settings.agent_k, gold=gold,
                                      question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())))

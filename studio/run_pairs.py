@@ -229,7 +229,9 @@ def down_to_the_stage(p: Pairing, q: QuestionPair, reports: tuple[dict[str, Any]
         st.caption(f"The two runs treat every gold passage alike, stage by stage, up to the top {p.k}.")
     chosen = None
     if parts:
-        labels = [f"{x.title}: they part at {x.stage} — A {x.a} · B {x.b}" for x in parts]
+        # a radio's labels are Markdown: the passage's title is untrusted text
+        labels = [f"{esc_md(x.title)}: they part at {esc_md(x.stage)} — A {esc_md(x.a)} · B {esc_md(x.b)}"
+                  for x in parts]
         pick = st.radio("Where they part", range(len(parts)), format_func=lambda n: labels[n], key=f"pair_part_{q.id}")
         chosen = parts[int(pick)]
     left, right = st.columns(2)

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from gear.cli.app import app, console, friendly_errors, out
+from gear.cli.terminal import esc_term
 
 if TYPE_CHECKING:
     from gear.eval.pairing import Pairing, QuestionPair
@@ -45,7 +45,7 @@ def compare(
         try:
             pairing = pair_reports(reports[0], reports[1], k, names=("A", "B"), diagnoses=extra)
         except PairingError as exc:
-            console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            console.print(f"[red]error:[/red] {esc_term(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         by = ANSWERS if by_answer else PASSAGES
         print_pairing(pairing, (a, b), ONLY.get(only or ""), by)
@@ -53,7 +53,7 @@ def compare(
             from gear.files import atomic_write_json
 
             atomic_write_json(json_out, {"a": str(a), "b": str(b), **pairing.to_dict()}, indent=1)
-            console.print(f"pairing saved to {json_out}")
+            console.print(f"pairing saved to {esc_term(json_out)}")
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -97,16 +97,16 @@ def print_pairing(p: Pairing, paths: tuple[Path, Path], only: str | None = None,
     from gear.viz.pairing import band_words
 
     for side, path in ((p.a, paths[0]), (p.b, paths[1])):
-        out.print(escape(f"{side.name}: {path} — {side.label}, {side.questions} questions, protocol {side.protocol}"),
+        out.print(esc_term(f"{side.name}: {path} — {side.label}, {side.questions} questions, protocol {side.protocol}"),
                   highlight=False)
         for line in side.sources:
-            out.print(escape(f"    {line}"), highlight=False)
+            out.print(esc_term(f"    {line}"), highlight=False)
     left = f"{len(p.only_a)} question(s) only in A" if p.only_a else ""
     right = f"{len(p.only_b)} only in B" if p.only_b else ""
     out.print(f"{len(p.questions)} questions in both" + (f"; left out: {', '.join(x for x in (left, right) if x)} "
-              f"(e.g. {escape((p.only_a or p.only_b)[0])})" if left or right else ""), highlight=False)
+              f"(e.g. {esc_term((p.only_a or p.only_b)[0])})" if left or right else ""), highlight=False)
     for line in p.differences:
-        out.print(escape(f"differs: {line}"), highlight=False)
+        out.print(esc_term(f"differs: {line}"), highlight=False)
     rows = p.questions if only is None else [q for q in p.questions if only in q.kind(by)]
     table = Table(title=f"question by question at k = {p.k}" + (f" — {only} ({by})" if only else ""),
                   caption="gold passages: where each ended in A → in B (+ gained by B, − lost by B)",
@@ -115,9 +115,9 @@ def print_pairing(p: Pairing, paths: tuple[Path, Path], only: str | None = None,
                         ("answers: A | B", 3), ("tokens", 2), ("seconds", 2)):
         table.add_column(name, overflow="fold", ratio=ratio)
     for q in rows:
-        table.add_row(escape(q.id) + f"\n{q.hop}", f"{q.found_a}/{q.n_gold} → {q.found_b}/{q.n_gold}",
-                      f"{_em(q.em_a)} → {_em(q.em_b)}", escape(_passages(q)),
-                      escape(f"{_short(q.answer_a)} | {_short(q.answer_b)}"), f"{q.tokens_a} → {q.tokens_b}",
+        table.add_row(esc_term(q.id) + f"\n{esc_term(q.hop)}", f"{q.found_a}/{q.n_gold} → {q.found_b}/{q.n_gold}",
+                      f"{_em(q.em_a)} → {_em(q.em_b)}", esc_term(_passages(q)),
+                      esc_term(f"{_short(q.answer_a)} | {_short(q.answer_b)}"), f"{q.tokens_a} → {q.tokens_b}",
                       f"{q.seconds_a:.1f} → {q.seconds_b:.1f}")
     out.print(table)
     counts = p.counts(by)
@@ -125,17 +125,17 @@ def print_pairing(p: Pairing, paths: tuple[Path, Path], only: str | None = None,
               "(a question can be in more than one)", highlight=False)
     for q in rows:
         for note in q.notes:
-            out.print(escape(f"  note {q.id}: {note}"), highlight=False)
+            out.print(esc_term(f"  note {q.id}: {note}"), highlight=False)
     out.print(f"[bold]gold passages, where they ended at k = {p.k}: A → B[/bold]")
     if not p.passage_flow:
         out.print("  — (neither report carries a diagnosis or kept traces: R@k only)")
     for band in p.passage_flow:
-        out.print(escape(f"  {band_words(band, 'gold passage')}"), highlight=False)
+        out.print(esc_term(f"  {band_words(band, 'gold passage')}"), highlight=False)
     out.print("[bold]proposed category per question: A → B[/bold]")
     for band in p.category_flow:
-        out.print(escape(f"  {band_words(band, 'question', categories=True)}"), highlight=False)
+        out.print(esc_term(f"  {band_words(band, 'question', categories=True)}"), highlight=False)
     out.print("[bold]paired numbers (B − A)[/bold]")
     for m in p.measures:
-        out.print(escape(f"  {m.sentence()}"), highlight=False)
+        out.print(esc_term(f"  {m.sentence()}"), highlight=False)
     for note in p.notes:
-        out.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False, soft_wrap=True)
+        out.print(f"[yellow]note:[/yellow] {esc_term(note)}", highlight=False, soft_wrap=True)

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from gear.cli.app import app, console, friendly_errors
+from gear.cli.terminal import esc_term
 
 
 @app.command("export-html")
@@ -30,7 +30,8 @@ def export_html(
         try:
             atomic_write_text(target, lesson_html(trace))
         except OSError as exc:
-            console.print(f"[red]error:[/red] cannot write {escape(str(target))}: {escape(exc.strerror or str(exc))}",
-                          highlight=False, soft_wrap=True)
+            why = esc_term(exc.strerror or str(exc))
+            console.print(f"[red]error:[/red] cannot write {esc_term(str(target))}: {why}", highlight=False,
+                          soft_wrap=True)
             raise typer.Exit(2) from None
-    console.print(f"wrote {escape(str(target))}", highlight=False, soft_wrap=True)
+    console.print(f"wrote {esc_term(str(target))}", highlight=False, soft_wrap=True)
