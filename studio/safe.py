@@ -29,7 +29,9 @@ _INERT = re.compile(rf"{_LINE}([ \t]+)|{_LINE}(\d{{1,9}})\.|([&<>\"'\\`*_{{}}\[\
 # Streamlit's Markdown (remark-gfm) links bare URLs and e-mail addresses in the text it has already decoded, so no
 # entity stops them: an invisible WORD JOINER after "http"/"https"/"www" and before "@" breaks the patterns it looks
 # for (`https?://`, `www.`, `name@host.tld`) and changes nothing a reader sees.
-_LINKABLE = re.compile(r"(?<=https)(?=:)|(?<=http)(?=:)|(?<=www)(?=\.)|(?=@)", re.IGNORECASE)
+# (before "@" only where an address follows: "R@5" stays as it is, so a reader can search for it and copy it)
+_LINKABLE = re.compile(r"(?<=https)(?=:)|(?<=http)(?=:)|(?<=www)(?=\.)|(?<=[\w.+-])(?=@[\w-]+(?:\.[\w-]+)+)",
+                       re.IGNORECASE)
 WORD_JOINER = "\u2060"
 
 
