@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from studio.safe import WORD_JOINER
 from tests.e2e.test_browser import CHROMIUM, SHOTS, assert_local, require_browser, run_server, settled
 from tests.payloads import PAYLOAD_QUESTION, PAYLOAD_URLS, PayloadLLM, payload_files
 
 pytestmark = pytest.mark.e2e
 
-CORPUS_NAME = "corp<img src=x onerror=alert(7)>[l](javascript:alert(8)) **B** https://evil.example/c.json"
+# "**Bq**", not "**B**": the Evaluate page's own "**B**" (the second of two runs) is bold on purpose
+CORPUS_NAME = "corp<img src=x onerror=alert(7)>[l](javascript:alert(8)) **Bq** https://evil.example/c.json"
 OPENIE_NAME = "oie<script>window.__xss=6</script>[o](javascript:x) :red[R].json"
 QA_NAME = "qa $m$ ![i](http://127.0.0.1:9/q.png) www.evil.example.json"
 
@@ -40,7 +42,7 @@ MADE_FROM_PAYLOADS = r"""() => {
     out['links ' + n] = Array.from(doc ? doc.querySelectorAll('a[href]') : [])
       .filter(a => urls.some(u => a.getAttribute('href').includes(u))).map(a => a.getAttribute('href')).length;
     out['bold ' + n] = Array.from(doc ? doc.querySelectorAll('strong, b, em') : [])
-      .filter(b => ['bold', 'B', 'x', 'em', 'rich'].includes(b.textContent.trim())).length;
+      .filter(b => ['bold', 'Bq', 'x', 'em', 'rich'].includes(b.textContent.trim())).length;
     out['colour ' + n] = Array.from(doc ? doc.querySelectorAll('.stMarkdownColoredText, [class*="Colored"]') : [])
       .filter(c => ['x', 'R'].includes(c.textContent.trim())).length;
     out['maths ' + n] = count(doc, '.katex');
@@ -186,7 +188,11 @@ def test_payloads_show_as_text_on_every_page(payload_server: str, payload_data: 
     page.get_by_text("Built uploaded").wait_for(timeout=240_000)
     settled(page)
     status = page.locator("[data-testid='stExpander']").filter(has_text="Built uploaded").first
-    assert CORPUS_NAME in status.inner_text() and OPENIE_NAME in status.inner_text()  # the names, as written
+    if "passages read from" not in status.inner_text():  # the finished build's status folds away: open it to read it
+        status.locator("summary").first.click()
+        settled(page)
+    shown = status.inner_text().replace(WORD_JOINER, "")  # as a reader sees it (the joiner keeps a URL unlinked)
+    assert CORPUS_NAME in shown and OPENIE_NAME in shown  # the names, as written
     assert_inert(page, "Index: the build status")
     status.screenshot(path=str(SHOTS / "untrusted_build_status.png"))
     page.screenshot(path=str(SHOTS / "untrusted_index_page.png"), full_page=True)
