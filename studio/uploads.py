@@ -63,9 +63,12 @@ class Uploads:
         files = f"{len(corpus)} files" if len(corpus) > 1 else corpus[0].name
         parts = [f"{len(self.docs):,} passage{'' if len(self.docs) == 1 else 's'} read from {files}"]
         if self.triples is not None:
-            parts.append(f"{sum(map(len, self.triples)):,} triples from {openie.name}")
+            n = sum(map(len, self.triples))
+            parts.append(f"{n:,} triple{'' if n == 1 else 's'} from {openie.name}")
         if self.questions is not None:
-            parts.append(f"{self.questions:,} questions of {qa.name} with a gold passage in the corpus")
+            one = self.questions == 1
+            parts.append(f"{self.questions:,} question{'' if one else 's'} of {qa.name} with a gold passage in the "
+                         "corpus")
         return " · ".join(parts)
 
 
