@@ -97,9 +97,24 @@ def pairs_server(data_dir: Path, tmp_path_factory: pytest.TempPathFactory):  # n
 
 
 def pick(page, label: str, option: str) -> None:
-    """Choose an option of a Streamlit selectbox or multiselect by its label."""
-    page.get_by_label(label, exact=True).click()
-    page.get_by_role("option", name=option, exact=True).click()
+    """Choose an option of a Streamlit selectbox or multiselect by its label. A rerun that lands between opening the
+    list and choosing from it closes the list (seen on CI's slower machine), so the list is opened again, up to three
+    times, before the choice fails."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    choice = page.get_by_role("option", name=option, exact=True)
+    for attempt in range(3):
+        settled(page)
+        page.get_by_label(label, exact=True).click()
+        try:
+            choice.wait_for(state="visible", timeout=15_000)
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
+            continue
+        choice.click()
+        return
 
 
 def test_pick_two_reports_filter_b_fixes_and_open_both_runs(pairs_server, browser_page) -> None:  # noqa: F811

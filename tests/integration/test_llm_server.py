@@ -38,6 +38,8 @@ CACHE = Path(__file__).resolve().parents[2] / "assets" / "llm_cache"
 # see test_the_answers_recorded_in_process
 RECORDED = ["0c8b958ac5e252c021fd93490e453abbd1c9075a78fc844a42dc29506ad7486e",
             "3f3e7e7ea5c541efe0da1fc2c5952e02ef2667cd7547d257e6aeda3a5f16d51e"]
+# the rewrite is written as recorded on both CPUs measured (the recording's and an AVX2-only AMD EPYC)
+REPRODUCED_EVERYWHERE = {"3f3e7e7ea5c541efe0da1fc2c5952e02ef2667cd7547d257e6aeda3a5f16d51e"}
 CAPITAL: list[Message] = [{"role": "user", "content": "What is the capital of France? Answer with one word."}]
 BREMEN: list[Message] = [{"role": "user", "content": "Bremen Cathedral is dedicated to St. Peter. Write two short "
                                                      "sentences about Bremen Cathedral."}]
@@ -71,18 +73,29 @@ def test_plain_answer_with_the_servers_token_counts(llm_server: LLMServer) -> No
 
 
 def test_the_answers_recorded_in_process(llm_server: LLMServer) -> None:
-    """Recorded requests (assets/llm_cache, written by llama-cpp-python in process) get the recorded text and token
-    counts from llama-server: the chat template, sampling and stop are aligned (bench/llm_replay_diff.py counts this
-    over the whole recorded subset)."""
-    client = _client(llm_server.url)
+    """Recorded requests (assets/llm_cache, written by llama-cpp-python in process) reach llama-server as the same
+    prompt, token for token (the chat template is aligned), and, read whole (`cache_prompt: false`) on a CPU that
+    computes as the recording CPU did, get the recorded text (sampling and stop are aligned; bench/llm_replay_diff.py
+    counts this over the whole recorded subset). The text is the CPU's arithmetic as well as ours: on an AVX2-only AMD
+    EPYC the first of these verdicts reads "Answerable: No" even with the whole prompt read afresh, so there the text
+    is checked only where it is the recording's (the second), and the first is reported, not asserted."""
+    from tests.integration.conftest import ties_as_recorded
+
+    client = _client(llm_server.url, extra_body={"cache_prompt": False})
+    as_recorded = ties_as_recorded()  # the same probe of "the recording CPU's SIMD code paths" as the replays use
     for name in RECORDED:
         entry = json.loads((CACHE / f"{name}.json").read_text(encoding="utf-8"))
         result = client.complete(entry["messages"], json_schema=entry["json_schema"], max_tokens=entry["max_tokens"])
-        assert result.text == entry["text"], name
         assert result.prompt_tokens == entry["prompt_tokens"], name  # the same chat template, token for token
-        # the same text may come as another split into tokens on another CPU (CI's wrote 17 where this one wrote 16):
-        # the count is the server's own, near the recorded one, never an estimate from characters
-        assert abs(result.completion_tokens - entry["completion_tokens"]) <= 2, name
+        if as_recorded or name in REPRODUCED_EVERYWHERE:
+            assert result.text == entry["text"], name
+            # the same text may come as another split into tokens on another CPU (CI's wrote 17 where this one wrote
+            # 16): the count is the server's own, near the recorded one, never an estimate from characters
+            assert abs(result.completion_tokens - entry["completion_tokens"]) <= 2, name
+        else:
+            _report("recorded", f"{name[:12]}: {'as recorded' if result.text == entry['text'] else 'other text'} "
+                                f"on this CPU ({result.text[:40]!r})")
+        assert result.completion_tokens >= 1
 
 
 def test_schema_constrained_json(llm_server: LLMServer) -> None:
@@ -98,7 +111,9 @@ def test_schema_constrained_json(llm_server: LLMServer) -> None:
 
 
 def test_streaming_pieces_and_usage(llm_server: LLMServer) -> None:
-    client = _client(llm_server.url)
+    # read whole each time: served partly from the prompt cache, the second request gets other text at temperature 0
+    # on some CPUs (llama.cpp #4902; seen on CI's AVX2 EPYC: "a beautiful cathedral" after "a beautiful and historic")
+    client = _client(llm_server.url, extra_body={"cache_prompt": False})
     pieces: list[str] = []
     streamed = client.complete(BREMEN, max_tokens=24, on_text=pieces.append)
     plain = client.complete(BREMEN, max_tokens=24)

@@ -2,7 +2,13 @@
 949 candidate paragraphs they come with, once with the triples the embedded model extracted and once with HippoRAG's
 GPT-3.5 triples of the same paragraphs (assets/musique). Same passages, embedder and settings: only the triples differ.
 
-Pinned as measured by scripts/musique_local_triples.sh (docs/results.md, "What local triples cost on MuSiQue").
+Pinned as measured by scripts/musique_local_triples.sh (docs/results.md, "What local triples cost on MuSiQue"), on the
+CPU the bundled runs were recorded on. A few of these numbers are the CPU's as well as ours: bm25s leaves passages with
+equal BM25 scores in the order NumPy's sort gives them, NumPy sorts with other SIMD code on other CPUs, and where a tie
+straddles a cut-off (of the base list fused into hybrid, or of the list NaiveGE re-ranks) another CPU finds another
+share of the gold. On a CPU whose order is not the recording's (conftest.ties_as_recorded: on an AVX2-only AMD EPYC,
+CI's machine since November 2026) each number that differs is pinned as measured there (OTHER_TIE_ORDER); every other
+number is the same on both and pinned once.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import pytest
 from gear.agent.engine import Engine
 from gear.config import Settings
 from gear.eval.report import evaluate
-from tests.integration.conftest import MUSIQUE
+from tests.integration.conftest import MUSIQUE, ties_as_recorded
 
 pytestmark = pytest.mark.slow
 
@@ -49,6 +55,23 @@ FAST: dict[str, dict[str, Recall]] = {  # + NaiveGE in fast mode (beyond the pap
 PPR: dict[str, Recall] = {"local": {"2": 47.5, "5": 69.3, "10": 80.3, "15": 82.0},
                           "gpt": {"2": 50.8, "5": 69.7, "10": 79.3, "15": 84.7}}
 
+# where this CPU does not order ties as the recording CPU did: the values that differ, as measured on an AVX2-only AMD
+# EPYC (every pin above recomputed there with this module's recall(); the other 85 of the 92 numbers were equal)
+OTHER_TIE_ORDER: dict[str, Recall] = {
+    "base/hybrid": {"5": 61.0},
+    "fast/local/bm25": {"5": 61.0},
+    "naive/local/hybrid": {"5": 65.2},
+    "plain/local/hybrid": {"5": 65.8},
+    "naive/gpt/hybrid": {"5": 65.7},
+    "plain/gpt/hybrid": {"5": 65.0},
+    "fast/gpt/hybrid": {"5": 65.7},
+}
+
+
+def pinned(key: str, recall: Recall) -> Recall:
+    """The pinned recall of `key` ("base/hybrid", "naive/local/bm25", "plain/…", "fast/…", "ppr/local") on this CPU."""
+    return recall if ties_as_recorded() else {**recall, **OTHER_TIE_ORDER.get(key, {})}
+
 
 def recall(engine: Engine, questions, **settings) -> Recall:
     report = evaluate(engine, questions, Settings().with_(**settings), (2, 5, 10, 15), protocol="paper")
@@ -69,17 +92,20 @@ def test_the_corpus_is_the_candidates_of_the_dev50_questions() -> None:
 
 
 def test_base_retrievers_do_not_read_triples(musique949_local: Engine, musique949_gpt: Engine, questions) -> None:
-    for retriever, pinned in BASE.items():
-        assert recall(musique949_local, questions, retriever=retriever) == pinned, retriever
-        assert recall(musique949_gpt, questions, retriever=retriever) == pinned, retriever
+    for retriever, base in BASE.items():
+        want = pinned(f"base/{retriever}", base)
+        assert recall(musique949_local, questions, retriever=retriever) == want, retriever
+        assert recall(musique949_gpt, questions, retriever=retriever) == want, retriever
 
 
 @pytest.mark.parametrize("triples", ["local", "gpt"])
 def test_naive_ge_and_ppr_with_each_set_of_triples(triples: str, request: pytest.FixtureRequest, questions) -> None:
     engine: Engine = request.getfixturevalue(f"musique949_{triples}")
     for retriever, (diverse, plain) in NAIVE[triples].items():
-        assert recall(engine, questions, retriever=retriever, expand="naive") == diverse, retriever
-        assert recall(engine, questions, retriever=retriever, expand="naive", diversity=False) == plain, retriever
+        assert recall(engine, questions, retriever=retriever, expand="naive") == \
+            pinned(f"naive/{triples}/{retriever}", diverse), retriever
+        assert recall(engine, questions, retriever=retriever, expand="naive", diversity=False) == \
+            pinned(f"plain/{triples}/{retriever}", plain), retriever
         assert recall(engine, questions, retriever=retriever, expand="naive", score_mode="fast") == \
-            FAST[triples][retriever], retriever
-    assert recall(engine, questions, retriever="dense", expand="ppr") == PPR[triples]
+            pinned(f"fast/{triples}/{retriever}", FAST[triples][retriever]), retriever
+    assert recall(engine, questions, retriever="dense", expand="ppr") == pinned(f"ppr/{triples}", PPR[triples])
