@@ -28,6 +28,7 @@ from gear.data.corpus import (
 )
 from gear.data.reading import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, Format, InputError
 from studio import demo
+from studio.report_names import counted
 from studio.safe import esc_md
 
 MB = 1000 * 1000  # as the uploader shows a file's size
@@ -61,14 +62,11 @@ class Uploads:
 
     def summary(self, corpus: Sequence[Any], openie: Any, qa: Any) -> str:
         files = f"{len(corpus)} files" if len(corpus) > 1 else corpus[0].name
-        parts = [f"{len(self.docs):,} passage{'' if len(self.docs) == 1 else 's'} read from {files}"]
+        parts = [f"{counted(len(self.docs), 'passage')} read from {files}"]
         if self.triples is not None:
-            n = sum(map(len, self.triples))
-            parts.append(f"{n:,} triple{'' if n == 1 else 's'} from {openie.name}")
+            parts.append(f"{counted(sum(map(len, self.triples)), 'triple')} from {openie.name}")
         if self.questions is not None:
-            one = self.questions == 1
-            parts.append(f"{self.questions:,} question{'' if one else 's'} of {qa.name} with a gold passage in the "
-                         "corpus")
+            parts.append(f"{counted(self.questions, 'question')} of {qa.name} with a gold passage in the corpus")
         return " · ".join(parts)
 
 

@@ -40,6 +40,9 @@ from gear.llm.server_profile import ServerProfile, build_of, choose
 
 EMBEDDED_TIMEOUT = 600.0  # seconds without a byte: a long read on a slow CPU, or a turn behind another process's call
 EMBEDDED_RETRIES = 1  # a refused connection to our own server means it died: say so, do not back off for seconds
+#: llama-server's request field for exact mode (GEAR_LLM_EXACT): the prompt read whole, never partly from the slot's
+#: cache, so that the same request gets the same text at temperature 0 (llama.cpp #4902)
+READ_WHOLE: dict[str, bool] = {"cache_prompt": False}
 
 
 def server_profile(*, parallel: int | None = None, ubatch: int | None = None, batch: int | None = None,
@@ -128,7 +131,7 @@ class EmbeddedLLM:
             if client is None:
                 self._clients = {running.url: OpenAILLM(self.model, base_url=running.url, timeout=self.timeout,
                                                         max_retries=EMBEDDED_RETRIES, seed=0,
-                                                        extra_body={"cache_prompt": False} if self.exact else None)}
+                                                        extra_body=READ_WHOLE if self.exact else None)}
                 client = self._clients[running.url]
             return client
 

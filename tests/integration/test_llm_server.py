@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from gear.llm.base import LLMError, LLMResult, Message
+from gear.llm.embedded import READ_WHOLE
 from gear.llm.model_files import DEFAULT_MODEL
 from gear.llm.openai_client import FORMATS, OpenAILLM
 from tests.integration.conftest import LLMServer, free_port
@@ -81,7 +82,7 @@ def test_the_answers_recorded_in_process(llm_server: LLMServer) -> None:
     is checked only where it is the recording's (the second), and the first is reported, not asserted."""
     from tests.integration.conftest import ties_as_recorded
 
-    client = _client(llm_server.url, extra_body={"cache_prompt": False})
+    client = _client(llm_server.url, extra_body=READ_WHOLE)
     as_recorded = ties_as_recorded()  # the same probe of "the recording CPU's SIMD code paths" as the replays use
     for name in RECORDED:
         entry = json.loads((CACHE / f"{name}.json").read_text(encoding="utf-8"))
@@ -113,7 +114,7 @@ def test_schema_constrained_json(llm_server: LLMServer) -> None:
 def test_streaming_pieces_and_usage(llm_server: LLMServer) -> None:
     # read whole each time: served partly from the prompt cache, the second request gets other text at temperature 0
     # on some CPUs (llama.cpp #4902; seen on CI's AVX2 EPYC: "a beautiful cathedral" after "a beautiful and historic")
-    client = _client(llm_server.url, extra_body={"cache_prompt": False})
+    client = _client(llm_server.url, extra_body=READ_WHOLE)
     pieces: list[str] = []
     streamed = client.complete(BREMEN, max_tokens=24, on_text=pieces.append)
     plain = client.complete(BREMEN, max_tokens=24)
