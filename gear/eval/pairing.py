@@ -1,7 +1,7 @@
 """Two evaluations lined up question by question (issue 38): what B finds that A missed and what it loses, where each
 gold passage ended in A and in B (the diagnosis's stage names), the answers, EM/F1, tokens and seconds of both, the
 flow of gold passages and of proposed categories from A to B, and the paired numbers (the difference in R@k, EM and
-F1 with a sign test and a paired bootstrap interval over questions).
+F1 with a sign test and a paired bootstrap interval over questions, from gear.eval.paired).
 
 `pair_reports(a, b, k)` is a pure function of two evaluation reports (the dicts `EvalReport.to_dict` writes): the
 app's Evaluate page and `gear compare` call it and show the same `Pairing`. Nothing is re-run.
@@ -22,18 +22,15 @@ are left out of every number and listed (`only_a`, `only_b`).
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from scipy import stats
-
 from gear import methods
 from gear.eval.diagnosis import CATEGORY_LABELS, FOUND, RUN_LEVEL, Diagnosis, GoldPassage, describe, stage_label
+from gear.eval.paired import PairedMeasure, paired_measure
 
 PAPER, ONE_RUN = "paper", "one-run"  # a report's "protocol": one run per cut-off (the paper's), or one run per question
 FOUND_END, OPEN_END, UNKNOWN_END = "found", "open", "unknown"  # where a gold passage ended, besides a stage's name
@@ -41,9 +38,6 @@ NO_CATEGORY = "undetermined"
 FIXES, BREAKS, BOTH_MISS = "B fixes", "B breaks", "both miss"
 KINDS = (FIXES, BREAKS, BOTH_MISS)
 PASSAGES, ANSWERS = "passages", "answers"  # what a kind judges by: gold passages within k, or the answer's EM
-SEED = 38  # the paired bootstrap's seed: the same interval wherever it is asked for
-RESAMPLES = 9999
-CONFIDENCE = 0.95
 SETTINGS_SAID = ("retriever", "expand", "prompts", "diversity", "score_mode", "max_iterations", "agent_k",
                  "ircot_retriever", "ircot_max_steps", "ppr_filter", "embedder", "backend", "llm_model", "gist_read",
                  "passage_link_k", "beam_width", "beam_length", "qa_top_k")
@@ -189,41 +183,6 @@ class Band:
     target: str
     count: int
     questions: list[str]  # the ids of the questions it holds, each once, in report order
-
-
-@dataclass
-class PairedMeasure:
-    """B − A over the questions both answered, in points: the means, how many questions each way, the two-sided sign
-    test over the questions that differ, and a paired bootstrap interval of the mean difference."""
-
-    name: str
-    n: int
-    mean_a: float
-    mean_b: float
-    better: int
-    worse: int
-    tied: int
-    p_sign: float | None  # None: no question differs
-    low: float | None     # None: every question's difference is the same (nothing to resample)
-    high: float | None
-
-    @property
-    def difference(self) -> float:
-        return self.mean_b - self.mean_a
-
-    def sentence(self) -> str:
-        """'+2.5 at R@5: 7 questions better, 2 worse, 11 the same; sign test p = 0.18; 95 % interval −1.0 to +6.0'."""
-        head = f"{self.difference:+.1f} at {self.name} ({self.mean_a:.1f} → {self.mean_b:.1f})"
-        counts = f"{self.better} question{'s' if self.better != 1 else ''} better, {self.worse} worse, " \
-                 f"{self.tied} the same"
-        test = "sign test: no question differs" if self.p_sign is None else f"sign test p = {_p(self.p_sign)}"
-        if self.low is not None and self.high is not None:
-            interval = f"{round(100 * CONFIDENCE)} % interval {self.low:+.1f} to {self.high:+.1f}"
-        elif self.better or self.worse:
-            interval = f"no interval: every question differs by {self.difference:+.1f}"
-        else:
-            interval = "no interval: nothing to resample"
-        return f"{head}: {counts}; {test}; {interval}"
 
 
 @dataclass
@@ -572,28 +531,6 @@ def category_flow(questions: Sequence[QuestionPair]) -> list[Band]:
 
 
 # -- the paired numbers ------------------------------------------------------------------------------------------------
-def paired_measure(name: str, a: Sequence[float], b: Sequence[float]) -> PairedMeasure:
-    """B − A in points over paired values (fractions or 0/1, per question): the counts each way, the sign test
-    (scipy.stats.binomtest over the questions that differ, two-sided) and the paired bootstrap interval of the mean
-    difference (scipy.stats.bootstrap, paired, percentile, a fixed seed: the same numbers every time)."""
-    x, y = 100.0 * np.asarray(a, dtype=float), 100.0 * np.asarray(b, dtype=float)
-    diff = y - x
-    better, worse = int(np.sum(diff > 1e-9)), int(np.sum(diff < -1e-9))
-    tied = len(diff) - better - worse
-    p = float(stats.binomtest(better, better + worse, 0.5).pvalue) if better + worse else None
-    low = high = None
-    if len(diff) > 1 and np.ptp(diff) > 1e-9:
-        result = stats.bootstrap((x, y), _mean_difference, paired=True, vectorized=True, n_resamples=RESAMPLES,
-                                 confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(SEED))
-        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
-    return PairedMeasure(name, len(diff), float(np.mean(x)) if len(x) else 0.0, float(np.mean(y)) if len(y) else 0.0,
-                         better, worse, tied, p, low, high)
-
-
-def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(y - x, axis=axis)
-
-
 def measures(questions: Sequence[QuestionPair], k: int) -> list[PairedMeasure]:
     """R@k over every question; EM and F1 over the questions both runs answered (none when one never answers)."""
     out = [paired_measure(f"R@{k}", [q.recall_a for q in questions], [q.recall_b for q in questions])]
@@ -602,10 +539,6 @@ def measures(questions: Sequence[QuestionPair], k: int) -> list[PairedMeasure]:
         out.append(paired_measure("EM", [float(q.em_a or 0) for q in answered], [float(q.em_b or 0) for q in answered]))
         out.append(paired_measure("F1", [float(q.f1_a or 0) for q in answered], [float(q.f1_b or 0) for q in answered]))
     return out
-
-
-def _p(p: float) -> str:
-    return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
 
 
 # -- what differs between the two runs -------------------------------------------------------------------------------
@@ -708,6 +641,3 @@ def _sample(ids: Sequence[str]) -> str:
     shown = ", ".join(ids[:2])
     return f"{shown}{', …' if len(ids) > 2 else ''} ({len(ids)})" if ids else "none"
 
-
-def significant(m: PairedMeasure, level: float = 0.05) -> bool:
-    return m.p_sign is not None and not math.isnan(m.p_sign) and m.p_sign < level

@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 
 from gear.eval.diagnosis import FOUND, RUN_LEVEL, Diagnosis, GoldPassage, StageMark, stage_label
+from gear.eval.paired import paired_measure
 from gear.eval.pairing import (
     ANSWERS,
     BOTH_MISS,
@@ -23,7 +24,6 @@ from gear.eval.pairing import (
     PairingError,
     ending,
     pair_reports,
-    paired_measure,
 )
 from gear.eval.report import index_info
 from gear.viz.pairing import band_choices, end_words, flow_figure
