@@ -9,12 +9,12 @@ from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gear import methods
+from gear.types import Retriever
 
 #: the default of Settings.extraction_stop_repeats and gear.extract.runner.ExtractionConfig.stop_repeats (the loop
 #: guard of gear.extract.repeats): measured, 2 repeats in a row lost no triple on the 20-passage set, 1 lost one
 STOP_REPEATS = 2
 
-Retriever = Literal["bm25", "dense", "hybrid"]
 GistRead = Literal["fused", "expanded"]
 PromptProfile = Literal["paper", "small"]
 LLMKind = Literal["auto", "local", "openai", "replay", "record"]

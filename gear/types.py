@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 SPO = tuple[str, str, str]  # a triple's (subject, predicate, object) as text: what LLMs read and write
+Retriever = Literal["bm25", "dense", "hybrid"]  # how a passage or triple list is searched (Settings.retriever)
 StageProgress = Callable[[str, int, int], None]  # (stage, done, total): how long jobs report progress
 
 

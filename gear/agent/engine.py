@@ -18,9 +18,9 @@ import numpy as np
 from gear import methods
 from gear.agent import steps
 from gear.agent.context import RunContext
+from gear.agent.event_builders import passage_views
 from gear.agent.methods import runner
 from gear.agent.run import Run
-from gear.agent.views import passage_views
 from gear.config import Settings, public_settings
 from gear.data.corpus import same_text
 from gear.embed import Encoder

@@ -17,9 +17,9 @@ from gear.data.reading import InputError
 from gear.eval.diagnosis import DEFAULT_K, Diagnosis, diagnose
 from gear.eval.diagnosis.facts import TraceFacts, spo
 from gear.eval.diagnosis.grounding import normalise
-from gear.store.base import Method, SearchBackend
+from gear.store.base import SearchBackend
 from gear.trace import Answered, FinalRanking, PassageView, ProximalTriples, RunStarted, Trace
-from gear.types import Passage
+from gear.types import Passage, Retriever
 
 SCAN_LIMIT = 20_000  # an index this small is searched for the answer passage by passage; a larger one by BM25 first
 CANDIDATES = 200     # passages a larger index's answer search looks through
@@ -92,7 +92,7 @@ def run_passages(trace: Trace) -> list[PassageView]:
     return [PassageView(pid, *facts.texts[pid]) for pid in order if facts.texts[pid][1]]
 
 
-def search(backend: SearchBackend, query: str, k: int = 10, method: Method = "hybrid") -> list[Passage]:
+def search(backend: SearchBackend, query: str, k: int = 10, method: Retriever = "hybrid") -> list[Passage]:
     """The index's passages for a query, by BM25 and dense over title and text (fused by RRF for "hybrid")."""
     if not query.strip():
         return []

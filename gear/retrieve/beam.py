@@ -11,7 +11,7 @@ Flattening is breadth-first: hop-1 triples of all beams in beam order, then hop-
 
 For teaching, a search can also keep what it weighed (`record` > 0): every initial triple's score, and at each hop each
 beam's V in rank order — t, s', its rank n, the factor and s' × factor, kept or not — the first `record` of each V and
-any kept one below them (the trace stores these: gear.agent.views.beams_event).
+any kept one below them (the trace stores these: gear.agent.event_builders.beams_event).
 
 `beam_search` reads as the paper's pseudocode; the helpers below it do each line's work for all beams of a step at
 once (one scorer call per step, candidates as arrays, Beam records only for the b that survive).

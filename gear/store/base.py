@@ -6,13 +6,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from gear.types import Passage, Scored, Triple
-
-Method = Literal["bm25", "dense", "hybrid"]
+from gear.types import Passage, Retriever, Scored, Triple
 
 
 class StoreError(RuntimeError):
@@ -91,10 +89,10 @@ class SearchBackend(Protocol):
 
     def triple_vectors(self, ids: Sequence[int] | np.ndarray) -> np.ndarray: ...
 
-    def search_passages(self, queries: Sequence[str], k: int, method: Method,
+    def search_passages(self, queries: Sequence[str], k: int, method: Retriever,
                         query_vectors: np.ndarray | None = None) -> list[list[Scored]]: ...
 
-    def search_triples(self, queries: Sequence[str], k: int, method: Method,
+    def search_triples(self, queries: Sequence[str], k: int, method: Retriever,
                        query_vectors: np.ndarray | None = None) -> list[list[Scored]]: ...
 
     def find_passage(self, title: str, text: str | None) -> int | None: ...

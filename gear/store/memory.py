@@ -20,11 +20,11 @@ import bm25s
 import numpy as np
 import Stemmer
 
-from gear.store.base import GraphTables, Method, StoreError, passage_text, triple_text
+from gear.store.base import GraphTables, StoreError, passage_text, triple_text
 from gear.store.fusion import rrf
 from gear.store.graph import Adjacency, build_adjacency
 from gear.store.vectors import IVF_SUFFIX, VectorIndex
-from gear.types import Passage, Scored, Triple
+from gear.types import Passage, Retriever, Scored, Triple
 
 _STEMMER = Stemmer.Stemmer("english")
 
@@ -183,7 +183,7 @@ class Table:
                     self.bm25 = self.bm25()
         return self.bm25
 
-    def search(self, queries: Sequence[str], k: int, method: Method, query_vectors: np.ndarray | None,
+    def search(self, queries: Sequence[str], k: int, method: Retriever, query_vectors: np.ndarray | None,
                encode: Encode, rrf_k: int) -> list[list[Scored]]:
         if method == "bm25":
             return bm25_search(self.bm25_index, self.size, queries, k)
@@ -353,11 +353,11 @@ class MemoryBackend:
     def triple_vectors(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
         return self._triple_matrix[np.asarray(ids, dtype=np.intp)]
 
-    def search_passages(self, queries: Sequence[str], k: int, method: Method,
+    def search_passages(self, queries: Sequence[str], k: int, method: Retriever,
                         query_vectors: np.ndarray | None = None) -> list[list[Scored]]:
         return self.passage_table.search(queries, k, method, query_vectors, self._encode, self.rrf_k)
 
-    def search_triples(self, queries: Sequence[str], k: int, method: Method,
+    def search_triples(self, queries: Sequence[str], k: int, method: Retriever,
                        query_vectors: np.ndarray | None = None) -> list[list[Scored]]:
         return self.triple_table.search(queries, k, method, query_vectors, self._encode, self.rrf_k)
 

@@ -1,32 +1,46 @@
-"""`import gear` is the library's front door: the engine, its settings, the trace and every event type, by name,
-without loading the engine until it is used."""
+"""`import gear` is the library's front door: the engine, its settings, the run and the trace by name, every event type
+under `gear.events`, without loading the engine until it is used; the event names the door held before still resolve,
+with a DeprecationWarning."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import pytest
 
 import gear
-from gear import trace
+from gear import events, trace
 from gear.trace import Event
 
 
-def test_every_public_name_resolves() -> None:
-    assert {"Engine", "Run", "Settings", "Trace", "FinalRanking", "Reasoned", "__version__"} <= set(gear.__all__)
-    for name in gear.__all__:
-        assert getattr(gear, name) is not None, name
+def test_every_public_name_resolves_without_a_warning() -> None:
+    assert set(gear.__all__) == {"Engine", "Run", "Settings", "Trace", "TraceError", "events", "__version__"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name in gear.__all__:
+            assert getattr(gear, name) is not None, name
     assert gear.Engine.__module__ == "gear.agent.engine" and gear.Settings.__module__ == "gear.config"
+    assert gear.Run.__module__ == "gear.agent.run" and gear.Trace is trace.Trace and gear.events is events
     assert sorted(dir(gear)) == dir(gear) and set(gear.__all__) <= set(dir(gear))
 
 
-def test_every_event_type_is_at_the_door() -> None:
-    """A new event class in gear.trace must be exported here too."""
-    events = {name for name in trace.__all__
-              if isinstance(getattr(trace, name), type) and issubclass(getattr(trace, name), Event)}
-    assert len(events) > 20 and events <= set(gear.__all__)
-    assert all(getattr(gear, name) is getattr(trace, name) for name in events)
+def test_every_event_type_is_in_gear_events() -> None:
+    """A new event class in gear.trace must be exported there too."""
+    defined = {name for name in trace.__all__
+               if isinstance(getattr(trace, name), type) and issubclass(getattr(trace, name), Event)}
+    assert len(defined) > 20 and defined == set(events.__all__)
+    assert all(getattr(events, name) is getattr(trace, name) for name in defined)
+
+
+@pytest.mark.parametrize("name", ["FinalRanking", "Reasoned", "Event", "PPRRanked"])
+def test_an_event_at_the_old_door_still_resolves_and_says_where_it_moved(name: str) -> None:
+    with pytest.warns(DeprecationWarning, match=rf"gear\.{name} moved to gear\.events\.{name}"):
+        old = getattr(gear, name)
+    assert old is getattr(events, name)
+    with pytest.warns(DeprecationWarning):  # told at every use, not only the first
+        getattr(gear, name)
 
 
 def test_a_name_that_is_not_there_is_an_attribute_error() -> None:
@@ -35,7 +49,7 @@ def test_a_name_that_is_not_there_is_an_attribute_error() -> None:
 
 
 def test_importing_gear_or_its_trace_does_not_load_the_engine() -> None:
-    code = ("import sys, gear, gear.trace; "
+    code = ("import sys, gear, gear.trace, gear.events; "
             "print(sorted(m for m in sys.modules if m in ('gear.agent', 'gear.config', 'gear.store', 'numpy')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -16,7 +16,7 @@ import time
 
 from gear.agent import steps
 from gear.agent.context import Outcome, RunContext
-from gear.agent.views import passage_views
+from gear.agent.event_builders import passage_views
 from gear.store.fusion import rrf
 from gear.trace import GistUpdated, IterationStarted, PassageLinkView, PassagesLinked
 from gear.types import SPO, Scored

@@ -23,8 +23,8 @@ from itertools import zip_longest
 from gear.agent import steps
 from gear.agent.asks import Ask
 from gear.agent.context import Outcome, RunContext
+from gear.agent.event_builders import passage_views
 from gear.agent.methods.ppr import ppr_search
-from gear.agent.views import passage_views
 from gear.parsing import Thought, parse_thought
 from gear.prompts import peers
 from gear.trace import BaseRetrieved, IterationStarted, PassagesAdded, ThoughtWritten, Warned

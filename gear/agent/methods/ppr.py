@@ -13,7 +13,7 @@ import time
 
 from gear.agent.asks import Ask
 from gear.agent.context import Outcome, RunContext
-from gear.agent.views import passage_views, ppr_events
+from gear.agent.event_builders import passage_views, ppr_events
 from gear.parsing import parse_kept_facts
 from gear.prompts import peers
 from gear.retrieve.ppr import PPRResult, ranked

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from gear.store.base import GraphTables, Method, StoreError, passage_text, triple_text
+from gear.store.base import GraphTables, StoreError, passage_text, triple_text
 from gear.store.elastic.client import check_cluster, connect, es_errors
 from gear.store.elastic.layout import ES_FORMAT, EsNames, check_prefix, passage_key, read_meta, slug
 from gear.store.elastic.tables import TableSource, concrete_index
 from gear.store.elastic.tables import graph_tables as read_graph_tables
 from gear.store.fusion import rrf
-from gear.types import Passage, Scored, Triple
+from gear.types import Passage, Retriever, Scored, Triple
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
@@ -327,7 +327,7 @@ class ElasticBackend:
         hits.sort(key=lambda x: (-x[1], x[0]))  # ties by id, as the embedded backend
         return [Scored(i, s) for i, s in hits[:k]]
 
-    def _search(self, index: str, size: int, queries: Sequence[str], k: int, method: Method,
+    def _search(self, index: str, size: int, queries: Sequence[str], k: int, method: Retriever,
                 query_vectors: np.ndarray | None, what: str) -> list[list[Scored]]:
         if not queries:
             return []
@@ -365,12 +365,12 @@ class ElasticBackend:
         return [rrf([[s.id for s in lists[2 * i]], [s.id for s in lists[2 * i + 1]]], k=self.rrf_k)[:k]
                 for i in range(len(queries))]
 
-    def search_passages(self, queries: Sequence[str], k: int, method: Method,
+    def search_passages(self, queries: Sequence[str], k: int, method: Retriever,
                         query_vectors: np.ndarray | None = None) -> list[list[Scored]]:
         return self._search(self.names.passages, self._n_passages, queries, k, method, query_vectors,
                             "searching passages")
 
-    def search_triples(self, queries: Sequence[str], k: int, method: Method,
+    def search_triples(self, queries: Sequence[str], k: int, method: Retriever,
                        query_vectors: np.ndarray | None = None) -> list[list[Scored]]:
         return self._search(self.names.triples, self._n_triples, queries, k, method, query_vectors,
                             "searching triples")

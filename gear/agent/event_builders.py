@@ -1,4 +1,4 @@
-"""Turn engine results into trace views: the place where ids become the titles and texts a UI shows.
+"""Build trace events from engine results: the place where ids become the titles and texts a UI shows.
 
 It lives with the agent, which calls it, above the stages whose results it reads (retrieve, store), so that gear.trace
 — the contract between engine and UI — sits below every stage and imports none of them."""
