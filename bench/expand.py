@@ -116,7 +116,7 @@ def main() -> None:
     ap.add_argument("--against", metavar="REV", help="also time beam_search as it was at this git revision")
     args = ap.parse_args()
 
-    settings = Settings().with_(retriever=args.retriever, expand="naive", embed_bf16=args.bf16)
+    settings = Settings().with_(retriever=args.retriever, method="naive", embed_bf16=args.bf16)
     engine = Engine.open(Path(args.index), settings)
     encoder = engine.encoder
     questions, _ = load_qa(args.qa)

@@ -264,7 +264,7 @@ def gear_walk() -> list[tuple[str, str]]:
     from studio.demo import DEMOS, LLM_CACHE, ensure_demo_index
 
     question = next(q for q in load_qa(DEMOS["walkthrough"].qa)[0] if q.id == "paper_walkthrough")
-    settings = Settings(_env_file=None).with_(retriever="hybrid", expand="gear", llm="replay", llm_cache_dir=LLM_CACHE)
+    settings = Settings(_env_file=None).with_(retriever="hybrid", method="gear", llm="replay", llm_cache_dir=LLM_CACHE)
     engine = Engine.open(ensure_demo_index("walkthrough"), settings)
     gear_dir = str(ROOT / "gear") + "/"
 

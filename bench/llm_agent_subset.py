@@ -71,7 +71,7 @@ def main() -> int:
     from gear.trace import BeamsSearched, LLMCalled, Trace
 
     print(f"load average before: {os.getloadavg()[0]:.2f}")
-    settings = Settings(_env_file=None).with_(retriever="hybrid", expand="gear", prompts="paper", llm="local",
+    settings = Settings(_env_file=None).with_(retriever="hybrid", method="gear", prompts="paper", llm="local",
                                               read_order=args.read_order, llm_parallel=args.parallel,
                                               llm_cache_reuse=args.cache_reuse)
     questions = load_qa(QA)[0][:: args.every][: args.questions]

@@ -127,9 +127,9 @@ def main() -> int:
     rows: dict[str, dict[str, Any]] = {}
     for method in args.methods.split(","):
         for name, path in indexes.items():
-            expand, _, retriever = method.partition("@")  # "naive@bm25": NaiveGE over BM25 (default: hybrid)
+            name, _, retriever = method.partition("@")  # "naive@bm25": NaiveGE over BM25 (default: hybrid)
             s = settings.with_(retriever=retriever or "hybrid",
-                               expand={"hybrid": "none", "base": "none"}.get(expand, expand))
+                               method={"hybrid": "none", "base": "none"}.get(name, name))
             engine = Engine.open(path, s, encoder=encoder)
             began = time.perf_counter()
             result = evaluate(engine, questions, s, protocol="paper").to_dict()  # the README's rows: Table 1's

@@ -66,7 +66,7 @@ def collect(index: Path, every: int, limit: int) -> tuple[list[dict[str, Any]], 
     from gear.llm.replay import CachedLLM
     from gear.trace import LLMCalled
 
-    settings = Settings(_env_file=None).with_(retriever="hybrid", expand="gear", prompts="paper", llm="replay",
+    settings = Settings(_env_file=None).with_(retriever="hybrid", method="gear", prompts="paper", llm="replay",
                                               llm_cache_dir=CACHE)
     questions = load_qa(QA)[0][::every][:limit]
     engine = Engine.open(index, settings)

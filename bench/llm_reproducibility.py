@@ -54,7 +54,7 @@ def collect(index: Path, n: int) -> tuple[list[dict[str, Any]], list[str], list[
     from gear.llm.replay import CachedLLM
     from gear.trace import LLMCalled
 
-    settings = Settings(_env_file=None).with_(retriever="hybrid", expand="gear", prompts="paper", llm="replay",
+    settings = Settings(_env_file=None).with_(retriever="hybrid", method="gear", prompts="paper", llm="replay",
                                               llm_cache_dir=CACHE)
     recorded = {q["id"]: q for q in json.loads(RECORDED.read_text(encoding="utf-8"))["per_question"]}
     engine = Engine.open(index, settings)
@@ -112,7 +112,7 @@ def runs(index: Path, n: int, exact: bool) -> dict[str, Any]:
     from gear.llm import fresh_llm
 
     recorded = {q["id"]: q for q in json.loads(RECORDED.read_text(encoding="utf-8"))["per_question"]}
-    settings = Settings(_env_file=None).with_(retriever="hybrid", expand="gear", prompts="paper", llm="local",
+    settings = Settings(_env_file=None).with_(retriever="hybrid", method="gear", prompts="paper", llm="local",
                                               llm_exact=exact)
     engine = Engine.open(index, settings)
     questions = [q for q in load_qa(QA)[0][::2][:20] if q.id in recorded][:n]

@@ -53,7 +53,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.cold:
         shutil.rmtree(Path(args.index) / "ppr", ignore_errors=True)
-    settings = Settings(retriever="dense", expand="ppr")
+    settings = Settings(retriever="dense", method="ppr")
     engine = Engine.open(args.index, settings)
     questions, _ = load_qa(Path(args.qa))
     engine.encoder.encode_cached([q.question for q in questions])  # queries encoded up front: not what is timed

@@ -79,7 +79,7 @@ def main() -> None:
         url = args.es_url or stack.enter_context(noida(work))
         directory = work / Path(args.index).resolve().name
         shutil.copytree(args.index, directory, ignore=shutil.ignore_patterns("es-*"))  # the tables start cold
-        memory_settings = Settings(backend="memory", retriever="dense", expand="ppr")
+        memory_settings = Settings(backend="memory", retriever="dense", method="ppr")
         es_settings = memory_settings.with_(backend="elasticsearch", es_url=url, es_prefix="gearbench")
         if not args.es_url:  # the emulator needs no credentials: none from the environment
             es_settings = es_settings.with_(es_api_key=None, es_username=None, es_password=None, es_ca_certs=None)

@@ -95,7 +95,7 @@ def main() -> None:
 
     encoder = FakeEncoder(seed=7)
     encoder.name = Manifest.read(directory).embedder
-    settings = Settings(retriever="dense", expand="ppr")
+    settings = Settings(retriever="dense", method="ppr")
     engine = Engine.open(directory, settings, encoder=encoder)  # type: ignore[arg-type]
     backend = engine.backend
     _ = np.asarray(backend.triple_table.vectors).sum(), np.asarray(backend.passage_table.vectors).sum()  # paged in

@@ -157,7 +157,7 @@ def query(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     encoder = FakeEncoder(cost=1.0 / args.encode_rate, seed=7)
     encoder.name = Manifest.read(directory).embedder
-    engine = Engine.open(directory, Settings().with_(expand="naive"), encoder=encoder)  # type: ignore[arg-type]
+    engine = Engine.open(directory, Settings().with_(method="naive"), encoder=encoder)  # type: ignore[arg-type]
     load_s = time.perf_counter() - t0
     backend = engine.backend
     rss_load = rss_gb()

@@ -36,7 +36,7 @@ def main() -> None:
     parser.add_argument("--question-id", default="")
     parser.add_argument("--max-iterations", type=int, default=4)
     args = parser.parse_args()
-    settings = Settings().with_(expand="gear", max_iterations=args.max_iterations)
+    settings = Settings().with_(method="gear", max_iterations=args.max_iterations)
     engine = Engine.open(args.index, settings)
     questions, _ = load_qa(args.qa)
     if args.question_id:

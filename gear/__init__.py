@@ -6,7 +6,7 @@ The front door holds the few names a user needs:
     from gear.events import FinalRanking, Reasoned
 
     engine = Engine.open("INDEX_DIR")                     # an index built by `gear index`
-    run = engine.retrieve("…", settings=engine.settings.with_(expand="gear"))
+    run = engine.retrieve("…", settings=engine.settings.with_(method="gear"))
     run.answer, run.trace.first(FinalRanking), run.trace.of(Reasoned)
 
 `Engine` opens an index and runs any method on a question, returning a `Run`; `Settings` holds every knob (GEAR_*

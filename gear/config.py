@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from gear import methods
 from gear.types import Retriever
@@ -14,6 +16,9 @@ from gear.types import Retriever
 #: the default of Settings.extraction_stop_repeats and gear.extract.runner.ExtractionConfig.stop_repeats (the loop
 #: guard of gear.extract.repeats): measured, 2 repeats in a row lost no triple on the 20-passage set, 1 lost one
 STOP_REPEATS = 2
+
+#: renamed knobs, old name → new: the old names stay readable (keyword, GEAR_ variable, .env, recorded settings)
+OLD_NAMES = {"expand": "method"}  # `expand` named the method although PPR and IRCoT expand nothing
 
 GistRead = Literal["fused", "expanded"]
 PromptProfile = Literal["paper", "small"]
@@ -40,7 +45,7 @@ class SearchSettings(BaseModel):
     # so the index does not record it; gear/embed/device.py)
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
     retriever: Retriever = "hybrid"
-    expand: str = "none"  # the method: a name registered in gear.methods (base retriever only, NaiveGE, …, IRCoT)
+    method: str = "none"  # a name registered in gear.methods (base retriever only, NaiveGE, …, IRCoT); was `expand`
     rrf_k: int = Field(60, ge=1)
 
     @field_validator("embedder")
@@ -50,7 +55,7 @@ class SearchSettings(BaseModel):
             raise ValueError(f"unknown embedder {value!r}; choose one of {sorted(set(EMBEDDERS.values()))}")
         return EMBEDDERS[value]
 
-    @field_validator("expand")
+    @field_validator("method")
     @classmethod
     def _known_method(cls, value: str) -> str:
         return methods.get(value).name  # an unknown name is an error that lists the registered ones
@@ -212,11 +217,54 @@ class Settings(ElasticsearchSettings, LLMClientSettings, LlamaServerSettings, LL
 
     model_config = SettingsConfigDict(env_prefix="GEAR_", env_file=".env", extra="ignore", frozen=True)
 
+    def __init__(self, **values: Any) -> None:
+        super().__init__(**renamed(values))  # an old name given here outranks every variable, as a new name does
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, OldEnvironmentNames(settings_cls), dotenv_settings, file_secret_settings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any) -> Any:
+        return renamed(data) if isinstance(data, dict) else data
+
     def with_(self, **changes: object) -> Settings:
-        """A copy with some knobs changed and validated (settings are frozen so runs cannot alter each other)."""
+        """A copy with some knobs changed and validated (settings are frozen so runs cannot alter each other); a
+        renamed knob's old name is read as its new one."""
         data = self.model_dump()
-        data.update({k: v for k, v in changes.items() if v is not None})
+        data.update({k: v for k, v in renamed(changes).items() if v is not None})
         return Settings.model_validate(data)
+
+
+def renamed(values: dict[str, Any]) -> dict[str, Any]:
+    """Settings with the old names of renamed knobs read as the new ones (OLD_NAMES), a new name winning where both
+    are given: how `Settings(expand=…)`, `with_(expand=…)`, `.env`'s GEAR_EXPAND and the settings recorded in older
+    traces and reports are still read."""
+    if not any(old in values for old in OLD_NAMES):
+        return values
+    out = dict(values)
+    for old, new in OLD_NAMES.items():
+        if old in out:
+            value = out.pop(old)
+            out.setdefault(new, value)
+    return out
+
+
+class OldEnvironmentNames(PydanticBaseSettingsSource):
+    """GEAR_EXPAND and any other old variable of a renamed knob, read below the new variable (GEAR_METHOD wins)."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        environment = {name.upper(): value for name, value in os.environ.items()}  # as case-insensitive as GEAR_*
+        return {new: environment[f"GEAR_{old.upper()}"] for old, new in OLD_NAMES.items()
+                if environment.get(f"GEAR_{old.upper()}")}  # set empty: unset
 
 
 SECRET_FIELDS = frozenset({"llm_api_key", "es_api_key", "es_password", "es_username"})

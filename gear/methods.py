@@ -51,7 +51,7 @@ def _as_set(retriever: str, settings: Mapping[str, Any] | object) -> str:
 class Method:
     """One retrieval method, as everything outside its runner needs to know it."""
 
-    name: str  # the value of Settings.expand (`--expand`), recorded as RunStarted.method
+    name: str  # the value of Settings.method (`--method`; `--expand` before), recorded as RunStarted.method
     label: str  # what a run is called in the trace view ("method **GeAR**")
     choice: str  # the sidebar's expansion list
     report_name: str  # after the retriever in an evaluation's name: "Hybrid" + " GeAR", "Hybrid" + " + NaiveGE"
@@ -63,7 +63,7 @@ class Method:
     multi_step: bool = False  # iterates with agent_k passages per retrieval: one run serves every recall cut-off
     answers: bool = False  # answers with the paper's QA prompt over the final ranking (when settings.answer)
     peer: bool = False  # one of the peers (docs/peers.md), not a method of the paper
-    cli_note: str = ""  # a few words after its name in the CLI's --expand help
+    cli_note: str = ""  # a few words after its name in the CLI's --method help
     base_note: str = ""  # what its base list is, under the trace view's base retrieval
     uses_ppr: Callable[[Mapping[str, Any] | object], bool] = _never  # runs PPR (its first run builds the graph)
     retriever_shown: Callable[[str, Mapping[str, Any] | object], str] = _as_set  # the retriever, as a run shows it
@@ -147,6 +147,6 @@ def presets() -> dict[str, tuple[str, str]]:
 
 
 def cli_help() -> str:
-    """The --expand option's help: every name, with its note."""
+    """The --method option's help: every name, with its note."""
     names = [f"{m.name} ({m.cli_note})" if m.cli_note else m.name for m in METHODS]
     return ", ".join(names[:-1]) + " or " + names[-1]

@@ -17,15 +17,15 @@ OUT=docs/evals
 demo_index musique
 mkdir -p "$OUT"
 tag="dev50_every${EVERY}_n${LIMIT}"
-$EVAL "$INDEX" "$QA" -r hybrid -e naive --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_naive.json"
+$EVAL "$INDEX" "$QA" -r hybrid -m naive --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_naive.json"
 for profile in small paper; do
-  GEAR_LLM=record GEAR_LLM_CACHE_DIR=assets/llm_cache $EVAL "$INDEX" "$QA" -r hybrid -e gear --prompts "$profile" \
+  GEAR_LLM=record GEAR_LLM_CACHE_DIR=assets/llm_cache $EVAL "$INDEX" "$QA" -r hybrid -m gear --prompts "$profile" \
     --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_gear_${profile}.json"
 done
-$EVAL "$INDEX" "$QA" -r dense -e ppr --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_ppr.json"
-GEAR_LLM=record GEAR_LLM_CACHE_DIR=assets/llm_cache GEAR_PPR_FILTER=true $EVAL "$INDEX" "$QA" -r dense -e ppr \
+$EVAL "$INDEX" "$QA" -r dense -m ppr --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_ppr.json"
+GEAR_LLM=record GEAR_LLM_CACHE_DIR=assets/llm_cache GEAR_PPR_FILTER=true $EVAL "$INDEX" "$QA" -r dense -m ppr \
   --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_ppr_filter.json"
-GEAR_LLM=record GEAR_LLM_CACHE_DIR=assets/llm_cache GEAR_IRCOT_RETRIEVER=ppr $EVAL "$INDEX" "$QA" -r hybrid -e ircot \
+GEAR_LLM=record GEAR_LLM_CACHE_DIR=assets/llm_cache GEAR_IRCOT_RETRIEVER=ppr $EVAL "$INDEX" "$QA" -r hybrid -m ircot \
   --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_ircot_ppr.json"
-GEAR_LLM=record GEAR_LLM_CACHE_DIR=assets/llm_cache GEAR_IRCOT_RETRIEVER=base $EVAL "$INDEX" "$QA" -r hybrid -e ircot \
+GEAR_LLM=record GEAR_LLM_CACHE_DIR=assets/llm_cache GEAR_IRCOT_RETRIEVER=base $EVAL "$INDEX" "$QA" -r hybrid -m ircot \
   --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_ircot_base.json"

@@ -35,32 +35,32 @@ tag="hotpotqa_every${EVERY}_n${LIMIT}"
 if [[ "$WHAT" == single || "$WHAT" == all ]]; then
   for r in bm25 dense hybrid; do
     $EVAL "$INDEX" "$QA" -r "$r" --k "$K" --json "$OUT/hotpotqa_${r}.json"
-    $EVAL "$INDEX" "$QA" -r "$r" -e naive --k "$K" --json "$OUT/hotpotqa_${r}_naive.json"
-    $EVAL "$INDEX" "$QA" -r "$r" -e naive --no-diversity --k "$K" --json "$OUT/hotpotqa_${r}_naive_nodiv.json"
+    $EVAL "$INDEX" "$QA" -r "$r" -m naive --k "$K" --json "$OUT/hotpotqa_${r}_naive.json"
+    $EVAL "$INDEX" "$QA" -r "$r" -m naive --no-diversity --k "$K" --json "$OUT/hotpotqa_${r}_naive_nodiv.json"
   done
-  $EVAL "$INDEX" "$QA" -r dense -e ppr --k "$K" --json "$OUT/hotpotqa_ppr.json"
+  $EVAL "$INDEX" "$QA" -r dense -m ppr --k "$K" --json "$OUT/hotpotqa_ppr.json"
 fi
 if [[ "$WHAT" == subset || "$WHAT" == all ]]; then
   $EVAL "$INDEX" "$QA" -r hybrid "${sub[@]}" --k "$K" --json "$OUT/${tag}_hybrid.json"
-  $EVAL "$INDEX" "$QA" -r hybrid -e naive "${sub[@]}" --k "$K" --json "$OUT/${tag}_naive.json"
+  $EVAL "$INDEX" "$QA" -r hybrid -m naive "${sub[@]}" --k "$K" --json "$OUT/${tag}_naive.json"
   for r in bm25 dense; do
     $EVAL "$INDEX" "$QA" -r "$r" "${sub[@]}" --k "$K" --json "$OUT/${tag}_${r}.json"
-    $EVAL "$INDEX" "$QA" -r "$r" -e naive "${sub[@]}" --k "$K" --json "$OUT/${tag}_${r}_naive.json"
+    $EVAL "$INDEX" "$QA" -r "$r" -m naive "${sub[@]}" --k "$K" --json "$OUT/${tag}_${r}_naive.json"
   done
-  $EVAL "$INDEX" "$QA" -r dense -e ppr "${sub[@]}" --k "$K" --json "$OUT/${tag}_ppr.json"
+  $EVAL "$INDEX" "$QA" -r dense -m ppr "${sub[@]}" --k "$K" --json "$OUT/${tag}_ppr.json"
 fi
 if [[ "$WHAT" == gear || "$WHAT" == all ]]; then
-  "${record[@]}" $EVAL "$INDEX" "$QA" -r hybrid -e gear --prompts paper --max-iterations 2 "${sub[@]}" \
+  "${record[@]}" $EVAL "$INDEX" "$QA" -r hybrid -m gear --prompts paper --max-iterations 2 "${sub[@]}" \
     --k "$K" --json "$OUT/${tag}_gear_paper.json"
 fi
 if [[ "$WHAT" == ircot || "$WHAT" == all ]]; then
-  "${record[@]}" GEAR_IRCOT_RETRIEVER=ppr GEAR_IRCOT_MAX_STEPS=2 $EVAL "$INDEX" "$QA" -r hybrid -e ircot \
+  "${record[@]}" GEAR_IRCOT_RETRIEVER=ppr GEAR_IRCOT_MAX_STEPS=2 $EVAL "$INDEX" "$QA" -r hybrid -m ircot \
     --prompts paper "${sub[@]}" --k "$K" --json "$OUT/${tag}_ircot_ppr.json"
 fi
 # sync_row BASE NAME [options]: BASE + SyncGE, single-step, one run per cut-off (the paper's R@5 / 10 / 15)
 sync_row() {
   local base=$1 name=$2; shift 2
-  "${record[@]}" $EVAL "$INDEX" "$QA" -r "$base" -e sync --prompts paper "$@" "${sub[@]}" --k 5,10,15 \
+  "${record[@]}" $EVAL "$INDEX" "$QA" -r "$base" -m sync --prompts paper "$@" "${sub[@]}" --k 5,10,15 \
     --json "$OUT/${tag}_${name}.json"
 }
 if [[ "$WHAT" == sync || "$WHAT" == all ]]; then sync_row hybrid sync; fi

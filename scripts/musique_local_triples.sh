@@ -30,11 +30,11 @@ for triples in local gpt; do
   [[ -f "$index/manifest.json" ]] || $GEAR index "$CORPUS" --openie "${OPENIE[$triples]}" --out "$index"
   for r in bm25 dense hybrid; do
     $EVAL "$index" "$QA" -r "$r" --k "$K" --json "$OUT/musique949_${triples}_${r}.json"
-    $EVAL "$index" "$QA" -r "$r" -e naive --k "$K" --json "$OUT/musique949_${triples}_${r}_naive.json"
-    $EVAL "$index" "$QA" -r "$r" -e naive --no-diversity --k "$K" \
+    $EVAL "$index" "$QA" -r "$r" -m naive --k "$K" --json "$OUT/musique949_${triples}_${r}_naive.json"
+    $EVAL "$index" "$QA" -r "$r" -m naive --no-diversity --k "$K" \
       --json "$OUT/musique949_${triples}_${r}_naive_nodiv.json"
-    $EVAL "$index" "$QA" -r "$r" -e naive --score-mode fast --k "$K" \
+    $EVAL "$index" "$QA" -r "$r" -m naive --score-mode fast --k "$K" \
       --json "$OUT/musique949_${triples}_${r}_naive_fast.json"
   done
-  $EVAL "$index" "$QA" -r dense -e ppr --k "$K" --json "$OUT/musique949_${triples}_ppr.json"
+  $EVAL "$index" "$QA" -r dense -m ppr --k "$K" --json "$OUT/musique949_${triples}_ppr.json"
 done

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gear import trace as t  # noqa: E402
-from gear.config import Settings  # noqa: E402
+from gear.config import OLD_NAMES, Settings  # noqa: E402
 from studio import demo  # noqa: E402
 
 #: bundled traces made here rather than re-recorded: name → the walk-through question and the settings changed.
@@ -34,7 +34,7 @@ from studio import demo  # noqa: E402
 #: question; without the QA step, whose prompt (over the new ranking) was never recorded — its one LLM call, the
 #: sync read, is the recorded one of walkthrough_sync.json
 NEW: dict[str, dict[str, Any]] = {
-    "walkthrough_sync_l3": {"question_id": "paper_walkthrough", "expand": "sync", "beam_length": 3, "answer": False},
+    "walkthrough_sync_l3": {"question_id": "paper_walkthrough", "method": "sync", "beam_length": 3, "answer": False},
 }
 
 
@@ -74,7 +74,7 @@ def rerecord(path: Path) -> t.Trace:
     home = demo.demo_of_question(start.question_id)
     if home is None:
         raise ValueError(f"{path.name}: question {start.question_id!r} is in no bundled demo's QA set")
-    known = set(Settings.model_fields)
+    known = set(Settings.model_fields) | set(OLD_NAMES)  # a trace recorded before a knob was renamed
     recorded = {k: v for k, v in start.settings.items() if k in known and k not in ("llm_bundled_cache", "device")}
     settings = Settings().with_(**recorded).with_(llm="replay", llm_cache_dir=str(demo.LLM_CACHE))
     engine = Engine.open(demo.ensure_demo_index(home.name), settings)

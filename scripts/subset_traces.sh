@@ -19,9 +19,9 @@ run() {
     --every 2 --limit 20 --traces "$OUT/$name" --json "$OUT/$name.report.json" >/dev/null
   echo "$name: $OUT/$name"
 }
-run naive -- -r hybrid -e naive
-run ppr -- -r dense -e ppr
-run gear_paper -- -r hybrid -e gear --prompts paper
-run ircot_ppr GEAR_IRCOT_RETRIEVER=ppr -- -r hybrid -e ircot
-run gear_small -- -r hybrid -e gear --prompts small
-run ircot_base GEAR_IRCOT_RETRIEVER=base -- -r hybrid -e ircot
+run naive -- -r hybrid -m naive
+run ppr -- -r dense -m ppr
+run gear_paper -- -r hybrid -m gear --prompts paper
+run ircot_ppr GEAR_IRCOT_RETRIEVER=ppr -- -r hybrid -m ircot
+run gear_small -- -r hybrid -m gear --prompts small
+run ircot_base GEAR_IRCOT_RETRIEVER=base -- -r hybrid -m ircot

@@ -34,20 +34,20 @@ tag="twowiki_every${EVERY}_n${LIMIT}"
 if [[ "$WHAT" == single || "$WHAT" == all ]]; then
   for r in bm25 dense hybrid; do
     $EVAL "$INDEX" "$QA" -r "$r" --k "$K" --json "$OUT/twowiki_${r}.json"
-    $EVAL "$INDEX" "$QA" -r "$r" -e naive --k "$K" --json "$OUT/twowiki_${r}_naive.json"
-    $EVAL "$INDEX" "$QA" -r "$r" -e naive --no-diversity --k "$K" --json "$OUT/twowiki_${r}_naive_nodiv.json"
+    $EVAL "$INDEX" "$QA" -r "$r" -m naive --k "$K" --json "$OUT/twowiki_${r}_naive.json"
+    $EVAL "$INDEX" "$QA" -r "$r" -m naive --no-diversity --k "$K" --json "$OUT/twowiki_${r}_naive_nodiv.json"
   done
-  $EVAL "$INDEX" "$QA" -r dense -e ppr --k "$K" --json "$OUT/twowiki_ppr.json"
+  $EVAL "$INDEX" "$QA" -r dense -m ppr --k "$K" --json "$OUT/twowiki_ppr.json"
 fi
 if [[ "$WHAT" == sync || "$WHAT" == all ]]; then
-  "${record[@]}" $EVAL "$INDEX" "$QA" -r hybrid -e sync --prompts paper "${sub[@]}" --k 5,10,15 \
+  "${record[@]}" $EVAL "$INDEX" "$QA" -r hybrid -m sync --prompts paper "${sub[@]}" --k 5,10,15 \
     --json "$OUT/${tag}_sync.json"
 fi
 if [[ "$WHAT" == gear || "$WHAT" == all ]]; then
-  "${record[@]}" $EVAL "$INDEX" "$QA" -r hybrid -e gear --prompts paper --max-iterations 2 "${sub[@]}" \
+  "${record[@]}" $EVAL "$INDEX" "$QA" -r hybrid -m gear --prompts paper --max-iterations 2 "${sub[@]}" \
     --k "$K" --json "$OUT/${tag}_gear_paper.json"
 fi
 if [[ "$WHAT" == ircot || "$WHAT" == all ]]; then
-  "${record[@]}" GEAR_IRCOT_RETRIEVER=ppr GEAR_IRCOT_MAX_STEPS=2 $EVAL "$INDEX" "$QA" -r hybrid -e ircot \
+  "${record[@]}" GEAR_IRCOT_RETRIEVER=ppr GEAR_IRCOT_MAX_STEPS=2 $EVAL "$INDEX" "$QA" -r hybrid -m ircot \
     --prompts paper "${sub[@]}" --k "$K" --json "$OUT/${tag}_ircot_ppr.json"
 fi

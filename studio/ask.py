@@ -222,7 +222,7 @@ def example_marks(index: Path, questions: tuple[str, ...], settings: Settings) -
     if not engine_ready(index):
         return Marks({})
     engine = engine_for(index)
-    method = methods.get(settings.expand)
+    method = methods.get(settings.method)
     if not method.uses_llm(settings):
         return Marks(dict.fromkeys(questions, NO_LLM))
     # the settings go unhashed (they hold the API key); their public form is the cache key
@@ -421,7 +421,7 @@ def again_panel(trace: Trace, settings: Settings) -> None:
         box = st.success if same else st.warning
         box("**Asked the model again.** " + "  \n".join(esc_md(line) for line in lines),
             icon=":material/compare_arrows:")
-    if not methods.get(settings.expand).uses_llm(settings) or settings.llm == "replay" or not trace.question:
+    if not methods.get(settings.method).uses_llm(settings) or settings.llm == "replay" or not trace.question:
         return
     st.button("Ask the model again", key="ask_again_button", icon=":material/refresh:",
               on_click=lambda: st.session_state.update({ASK_AGAIN: True}),

@@ -47,7 +47,7 @@ def run_methods(engine: Any, question: str, qa: Any | None, chosen: list[str], b
     box = st.empty()
     for n, label in enumerate(chosen, 1):
         settings = method_settings(base, label)
-        method = methods.get(settings.expand)
+        method = methods.get(settings.method)
         first_build = method.uses_ppr(settings) and not engine.has_ppr_index(settings)
         line = StatusLine(box, prefix=f"{label} ({n} of {len(chosen)}) · ", speed=engine.speed,
                           builds_ppr_graph=first_build)

@@ -15,8 +15,8 @@ from studio.session import start
 from studio.trace_view import answer_origins
 
 PRESETS: dict[str, tuple[str, str]] = methods.presets()  # label -> (retriever, method): Compare and Evaluate
-EXPANSIONS = {m.name: m.choice for m in methods.METHODS}  # the Ask page's method list
-DEFAULT_EXPANSION = "gear"
+METHOD_CHOICES = {m.name: m.choice for m in methods.METHODS}  # the Ask page's method list
+DEFAULT_METHOD = "gear"
 LLM_KINDS = {"auto": "auto: recorded, else live", "replay": "replay: recorded only",
              "local": "local: embedded model", "openai": "openai: an endpoint"}
 LLM_HELP = ("auto: answers recorded before are served at once, anything else goes to the live model (the embedded "
@@ -164,9 +164,9 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
         start("retriever", "hybrid")
         changes["retriever"] = sb.selectbox("Base retriever", ["bm25", "dense", "hybrid"], key="retriever",
                                             persist_state="session")
-        start("expand", DEFAULT_EXPANSION)
-        changes["expand"] = sb.selectbox("Expansion", list(EXPANSIONS), key="expand", persist_state="session",
-                                         format_func=EXPANSIONS.__getitem__)
+        start("method", DEFAULT_METHOD)
+        changes["method"] = sb.selectbox("Method", list(METHOD_CHOICES), key="method", persist_state="session",
+                                         format_func=METHOD_CHOICES.__getitem__)
     sb.subheader("LLM")
     start("llm_kind", base.llm if base.llm in LLM_KINDS else "auto")
     kind = sb.selectbox("LLM", list(LLM_KINDS), key="llm_kind", persist_state="session",
@@ -207,14 +207,14 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
                "exp(−min(n, γ)/γ)")
     changes["max_neighbours"] = sb.slider("neighbours per beam", 5, 200, key="neighbours", persist_state="session")
     changes["max_iterations"] = sb.slider("max iterations", 1, 6, key="max_iterations", persist_state="session")
-    chosen = methods.find(changes.get("expand", st.session_state.get("expand")) or "")
+    chosen = methods.find(changes.get("method", st.session_state.get("method")) or "")
     changes.update(peer_knobs(base, open_=chosen is not None and chosen.peer))
     return _finish_settings(base, changes, kind)
 
 
 def peer_knobs(base: Settings, open_: bool = False) -> dict[str, Any]:
     """The knobs of the peers (docs/peers.md): PPR's damping and recognition filter, IRCoT's steps and retriever;
-    folded away unless a peer is the chosen expansion."""
+    folded away unless a peer is the chosen method."""
     box = st.sidebar.expander("PPR and IRCoT knobs", expanded=open_)
     for key in ("ppr_damping", "ppr_filter", "ircot_max_steps", "ircot_retriever"):
         start(key, getattr(base, key))
@@ -245,5 +245,5 @@ def _finish_settings(base: Settings, changes: dict[str, Any], kind: str) -> Sett
 
 def method_settings(base: Settings, label: str) -> Settings:
     """The sidebar's settings with one of PRESETS' (retriever, method) pairs (Compare and Evaluate)."""
-    retriever, expansion = PRESETS[label]
-    return base.with_(retriever=retriever, expand=expansion)
+    retriever, method = PRESETS[label]
+    return base.with_(retriever=retriever, method=method)

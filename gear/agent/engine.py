@@ -154,11 +154,11 @@ class Engine:
         trace: Trace | None = None,
         llm: LLM | None = None,
     ) -> Run:
-        """Run the method `settings.expand` names (gear.methods) on one question: single-step methods take `k`
+        """Run the method `settings.method` names (gear.methods) on one question: single-step methods take `k`
         passages from the base retriever, multi-step ones agent_k per retrieval. `llm` replaces the configured LLM
         for this run only (gear.llm.fresh_llm: the model asked afresh; gear.llm.recorded_llm: the recordings alone)."""
         s = settings or self.settings
-        method = methods.get(s.expand)
+        method = methods.get(s.method)
         trace = trace or Trace()
         trace.emit(
             RunStarted(0, question, method.name, s.retriever, public_settings(s), question_id, list(gold),

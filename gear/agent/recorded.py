@@ -53,9 +53,9 @@ class _StopAtFirstRequest:
 
 
 def first_request(engine: Engine, question: str, settings: Settings, k: int | None = None) -> Request | None:
-    """The first request a run of `settings.expand` on `question` sends to its LLM (None: the run asks none); only
+    """The first request a run of `settings.method` on `question` sends to its LLM (None: the run asks none); only
     the run's retrieval is done (the engine's own run, stopped at that request)."""
-    if not methods.get(settings.expand).uses_llm(settings):
+    if not methods.get(settings.method).uses_llm(settings):
         return None
     try:
         engine.retrieve(question, k=settings.agent_k if k is None else k, settings=settings, trace=Trace(),
@@ -84,7 +84,7 @@ def replays_at_once(engine: Engine, question: str, settings: Settings) -> bool |
 def replays_at_once_all(engine: Engine, questions: Sequence[str], settings: Settings) -> dict[str, bool | None]:
     """replays_at_once for many questions, their query vectors encoded in one batch first (one at a time, a query
     took ≈0.5 s on a busy 2-core machine; fifty in a batch take about as long as two)."""
-    if settings.retriever != "bm25" and methods.get(settings.expand).uses_llm(settings):
+    if settings.retriever != "bm25" and methods.get(settings.method).uses_llm(settings):
         engine.encoder.encode_cached(list(dict.fromkeys(questions)))
     return {q: replays_at_once(engine, q, settings) for q in questions}
 
@@ -94,7 +94,7 @@ def recorded_run(engine: Engine, question: str, settings: Settings, *, k: int, g
     """The run the recordings hold for this question and these settings, replayed from them alone (no model asked):
     what a fresh run is compared with. (None, why) when there is none: the method asks no LLM, the LLM reads no
     recordings, its first request was never recorded, or a later one was not (a run cut short)."""
-    method = methods.get(settings.expand)
+    method = methods.get(settings.method)
     if not method.uses_llm(settings):
         return None, "this method asks no LLM"
     replay = recorded_llm(engine.llm(settings))

@@ -85,7 +85,8 @@ def parse_ks(text: str) -> list[int]:
 
 
 RetrieverOpt = Annotated[str, typer.Option("--retriever", "-r", help="bm25, dense or hybrid")]
-ExpandOpt = Annotated[str, typer.Option("--expand", "-e", help=methods.cli_help())]
+MethodOpt = Annotated[str, typer.Option("--method", "-m", "--expand", "-e", help=methods.cli_help() + " (--expand, -e: "
+                                        "its old name)")]
 LLMOpt = Annotated[str | None, typer.Option("--llm", help="auto (recorded answers, else the live model; default), "
                                                           "local, openai, replay or record")]
 LLMCacheOpt = Annotated[Path | None, typer.Option("--llm-cache", help="where recorded answers are read and new ones "

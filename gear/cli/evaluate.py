@@ -9,10 +9,10 @@ import typer
 from rich.table import Table
 
 from gear.cli.app import (
-    ExpandOpt,
     LLMCacheOpt,
     LLMOpt,
     MaxIterationsOpt,
+    MethodOpt,
     NoDiversityOpt,
     PromptsOpt,
     RetrieverOpt,
@@ -33,7 +33,7 @@ def eval_(
     qa: Annotated[Path | None, typer.Argument(help="QA set (MuSiQue, HippoRAG, HotpotQA or 2Wiki schema); default: the "
                                                  "index's own (gear qa)")] = None,
     retriever: RetrieverOpt = "hybrid",
-    expand: ExpandOpt = "none",
+    method: MethodOpt = "none",
     no_diversity: NoDiversityOpt = False,
     ks: Annotated[str, typer.Option("--k", help="recall cut-offs")] = "5,10,15",
     json_out: Annotated[Path | None, typer.Option("--json", help="write the report as JSON")] = None,
@@ -62,7 +62,7 @@ def eval_(
         if protocol not in PROTOCOLS:
             raise typer.BadParameter(f"{protocol!r}: choose {' or '.join(PROTOCOLS)}", param_hint="--protocol")
         cutoffs = parse_ks(ks)
-        settings = settings_from(retriever=retriever, expand=expand, diversity=not no_diversity, score_mode=score_mode,
+        settings = settings_from(retriever=retriever, method=method, diversity=not no_diversity, score_mode=score_mode,
                              llm=llm, llm_cache_dir=llm_cache, prompts=prompts,
                                  max_iterations=max_iterations)
         questions, report_in = load_qa(qa if qa is not None else own_qa_file(index_dir))

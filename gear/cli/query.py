@@ -11,10 +11,10 @@ import typer
 from rich.table import Table
 
 from gear.cli.app import (
-    ExpandOpt,
     LLMCacheOpt,
     LLMOpt,
     MaxIterationsOpt,
+    MethodOpt,
     NoDiversityOpt,
     PromptsOpt,
     RetrieverOpt,
@@ -35,7 +35,7 @@ def retrieve(
     index_dir: Annotated[Path, typer.Argument(help="index directory")],
     question: Annotated[str, typer.Argument(help="the question")],
     retriever: RetrieverOpt = "hybrid",
-    expand: ExpandOpt = "none",
+    method: MethodOpt = "none",
     k: Annotated[int, typer.Option("-k", help="passages to retrieve (base k in single-step runs)")] = 15,
     no_diversity: NoDiversityOpt = False,
     score_mode: Annotated[str, typer.Option("--score-mode", help="exact (paper) or fast")] = "exact",
@@ -45,17 +45,17 @@ def retrieve(
     with friendly_errors():
         from gear.agent.engine import Engine
 
-        settings = settings_from(retriever=retriever, expand=expand, diversity=not no_diversity, score_mode=score_mode)
+        settings = settings_from(retriever=retriever, method=method, diversity=not no_diversity, score_mode=score_mode)
         engine = Engine.open(index_dir, settings)
         run = engine.retrieve(question, k=k)
         top = engine.backend.passages(run.ids[:k])
         if as_json:
-            typer.echo(json_text({"question": question, "retriever": retriever, "expand": expand, "k": k,
+            typer.echo(json_text({"question": question, "retriever": retriever, "method": method, "k": k,
                                   "passages": [{"id": p.id, "title": p.title, "score": s.score, "text": p.text}
                                                for p, s in zip(top, run.ranked, strict=False)],
                                   "timings_ms": run.timings_ms}, indent=2))
             return
-        table = Table(title=f"{retriever}{'+' + expand if expand != 'none' else ''}: {esc_term(question)}")
+        table = Table(title=f"{retriever}{'+' + method if method != 'none' else ''}: {esc_term(question)}")
         for col in ("rank", "id", "title", "score"):
             table.add_column(col)
         for n, (p, s) in enumerate(zip(top, run.ranked, strict=False), 1):
@@ -68,7 +68,7 @@ def retrieve(
 def ask(
     index_dir: Annotated[Path, typer.Argument(help="index directory")],
     question: Annotated[str, typer.Argument(help="the question")],
-    expand: ExpandOpt = "gear",
+    method: MethodOpt = "gear",
     retriever: RetrieverOpt = "hybrid",
     llm: LLMOpt = None,
     llm_cache: LLMCacheOpt = None,
@@ -96,7 +96,7 @@ def ask(
         from gear.eval.gold_marks import parse_ids, passages_of
         from gear.trace import Trace
 
-        settings = settings_from(retriever=retriever, expand=expand, llm=llm, llm_cache_dir=llm_cache,
+        settings = settings_from(retriever=retriever, method=method, llm=llm, llm_cache_dir=llm_cache,
                                  prompts=prompts, max_iterations=max_iterations)
         engine = Engine.open(index_dir, settings)
         gold_ids = parse_ids(gold) if gold is not None else []

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from gear import methods
+from gear.config import renamed
 from gear.eval.diagnosis import CATEGORY_LABELS, FOUND, RUN_LEVEL, Diagnosis, GoldPassage, describe, stage_label
 from gear.eval.paired import PairedMeasure, paired_measure
 
@@ -38,7 +39,7 @@ NO_CATEGORY = "undetermined"
 FIXES, BREAKS, BOTH_MISS = "B fixes", "B breaks", "both miss"
 KINDS = (FIXES, BREAKS, BOTH_MISS)
 PASSAGES, ANSWERS = "passages", "answers"  # what a kind judges by: gold passages within k, or the answer's EM
-SETTINGS_SAID = ("retriever", "expand", "prompts", "diversity", "score_mode", "max_iterations", "agent_k",
+SETTINGS_SAID = ("retriever", "method", "prompts", "diversity", "score_mode", "max_iterations", "agent_k",
                  "ircot_retriever", "ircot_max_steps", "ppr_filter", "embedder", "backend", "llm_model", "gist_read",
                  "passage_link_k", "beam_width", "beam_length", "qa_top_k")
 
@@ -546,7 +547,7 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any], names: tuple[str, st
     """The settings and the index the two runs differ in, in words; for two indexes of the same passages (other
     triples, another backend), which part of the index differs."""
     out = []
-    sa, sb = a.get("settings") or {}, b.get("settings") or {}
+    sa, sb = renamed(a.get("settings") or {}), renamed(b.get("settings") or {})  # older reports say "expand"
     changed = [key for key in SETTINGS_SAID if sa.get(key) != sb.get(key)]
     if changed:
         out.append("settings: " + "; ".join(f"{key} {sa.get(key)!r} → {sb.get(key)!r}" for key in changed))

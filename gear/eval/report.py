@@ -227,11 +227,11 @@ def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: S
     list; with protocol "paper", a single-step method once per cut-off with base k = the cut-off (gear.eval.protocol:
     which run each figure then reads)."""
     ks = sorted(set(ks))
-    report = EvalReport(settings.expand, settings.retriever, list(ks),
+    report = EvalReport(settings.method, settings.retriever, list(ks),
                         public_settings(settings), [], defaultdict(list), protocol=check(protocol))
     report.index_info = index_info(getattr(engine, "manifest", None), getattr(engine, "directory", None))
-    multi_step = methods.get(settings.expand).multi_step
-    separate = runs_per_cutoff(settings.expand, protocol)  # one run per cut-off
+    multi_step = methods.get(settings.method).multi_step
+    separate = runs_per_cutoff(settings.method, protocol)  # one run per cut-off
     total = len(questions)
     for n, q in enumerate(questions):
         found = {g: engine.gold_ids([g]) for g in dict.fromkeys(q.gold)}  # each gold passage looked up once

@@ -79,7 +79,7 @@ def test_a_question_asked_while_the_index_builds_runs_when_the_build_ends(buildi
     # the build's progress at once, in place of the walk-through's replay (a run on another index)
     expect(page.get_by_text("Building the musique demo index")).to_be_visible(timeout=30_000)
     expect(page.get_by_text("Showing: example: walkthrough")).to_have_count(0)
-    pick(page, "Expansion", "NaiveGE")  # no LLM: the question runs in seconds once the index is there
+    pick(page, "Method", "NaiveGE")  # no LLM: the question runs in seconds once the index is there
     box = page.get_by_label("Question", exact=True)
     box.fill("Which island is Mount Etna on?")
     box.press("Enter")

@@ -220,7 +220,7 @@ def test_compare_names_gold_passages_no_method_retrieved(studio: dict) -> None:
 
 
 def ask_with(at: AppTest, expand: str) -> AppTest:
-    at.selectbox(key="expand").set_value(expand).run()
+    at.selectbox(key="method").set_value(expand).run()
     at.selectbox(key="example").set_value(QUESTION).run()
     at.button(key="ask").click().run()
     assert not at.exception
@@ -561,8 +561,8 @@ def test_the_peers_knobs_unfold_when_a_peer_is_the_expansion(studio: dict) -> No
         return bool(box.proto.expanded)
 
     at = start(studio)
-    at.selectbox(key="expand").set_value("gear").run()
+    at.selectbox(key="method").set_value("gear").run()
     assert not peers_box_open(at)
     for peer in ("ppr", "ircot"):
-        at.selectbox(key="expand").set_value(peer).run()
+        at.selectbox(key="method").set_value(peer).run()
         assert peers_box_open(at), peer

@@ -81,7 +81,7 @@ def test_the_example_the_model_gets_right_replays_on_its_own(studio: dict) -> No
 def test_the_typed_question_and_choices_survive_page_changes(studio: dict) -> None:  # noqa: F811
     at = start(studio)
     at.text_input(key="question").input("Which island is Mount Etna on?").run()
-    at.selectbox(key="expand").set_value("ircot").run()
+    at.selectbox(key="method").set_value("ircot").run()
     at.toggle(key="teaching").set_value(True).run()
     at.switch_page("app_pages/compare.py").run()
     at.text_input(key="cmp_question").input("Where does the Seine flow?").run()
@@ -92,7 +92,7 @@ def test_the_typed_question_and_choices_survive_page_changes(studio: dict) -> No
         assert not at.exception, page
     assert at.text_input(key="question").value == "Which island is Mount Etna on?"
     assert not at.button(key="ask").disabled
-    assert at.selectbox(key="expand").value == "ircot" and at.toggle(key="teaching").value is True
+    assert at.selectbox(key="method").value == "ircot" and at.toggle(key="teaching").value is True
     at.switch_page("app_pages/compare.py").run()
     assert at.text_input(key="cmp_question").value == "Where does the Seine flow?"
     assert at.multiselect(key="cmp_methods").value == ["BM25", "Hybrid"]
@@ -198,7 +198,7 @@ def test_the_example_list_marks_recorded_questions(studio: dict, tmp_path: Path)
     at.selectbox(key="prompts").set_value("small").run()
     options = at.selectbox(key="example").options
     assert f"not recorded (replay only) · {QUESTION}" in options, options
-    at.selectbox(key="expand").set_value("naive").run()
+    at.selectbox(key="method").set_value("naive").run()
     assert f"no LLM · seconds · {QUESTION}" in at.selectbox(key="example").options
 
 

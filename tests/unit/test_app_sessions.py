@@ -333,7 +333,7 @@ def test_two_sessions_keep_their_own_question_settings_and_trace(studio: dict) -
     b = start(studio)
     assert "trace" not in b.session_state and not b.text_input(key="question").value
     assert "Ask a question, or replay a saved trace." in [i.value for i in b.info]
-    b.selectbox(key="expand").set_value("ppr").run()
+    b.selectbox(key="method").set_value("ppr").run()
     b.text_input(key="question").input("Where does the Seine flow?").run()
     b.button(key="ask").click().run()
     assert not b.exception and not b.error, [e.value for e in b.error]
@@ -341,7 +341,7 @@ def test_two_sessions_keep_their_own_question_settings_and_trace(studio: dict) -
     assert b.session_state["trace"].first(RunStarted).method == "ppr"
     a.run()
     assert a.session_state["trace"].question == QUESTION and a.text_input(key="question").value == QUESTION
-    assert a.selectbox(key="expand").value == "gear"
+    assert a.selectbox(key="method").value == "gear"
     assert a.session_state["trace"].first(RunStarted).method == "gear"
     # b's question is nowhere on a's page (the corpus's own "The Seine flows …" may be, in a's passage lists)
     assert QUESTION in shown_text(a) and "Where does the Seine flow?" not in shown_text(a)

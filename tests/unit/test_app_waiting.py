@@ -77,7 +77,7 @@ def test_a_question_asked_while_the_index_builds_waits_and_runs_when_it_is_built
     assert "not built yet" in shown_text(at)
     # the tiny index's result gives way: it is not a result of the index chosen
     assert "Final ranking" not in shown_text(at)
-    at.selectbox(key="expand").set_value("naive").run()  # a method without an LLM: the question was never recorded
+    at.selectbox(key="method").set_value("naive").run()  # a method without an LLM: the question was never recorded
     at.text_input(key="question").input("Where does the Seine flow?").run()
     at.button(key="ask").click().run()  # asking starts the build, and the question waits for it
     assert not at.exception and not at.error, [e.value for e in at.error]

@@ -17,7 +17,7 @@ from gear import methods, viz
 from gear.agent import steps
 from gear.agent.engine import Engine
 from gear.agent.methods import RUNNERS, runner
-from gear.cli.app import ExpandOpt
+from gear.cli.app import MethodOpt
 from gear.config import Settings
 from gear.eval.diagnosis.registry import FAMILIES
 from gear.trace import (
@@ -51,7 +51,7 @@ def run(engine: Engine, settings: Settings, trace: Trace | None = None) -> Any:
 def test_names_are_unique_and_valid_settings() -> None:
     assert len(methods.NAMES) == len(set(methods.NAMES)) == len(methods.METHODS)
     for m in methods.METHODS:
-        assert Settings(expand=m.name).expand == m.name
+        assert Settings(method=m.name).method == m.name == Settings(expand=m.name).method
         assert set(m.settings) <= set(Settings.model_fields), m.name
         assert not m.llm_setting or m.llm_setting in Settings.model_fields
 
@@ -157,10 +157,10 @@ def test_a_method_is_named_by_its_label_wherever_labels_show(engine: Engine, met
     assert not at.exception
     assert any(f"method **{method.label}**" in c.value for c in at.caption)
     assert viz.report_label({"method": method.name, "retriever": "hybrid"}) == ("Hybrid" + method.report_name).strip()
-    assert sidebar.EXPANSIONS[method.name] == method.choice
+    assert sidebar.METHOD_CHOICES[method.name] == method.choice
     assert {label for label, (_, name) in sidebar.PRESETS.items() if name == method.name} == {
         label for label, _ in method.presets} != set()
-    assert method.name in ExpandOpt.__metadata__[0].help
+    assert method.name in MethodOpt.__metadata__[0].help
 
 
 def test_a_trace_of_an_unregistered_method_still_draws_with_its_name_escaped() -> None:

@@ -363,4 +363,4 @@ def test_cli_retrieve_with_expand_ppr(tiny_index: Path, make_encoder, monkeypatc
                                       "-r", "dense", "-k", "3", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["expand"] == "ppr" and len(data["passages"]) == 3 and "PPR" in data["timings_ms"]
+    assert data["method"] == "ppr" and len(data["passages"]) == 3 and "PPR" in data["timings_ms"]

@@ -61,6 +61,39 @@ def test_a_group_validates_as_before() -> None:
         Settings(_env_file=None).with_(beam_width=0)
 
 
+def test_the_method_is_called_method_and_its_old_name_still_reads(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    """`expand` named the method although PPR and IRCoT expand nothing: the keyword, the GEAR_ variable, `.env` and
+    the settings recorded in older traces and reports still say it, and each is read as `method`."""
+    assert "method" in Settings.model_fields and "expand" not in Settings.model_fields
+    assert "expand" not in public_settings(Settings(_env_file=None)) and \
+        public_settings(Settings(_env_file=None, method="ppr"))["method"] == "ppr"
+    assert Settings(_env_file=None, expand="ppr").method == "ppr"
+    assert Settings(_env_file=None).with_(expand="ircot").method == "ircot"
+    assert Settings.model_validate({"expand": "sync"}).method == "sync"  # a recorded trace's settings
+    assert Settings.model_validate({"expand": "sync", "method": "gear"}).method == "gear"  # the new name wins
+    with pytest.raises(ValueError, match="unknown method 'beam'"):
+        Settings(_env_file=None, expand="beam")
+    monkeypatch.setenv("GEAR_EXPAND", "naive")
+    assert Settings(_env_file=None).method == "naive"
+    assert Settings(_env_file=None, method="gear").method == "gear"  # a keyword outranks every variable
+    assert Settings(_env_file=None, expand="gear").method == "gear"  # the old keyword too
+    monkeypatch.setenv("GEAR_METHOD", "ppr")
+    assert Settings(_env_file=None).method == "ppr"  # the new variable outranks the old
+    monkeypatch.delenv("GEAR_METHOD")
+    monkeypatch.setenv("GEAR_EXPAND", "")
+    assert Settings(_env_file=None).method == "none"  # set empty: unset
+    monkeypatch.delenv("GEAR_EXPAND")
+    env = tmp_path / ".env"
+    env.write_text("GEAR_EXPAND=sync\n", encoding="utf-8")
+    assert Settings(_env_file=env).method == "sync"
+    monkeypatch.setenv("GEAR_METHOD", "naive")
+    assert Settings(_env_file=env).method == "naive"  # a variable outranks .env, old name or new
+    monkeypatch.delenv("GEAR_METHOD")
+    env.write_text("GEAR_EXPAND=sync\nGEAR_METHOD=ircot\n", encoding="utf-8")
+    assert Settings(_env_file=env).method == "ircot"
+
+
 @pytest.mark.parametrize("variable", ["GEAR_LLM_CACHE_DIR", "GEAR_LLM_BUNDLED_CACHE", "GEAR_LLM_MODEL",
                                       "GEAR_LLM_BASE_URL"])
 def test_a_variable_set_empty_is_unset(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:

@@ -150,7 +150,7 @@ CLI_TRUSTED: dict[str, dict[str, str]] = {
                        "name": "a column heading written in code"},
     "gear/cli/query.py": {"table": _TABLE,
                           "col": "a column heading written in code", "retriever": "validated by Settings",
-                          "expand": "validated by Settings (a method of gear.methods)",
+                          "method": "validated by Settings (a method of gear.methods)",
                           "line": "gear.trace.narrate's markup: every untrusted part rich-escaped there, and the "
                                   "console shows its control characters"},
 }
