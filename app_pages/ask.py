@@ -57,7 +57,7 @@ def page() -> None:
             st.markdown(
                 "Type a multi-hop question and watch each GeAR iteration: base passages, proximal triples, the linked "
                 "initial nodes, the expanded beams as a graph, the fused list, the gist memory, the reasoner's "
-                "verdict and the rewritten query. With PPR or IRCoT as the expansion, their own steps show instead: "
+                "verdict and the rewritten query. With PPR or IRCoT as the method, their own steps show instead: "
                 "PPR's seeds, its entity graph and ranking; IRCoT's thoughts and the passages each retrieval added.")
             replay_panel()
     # teaching mode keeps the screen for the lesson: the question box folds away (its widgets stay alive)

@@ -160,7 +160,7 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
     base = Settings()
     changes: dict[str, Any] = {}
     if show_method:
-        sb.subheader("Method")
+        sb.subheader("Retrieval")
         start("retriever", "hybrid")
         changes["retriever"] = sb.selectbox("Base retriever", ["bm25", "dense", "hybrid"], key="retriever",
                                             persist_state="session")
