@@ -1,8 +1,9 @@
 """A lecture needs a run shown one step at a time, large, with a plain explanation and the paper's notation beside
 it; the live view shows everything at once. Teaching mode steps through a recorded trace (Next/Back) along the
-lesson's steps (gear.viz.lesson: one per module, Graph expansion opened into Algorithm 1's sub-steps, repeated
-iterations folded), reusing the trace view to draw each module and studio.beam_lesson for the beam search. The
-page's address follows the step (studio.links), and the whole lesson downloads as one HTML file (gear.viz.handout).
+lesson's steps (gear.viz.lesson: one per module; Graph expansion opened into Algorithm 1's sub-steps, tripleLink and
+PPR into theirs; repeated iterations folded), reusing the trace view to draw each module and studio.sub_step for the
+sub-steps. The page's address follows the step (studio.links), and the whole lesson downloads as one HTML file
+(gear.viz.handout).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from gear import trace as t
 from gear.viz import handout
 from gear.viz.lesson import LessonStep, lesson_steps, position, step_query
 from gear.viz.notation import STEPS
-from studio import beam_lesson, links
+from studio import links, sub_step
 from studio.safe import esc_md
 from studio.trace_view import TraceView
 
@@ -74,7 +75,7 @@ def teach(trace: t.Trace, key: str = "teach_step") -> None:
     if step.phase == "repeat":
         st.info(esc_md(step.explanation), icon=":material/repeat:")
     elif step.phase:
-        beam_lesson.draw(trace, step, key=f"{key}-beam-{i}")
+        sub_step.draw(trace, step, key=f"{key}-sub-{i}")
     else:
         view = TraceView(graph_height=620, key=f"{key}-view")
         view.events = trace.events[: position(trace, step) + 1]

@@ -9,7 +9,6 @@ ones are greyed out. Imports no Streamlit; every label is escaped by gear.viz.gr
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
@@ -22,31 +21,17 @@ from gear.viz.graph import (
     HOP_COLOURS,
     START_ENTITY_COLOUR,
     esc_html,
-    graph_html,
     node_boxes,
     place,
     short,
     spo_text,
 )
+from gear.viz.picture import Picture
 
 CANDIDATE_COLOUR = "#495057"
 DROPPED_COLOUR = "#ced4da"
 DROPPED_TEXT = "#adb5bd"
 FADED_NODE = "#f1f3f5"
-
-
-@dataclass(frozen=True)
-class Picture:
-    """A sub-step's graph with the whole search's positions and frame (so every sub-step's camera is the same)."""
-
-    graph: nx.MultiDiGraph
-    positions: dict[Any, layout.Point]
-    frame: tuple[float, float, float, float]
-    legend: list[tuple[str, str, str]]
-
-    def html(self, height: int = 560) -> str:
-        return graph_html(self.graph, height=height, legend=self.legend, flow=True, positions=self.positions,
-                          frame=self.frame)
 
 
 def triples_of(e: BeamsSearched) -> dict[int, TripleView]:

@@ -20,7 +20,7 @@ from typing import Any
 import networkx as nx
 
 from gear import trace as t
-from gear.viz import beam_lesson, charts, layout
+from gear.viz import beam_lesson, charts, layout, sub_steps
 from gear.viz.graph import beam_graph, esc_html, node_boxes, passage_lookup, place, short, shown_label, spo_text
 from gear.viz.lesson import LessonStep, lesson_steps, step_query
 from gear.viz.ppr import ppr_graph
@@ -192,11 +192,14 @@ def step_body(events: Sequence[t.Event], step: LessonStep, passages: Mapping[int
     e = step.event
     if step.phase == "repeat":
         return f"<div class='note'>{esc_html(step.explanation)}</div>"
-    if step.phase and isinstance(e, t.BeamsSearched):
-        pic = beam_lesson.picture(e, step.phase, step.hop, passages)
-        return (f"<div class='side'><div>{beam_lesson.algorithm_html(step.lines)}</div>"
-                f"<div>{graph_svg(pic.graph, pic.positions, pic.frame, flow=True)}</div></div>"
-                + table_html(beam_lesson.rows(e, step.phase, step.hop)))
+    if step.phase:
+        shown = sub_steps.view(events, step, passages)
+        pic = shown.picture
+        figure = graph_svg(pic.graph, pic.positions, pic.frame, flow=pic.flow) if pic is not None else ""
+        caption = f"<p class='meta'>{esc_html(shown.caption)}</p>" if shown.caption else ""
+        if shown.algorithm:
+            figure = f"<div class='side'><div>{shown.algorithm}</div><div>{figure}</div></div>"
+        return figure + caption + table_html(shown.rows)
     if isinstance(e, t.BaseRetrieved):
         return table_html(charts.passage_rows(e.passages))
     if isinstance(e, t.ProximalTriples):

@@ -47,6 +47,13 @@ PHASE_LINES: dict[str, tuple[int, ...]] = {
 }
 
 
+BEAM_PHASES = tuple(PHASE_LINES)
+#: tripleLink's sub-steps: each proximal triple matched to its index triple, then the initial nodes in the graph
+LINK_PHASES = ("link-match", "link-nodes")
+#: PPR's: the facts matched to the query, the seeds they give, the walk's scores, the passages it ranks
+PPR_PHASES = ("ppr-facts", "ppr-seeds", "ppr-walk", "ppr-passages")
+
+
 # -- repeated iterations -----------------------------------------------------------------------------------------------
 FINAL_KINDS = (t.PassagesLinked, t.FinalRanking, t.Answered, t.RunFinished)
 _NOT_CONTENT = (t.IterationStarted, t.QueryRewritten, t.LLMCalled, t.StageTimed, t.Warned)
@@ -137,7 +144,7 @@ class LessonStep:
     title: str
     notation: str
     explanation: str
-    phase: str = ""  # "" a module's step; "initial", "candidates", "scores", "penalty", "kept"; "repeat"
+    phase: str = ""  # "" a module's step; a sub-step's phase (BEAM_PHASES, LINK_PHASES, PPR_PHASES); "repeat"
     hop: int = 0
     lines: tuple[int, ...] = ()
     missing: str = ""
@@ -158,6 +165,8 @@ def lesson_steps(trace: t.Trace | Sequence[t.Event]) -> list[LessonStep]:
     place of iterations that repeat an earlier one."""
     events = list(trace)
     fold = folding(events)
+    start = next((e for e in events if isinstance(e, t.RunStarted)), None)
+    retriever = start.retriever if start else ""
     steps: list[LessonStep] = []
     for n, e in enumerate(events):
         if n in fold.notes:
@@ -169,6 +178,15 @@ def lesson_steps(trace: t.Trace | Sequence[t.Event]) -> list[LessonStep]:
         if isinstance(e, t.ProximalTriples) and e.role != "sync":
             continue
         text = STEPS[type(e)]
+        if isinstance(e, t.TriplesLinked) and e.links:
+            steps.extend(link_steps(e, retriever))
+            continue
+        if isinstance(e, t.PPRSeeded):
+            steps.extend(ppr_seed_steps(e))
+            continue
+        if isinstance(e, t.PPRRanked):
+            steps.extend(ppr_walk_steps(e))
+            continue
         if isinstance(e, t.BeamsSearched):
             if e.recorded and e.steps:
                 steps.extend(beam_steps(e))
@@ -227,6 +245,67 @@ def beam_steps(e: t.BeamsSearched) -> list[LessonStep]:
                        "kept", i, PHASE_LINES["kept"] + ((27,) if last else ())),
         ]
     return steps
+
+
+def link_steps(e: t.TriplesLinked, retriever: str = "") -> list[LessonStep]:
+    """tripleLink as two sub-steps: each proximal triple t′ matched to its one nearest index triple, then the
+    distinct index triples found — the initial nodes — where they sit in the index's graph."""
+    found = [link for link in e.links if link.linked is not None]
+    distinct = len({link.linked.id for link in found if link.linked is not None})
+    shared = len(found) - distinct
+    unmatched = len(e.links) - len(found)
+    how = {"bm25": "BM25 over the triples' text", "dense": "the cosine of the triples' embeddings",
+           "hybrid": "BM25 and the embeddings' cosine, fused"}.get(retriever, "the run's base retriever")
+    match = (f"The reader wrote {len(e.links)} proximal triple{'s' if len(e.links) != 1 else ''}: facts in its own "
+             f"words, which need not exist in the index. Each is looked up among the index's triples as a query of "
+             f"its own, and the single best one is taken: h¹_base, here {how}. The similarity shown is the cosine "
+             f"of the two triples' embeddings, whichever retriever chose.")
+    if shared:
+        match += (f" {shared} of them land{'s' if shared == 1 else ''} on an index triple another one found "
+                  "already.")
+    if unmatched:
+        match += f" {unmatched} found no index triple at all."
+    nodes = (f"The {distinct} index triple{'s' if distinct != 1 else ''} found {'are' if distinct != 1 else 'is'} "
+             "the initial nodes: edges between two entities of the index's graph, and the places the "
+             "graph walk starts from. Unlike the proximal triples, they come with their source passages — the "
+             "passages the walk will bring back.")
+    return [LessonStep(e, "tripleLink · the nearest index triple",
+                       "h¹<sub>base</sub>(t′, T) for each t′ ∈ T′<sub>q</sub>", match, "link-match"),
+            LessonStep(e, "tripleLink · the initial nodes", "T<sub>q</sub><sup>init</sup>", nodes, "link-nodes")]
+
+
+def ppr_seed_steps(e: t.PPRSeeded) -> list[LessonStep]:
+    """PPR's seeds as two sub-steps: the facts matched to the query, then the entity (and passage) seeds."""
+    kept = sum(f.kept for f in e.facts)
+    facts = (f"PPR first matches the query to the index's facts — its triples — by the cosine of their embeddings, "
+             f"min-max normalised over all triples; the {len(e.facts)} best are shown.")
+    if e.filtered:
+        facts += f" An LLM filter then read them and kept {kept} as relevant to the question; the rest are dropped."
+    if e.fallback:
+        facts += " No fact was left to seed the walk, so the dense ranking stands (HippoRAG 2 does the same)."
+    seeds = (f"Each kept fact hands its score to its two entities, divided by the number of passages the entity "
+             f"occurs in (a rare entity says more; averaged where an entity is in several facts); the best "
+             f"{len(e.entities)} entities become seeds — the places the walk restarts from. Every passage is a seed "
+             f"too, with its normalised dense score × {e.passage_weight:g}, so a passage the query matches directly "
+             "keeps some weight.")
+    return [LessonStep(e, "PPR · the facts matched to the query", "facts(q) = top cos(q, t)", facts, "ppr-facts"),
+            LessonStep(e, "PPR · the seeds", "s = seeds(facts(q))", seeds, "ppr-seeds")]
+
+
+def ppr_walk_steps(e: t.PPRRanked) -> list[LessonStep]:
+    """The walk as two sub-steps: the entities' scores after it, then the passages it ranks."""
+    size = ", ".join(f"{n:,} {what.replace('_', ' ')}" for what, n in e.graph.items()) if e.graph else ""
+    walk = (f"Personalized PageRank: a walker moves along the graph's edges (relations between entities, synonyms, "
+            f"entity–passage links) and with probability 1 − d = {1 - e.damping:.2f} jumps back to a seed. Iterated "
+            f"{e.iterations} times until the scores stop changing" + (f", over a graph of {size}" if size else "")
+            + ". An entity many seeds reach gains score even if no fact named it: that is how evidence spreads "
+              "to the next hop.")
+    passages = ("The passages are ranked by their own PPR score: a passage gains from the entities it contains, "
+                "so one that shares entities with several seeds rises above one that only matched the query's "
+                "words.")
+    return [LessonStep(e, "PPR · after the walk", "x = (1−d)·s + d·Pᵀx", walk, "ppr-walk"),
+            LessonStep(e, "PPR · the passages ranked", "C<sub>q</sub> = sort(x<sub>passages</sub>)", passages,
+                       "ppr-passages")]
 
 
 def step_query(trace: t.Trace | Sequence[t.Event], step: LessonStep) -> str:

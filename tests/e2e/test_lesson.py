@@ -11,7 +11,7 @@ import pytest
 
 from gear import trace as t
 from gear import viz
-from gear.viz import beam_lesson, handout
+from gear.viz import handout, sub_steps
 from gear.viz.lesson import lesson_steps
 from tests.e2e.test_browser import browser_page, demo_server  # noqa: F401
 from tests.unit.test_lesson import BUNDLED, ROOT, worst_cases
@@ -35,7 +35,7 @@ MEASURE = """() => {
 
 def pictures() -> dict[str, str]:
     """Every graph page the app draws from the bundled traces (the beams of each iteration, each sub-step of the
-    beam lesson) and the worst cases, by name."""
+    beam search's, tripleLink's and PPR's lessons) and the worst cases, by name."""
     pages: dict[str, str] = {}
     for path in BUNDLED:
         trace = t.Trace.load(path)
@@ -44,9 +44,10 @@ def pictures() -> dict[str, str]:
                                                  strict=True), 1):
             pages[f"{path.stem} beams {n}"] = viz.beams_html(beams, initial, passages)
         for s in lesson_steps(trace):
-            if s.phase and s.iteration == 1 and isinstance(s.event, t.BeamsSearched):
-                pages[f"{path.stem} lesson {s.phase} {s.hop}"] = beam_lesson.picture(s.event, s.phase, s.hop,
-                                                                                     passages).html(520)
+            if s.phase and s.phase != "repeat" and s.iteration == 1:
+                picture = sub_steps.view(trace.events, s, passages).picture
+                if picture is not None:
+                    pages[f"{path.stem} lesson {s.phase} {s.hop}"] = picture.html(520)
     for name, g in worst_cases().items():
         for flow in (False, True):
             pages[f"worst case {name}{' as paths' if flow else ''}"] = viz.graph_html(g, flow=flow)
@@ -116,8 +117,9 @@ def test_a_link_to_step_7_opens_there_in_a_fresh_browser_with_the_network_cut(de
 
     page.route("**/*", local_only)
     page.goto(f"{demo_server}/?trace=walkthrough&step=7")
-    expect(page.get_by_text("Step 7 of 13")).to_be_visible(timeout=90_000)
-    title = lesson_steps(t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json"))[6].title
+    steps = lesson_steps(t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json"))
+    expect(page.get_by_text(f"Step 7 of {len(steps)}")).to_be_visible(timeout=90_000)
+    title = steps[6].title
     expect(page.locator(".teach-title")).to_have_text(title)
     expect(page.get_by_test_id("stCode")).to_contain_text("?trace=walkthrough&step=7", timeout=90_000)  # to copy
     assert blocked == []

@@ -292,8 +292,10 @@ def test_replayed_peer_runs_teach_their_steps(studio: dict) -> None:
         studio[name].save(studio["data"] / "traces" / f"{name}.json")
     at = start(studio)
     at.toggle(key="teaching").set_value(True).run()
-    for name, expected in (("ppr", ("PPR seeds", "Personalized PageRank")), ("ircot", ("IRCoT retrieval",
-                                                                                         "IRCoT thought", "Answer"))):
+    taught = {"ppr": ("PPR · the facts matched to the query", "PPR · the seeds", "PPR · after the walk",
+                      "PPR · the passages ranked"),
+              "ircot": ("IRCoT retrieval", "IRCoT thought", "Answer")}
+    for name, expected in taught.items():
         at.toggle(key="teaching").set_value(False).run()
         at.selectbox(key="trace_pick").set_value(f"saved: {name}").run()
         at.button(key="replay_pick").click().run()

@@ -61,10 +61,9 @@ APP_TRUSTED: dict[str, dict[str, str]] = {
     "studio/compare.py": {"label": _LABEL},
     "studio/diagnosis_marks.py": {"_where": "a passage's ranks in this run (numbers)"},
     "studio/diagnosis_runs.py": {"verdict": "a category label of gear.eval.diagnosis or '—'"},
-    "studio/beam_lesson.py": {"beam_lesson.ALGORITHM_CSS.split()": "a stylesheet constant of gear.viz.beam_lesson",
-                              "beam_lesson.algorithm_html(step.lines)": "Algorithm 1's lines from gear/retrieve/"
-                              "beam.py's docstring, html-escaped there", "e.width": _COUNT, "e.length": _COUNT,
-                              "e.max_neighbours": _COUNT},
+    "studio/sub_step.py": {"beam_lesson.ALGORITHM_CSS.split()": "a stylesheet constant of gear.viz.beam_lesson",
+                           "shown.algorithm": "Algorithm 1's lines from gear/retrieve/beam.py's docstring, "
+                                              "html-escaped there (gear.viz.beam_lesson.algorithm_html)"},
     "studio/run_pairs.py": {"line": "built above from esc_md'd parts, counts and the app's words",
                             "kind": "a question kind of gear.eval.pairing (B fixes, B breaks, both miss)",
                             "name": "'A' or 'B'"},
