@@ -1,5 +1,6 @@
 """The live status line's time estimate against what each LLM step then took (issue 21): one question the recordings do
-not hold, run live on the configured model, with gear.trace.pace.RunProgress listening as the app's status line does.
+not hold, run live on the configured model, with gear.agent.progress.RunProgress listening as the app's status line
+does.
 
 For every LLM call it prints the line shown before the model started ("Iteration 2 of up to 4 · gist read · the model
 is reading 1,300 tokens (≈ 15 s)"), the estimate, the model's measured seconds (LLMCalled) and the wall time from the
@@ -21,12 +22,13 @@ import time
 from pathlib import Path
 
 from gear.agent.engine import Engine
+from gear.agent.progress import RunProgress, step_name
 from gear.agent.recorded import replays_at_once
 from gear.config import Settings
 from gear.data.corpus import load_qa
 from gear.llm.base import answered_at_once
+from gear.llm.speed import MODEL_SPEED
 from gear.trace import LLMAsking, LLMCalled, Trace
-from gear.trace.pace import MODEL_SPEED, RunProgress, step_name
 
 
 def main() -> None:

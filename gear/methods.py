@@ -70,7 +70,7 @@ class Method:
     diagnosis: str = ""  # the name of the gear.eval.diagnosis Family that follows gold passages through its runs
     steps_setting: str = ""  # the setting that caps its iterations (a live run's status line: "of up to N")
     #: (prompt, completion) tokens one question costs when its LLM answers live, for the expected time of a live run
-    #: (gear.trace.pace): for GeAR and IRCoT the means per question of the recorded dev50 subset's reports
+    #: (gear.llm.speed): for GeAR and IRCoT the means per question of the recorded dev50 subset's reports
     #: (docs/evals/dev50_every2_n20_*.json: tokens_per_question_detail), for SyncGE and PPR's filter the medians of
     #: their recorded calls (assets/llm_cache), as each line says
     typical_tokens: tuple[int, int] = (0, 0)

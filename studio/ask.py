@@ -14,9 +14,10 @@ from typing import Any, NamedTuple
 import streamlit as st
 
 from gear import methods
+from gear.agent.progress import seconds_text
 from gear.config import Settings, public_settings
+from gear.llm.speed import MODEL_SPEED, ModelSpeed
 from gear.trace import Trace, TraceError
-from gear.trace.pace import MODEL_SPEED, ModelSpeed, seconds_text
 from studio import demo
 from studio.diagnosis_marks import own_questions
 from studio.links import LINK, link_for

@@ -12,7 +12,8 @@ import streamlit as st
 
 from gear import methods
 from gear import trace as t
-from gear.trace.pace import ModelSpeed, RunProgress
+from gear.agent.progress import RunProgress
+from gear.llm.speed import ModelSpeed
 from gear.viz.lesson import folding
 from studio import gear_view, peers_view
 from studio.gear_view import answer_origins
@@ -34,7 +35,7 @@ def show_wait(box: Any, e: t.LLMWaiting) -> None:
 
 
 class StatusLine:
-    """One line in `box` saying where a run is and what it waits for (gear.trace.pace.RunProgress), redrawn as the
+    """One line in `box` saying where a run is and what it waits for (gear.agent.progress.RunProgress), redrawn as the
     run's events arrive — at most a few times a second while the model writes."""
 
     def __init__(self, box: Any, prefix: str = "", speed: ModelSpeed | None = None,

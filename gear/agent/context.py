@@ -22,12 +22,12 @@ from gear.llm import LLM
 from gear.llm.base import Message, answered_at_once, estimate_tokens
 from gear.llm.queue import current_listener, listening
 from gear.llm.replay import cache_key
+from gear.llm.speed import ModelSpeed
 from gear.retrieve.beam import BeamParams
 from gear.retrieve.ppr import PPRIndex
 from gear.retrieve.scoring import SequenceScorer
 from gear.store.base import SearchBackend
 from gear.trace import LLMAsking, LLMCalled, LLMText, LLMWaiting, Trace, Warned
-from gear.trace.pace import ModelSpeed
 from gear.types import Scored
 
 Encode = Callable[[Sequence[str]], np.ndarray]  # texts → unit vectors (one row each), through the encoder's cache
@@ -99,7 +99,7 @@ class RunContext:
         head = 0 if instant else self.speed.cached_head(self.llm.model, ask.prompt)  # what the server has read
         asking = LLMAsking(iteration, ask.step, self.llm.model, estimate_tokens(ask.prompt), ask.max_tokens,
                            estimate_tokens(ask.prompt[:head]), instant or "")
-        self.trace.emit_transient(asking)  # what the run waits for, before the model starts (gear.trace.pace)
+        self.trace.emit_transient(asking)  # what the run waits for, before the model starts (gear.agent.progress)
         written: list[str] = []
 
         def stream(piece: str) -> None:

@@ -27,11 +27,11 @@ from gear.embed import Encoder
 from gear.eval.measures import recall_at_cutoffs
 from gear.index import Manifest, open_memory_backend
 from gear.llm import LLM, llm_from_settings, llm_key
+from gear.llm.speed import MODEL_SPEED, ModelSpeed
 from gear.retrieve.ppr import PPRIndex
 from gear.retrieve.scoring import ExactScorer, FastScorer, SequenceScorer
 from gear.store.base import SearchBackend
 from gear.trace import FinalRanking, RunFinished, RunStarted, Trace
-from gear.trace.pace import MODEL_SPEED, ModelSpeed
 
 MAX_LLMS = 8  # LLM configurations an engine keeps (least recently used dropped first)
 

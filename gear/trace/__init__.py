@@ -1,6 +1,7 @@
 """The contract between the engine and every UI: typed events and the Trace that records them (events), plain-text
-narration for the CLI (narrate), and the pace of a live run (pace). It imports nothing of the engine's stages: the
-engine builds events from its results (gear.agent.event_builders), and a UI reads them without an index or a model.
+narration for the CLI (narrate), and two runs of one question compared (difference). It imports nothing of the
+engine's stages: the engine builds events from its results (gear.agent.event_builders), and a UI reads them without
+an index or a model.
 
 The events are re-exported here, so `from gear.trace import Trace, BeamsSearched` is how callers name them.
 """

@@ -408,8 +408,8 @@ class LLMCalled(Event):
 @dataclass(frozen=True)
 class LLMAsking(Event):
     """An LLM step is about to ask the model: its prompt's size (estimated before the call, ≈4 characters a token),
-    how much of it the server has already read (gear.trace.pace.ModelSpeed.cached_head) and the most it may write, so
-    a listener can say what the run waits for and for how long (gear.trace.pace). Listeners see it; a trace never
+    how much of it the server has already read (gear.llm.speed.ModelSpeed.cached_head) and the most it may write, so
+    a listener can say what the run waits for and for how long (gear.agent.progress). Listeners see it; a trace never
     stores it (the LLMCalled after it records the real counts)."""
 
     kind: ClassVar[str] = "llm_asking"

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
-from gear.trace.pace import common_head
+from gear.llm.speed import common_head
 from tests.local_http import FakeEndpoint, serving
 from tests.scripted_llm import ScriptedLLM
 

@@ -211,7 +211,7 @@ def readme_map() -> dict[Path, set[Path]]:
 def test_every_path_the_readme_map_names_exists() -> None:
     entries = readme_map()
     named = set(entries) | set().union(*entries.values())
-    assert {GEAR / "agent" / "event_builders.py", GEAR / "eval" / "diagnosis", GEAR / "trace" / "pace.py",
+    assert {GEAR / "agent" / "event_builders.py", GEAR / "eval" / "diagnosis", GEAR / "llm" / "speed.py",
             ROOT / "app_pages"} <= named  # the parser sees the map's forms: entries, names in brackets, a continuation
     missing = sorted(str(p.relative_to(ROOT)) for p in named if not p.exists())
     assert missing == [], f"README.md's Layout names what does not exist: {missing}"

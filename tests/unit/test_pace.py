@@ -1,5 +1,6 @@
-"""The live run's status line and its time estimate (gear.trace.pace): the speed learned from live calls, the prompt
-size announced before each call (LLMAsking, never stored), and the line itself at each step."""
+"""The live run's status line and its time estimate (gear.llm.speed, the line gear.agent.progress): the speed learned
+from live calls, the prompt size announced before each call (LLMAsking, never stored), and the line itself at each
+step."""
 
 from __future__ import annotations
 
@@ -10,8 +11,19 @@ import pytest
 
 from gear import methods
 from gear.agent.engine import Engine
+from gear.agent.progress import RunProgress, seconds_text
 from gear.config import Settings, public_settings
 from gear.llm import CachedLLM, MemoLLM
+from gear.llm.speed import (
+    DEFAULT_READ_RATE,
+    DEFAULT_WRITE_RATE,
+    KEEP_SHARE,
+    MODEL_SPEED,
+    TYPICAL_WRITE,
+    ModelSpeed,
+    common_head,
+    fit,
+)
 from gear.trace import (
     BaseRetrieved,
     FinalRanking,
@@ -25,18 +37,6 @@ from gear.trace import (
     RunStarted,
     Trace,
     TriplesLinked,
-)
-from gear.trace.pace import (
-    DEFAULT_READ_RATE,
-    DEFAULT_WRITE_RATE,
-    KEEP_SHARE,
-    MODEL_SPEED,
-    TYPICAL_WRITE,
-    ModelSpeed,
-    RunProgress,
-    common_head,
-    fit,
-    seconds_text,
 )
 from tests.scripted_llm import ScriptedLLM
 

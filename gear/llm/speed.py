@@ -1,13 +1,12 @@
-"""How long the model will take, said before it starts, and where a run is: a person watching a live run waits ≈15 s
-for each read before any text appears, so the app's status line names the step in progress and what it waits for
-("Iteration 2 of up to 4 · gist read · the model is reading 1,300 tokens (≈ 15 s)").
+"""How fast a model reads and writes, learned from its live calls: the estimate a status line says before the model
+starts ("the model is reading 1,300 tokens (≈ 15 s)") and the expected time of a live run in the example list.
 
-The estimate comes from this process's own measurements: every live call (an LLMCalled answered by the model, not a
-recording or the memo) teaches `ModelSpeed` the model's prompt-reading and writing speeds, fitted by least squares over
-the recent calls; before the first call, stated defaults hold (DEFAULT_READ_RATE, DEFAULT_WRITE_RATE) and the line says
-the speed is assumed. The prompt's size is known before the call from the LLMAsking event (≈4 characters a token),
-corrected by the ratio of counted to estimated tokens of the calls so far; how much the model will write is the mean
-of what it wrote at that step before (TYPICAL_WRITE until then).
+Every live call (an LLMCalled answered by the model, not a recording or the memo) teaches `ModelSpeed` the model's
+prompt-reading and writing speeds, fitted by least squares over the recent calls; before the first call, stated
+defaults hold (DEFAULT_READ_RATE, DEFAULT_WRITE_RATE) and the line says the speed is assumed. The prompt's size is known
+before the call from the LLMAsking event (≈4 characters a token), corrected by the ratio of counted to estimated
+tokens of the calls so far; how much the model will write is the mean of what it wrote at that step before
+(TYPICAL_WRITE until then).
 
 A server with a prompt cache (llama-server, the embedded model; OpenAI's API too) does not read again the head of a
 prompt it has already read: GeAR's reads of one iteration, and of the next, share most of their passages, and such a
@@ -15,13 +14,15 @@ read takes 2 s instead of 20. So the estimate reads only what the server has not
 shares with a recent prompt the model was sent (`ModelSpeed.cached_head`, llama-server's rules for which earlier
 prompt it keeps), once the server has shown that it caches (a call that reported cached prompt tokens); and the
 reading speed is learned from the tokens the server says it really read.
+
+It belongs with the models (it was gear/trace/pace.py, inside the engine↔UI contract): it reads the LLM events of
+gear.trace as its input, and the status line (gear.agent.progress.RunProgress) reads it.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,10 +39,6 @@ DEFAULT_READ_RATE = 85.0
 DEFAULT_WRITE_RATE = 25.0
 #: tokens written per step before the step was seen: medians over the recorded answers (assets/llm_cache)
 TYPICAL_WRITE = {"read": 30, "reason": 35, "rewrite": 20, "think": 20, "qa": 4, "filter": 15}
-#: the words a step's name is shown with
-STEP_NAMES = {"read (sync)": "sync read", "read (gist)": "gist read", "reason": "reasoner", "rewrite": "rewriter",
-              "qa": "QA step", "think": "IRCoT thought", "filter": "recognition filter"}
-
 #: earlier prompts remembered per model for the cache estimate: llama-server keeps its slot's last prompt and, in
 #: RAM, the prompts it had to put aside (8 GiB by default, hundreds of GeAR reads)
 RECENT_PROMPTS = 16
@@ -55,10 +52,6 @@ _PRIOR_TOKENS = (1000.0, 50.0)  # the two pseudo-calls that hold the defaults un
 def step_kind(step: str) -> str:
     """"read (gist)" → "read": the step's kind, for what it writes."""
     return step.split(" ", 1)[0]
-
-
-def step_name(step: str) -> str:
-    return STEP_NAMES.get(step, step)
 
 
 def common_head(a: str, b: str) -> int:
@@ -202,115 +195,3 @@ def fit(calls: list[tuple[int, int, float]], prior: Speed) -> Speed:
 #: process share the one embedded model server); a run teaches its engine's (gear.agent.context.RunContext.ask), and
 #: the app's status line and example list read the engine's (Engine.speed)
 MODEL_SPEED = ModelSpeed()
-
-
-def seconds_text(seconds: float) -> str:
-    """"≈ 15 s", "≈ 2 min" — the precision an estimate deserves."""
-    if seconds < 60:
-        return f"≈ {max(1, round(seconds))} s"
-    return f"≈ {round(seconds / 60)} min" if seconds >= 90 else f"≈ {round(seconds)} s"
-
-
-def iteration_limit(method: methods.Method | None, settings: Mapping[str, Any]) -> int | None:
-    """The most iterations a run of `method` takes under `settings` (None: it does not iterate)."""
-    if method is None or not method.steps_setting:
-        return None
-    value = settings.get(method.steps_setting)
-    return int(value) if isinstance(value, int | float) else None
-
-
-#: what the line says of a call that the model is not asked (LLMAsking.answered_by): no estimate to show
-ANSWERED_BY = {"record": "answered from the recordings", "memo": "answered by the memo (asked before in this process)"}
-
-#: what a run does after each event, until the next one arrives (events the line does not change for are absent)
-NEXT_STEP: dict[type[t.Event], str] = {
-    t.IterationStarted: "base retrieval", t.BaseRetrieved: "expanding from the base passages",
-    t.ProximalTriples: "tripleLink",
-    t.TriplesLinked: "graph expansion (beam search)", t.InitialNodes: "graph expansion (beam search)",
-    t.BeamsSearched: "fusion", t.PassagesExpanded: "fusion", t.PassagesFused: "after fusion",
-    t.GistUpdated: "reasoner", t.Reasoned: "after the verdict", t.QueryRewritten: "next iteration",
-    t.PassagesLinked: "final ranking", t.PPRSeeded: "Personalized PageRank", t.PPRRanked: "after PPR",
-    t.PassagesAdded: "IRCoT thought", t.ThoughtWritten: "next retrieval",
-}
-
-
-class RunProgress:
-    """Where one run is and what it waits for, as one line, kept up to date by feeding it the run's events (the
-    transient ones too: LLMAsking, LLMWaiting, LLMText). Pure text: the app shows it beside Cancel, a CLI could
-    print it."""
-
-    def __init__(self, speed: ModelSpeed | None = None, clock: Any = time.monotonic,
-                 builds_ppr_graph: bool = False) -> None:
-        self.speed = speed or MODEL_SPEED
-        self.builds_ppr_graph = builds_ppr_graph  # the run's PPR graph is built on first use (tens of seconds)
-        self.clock = clock
-        self.method: methods.Method | None = None
-        self.settings: Mapping[str, Any] = {}
-        self.limit: int | None = None
-        self.iteration = 0
-        self.step = "starting"
-        self.detail = ""
-        self.asked: t.LLMAsking | None = None
-        self.estimate: float | None = None  # seconds of the call in progress, as the line says
-        self.asked_at = 0.0
-        self.finished = False
-
-    def update(self, event: t.Event) -> None:
-        """Take one event of the run into account."""
-        if isinstance(event, t.RunStarted):
-            self.method = methods.find(event.method)
-            self.settings = event.settings
-            self.limit = iteration_limit(self.method, event.settings)
-            ppr = self.method is not None and self.method.uses_ppr(event.settings)
-            self.step = ("building PPR's entity graph (first use on this index: every entity name encoded once)"
-                         if ppr and self.builds_ppr_graph else "PPR fact matching" if ppr else "base retrieval")
-            self.detail = ""
-        elif isinstance(event, t.IterationStarted):
-            self.iteration = event.iteration
-            if not self.step.startswith("building PPR"):  # the build comes after the iteration starts
-                self.step, self.detail = NEXT_STEP[t.IterationStarted], ""
-        elif isinstance(event, t.LLMAsking):
-            self.asked, self.asked_at = event, self.clock()
-            self.estimate = 0.0 if event.answered_by else self.speed.estimate(event)
-            self.step = step_name(event.step)
-            self.detail = ANSWERED_BY.get(event.answered_by) or self.reading_text(event)
-        elif isinstance(event, t.LLMWaiting):
-            self.step = step_name(event.step)
-            self.detail = f"waiting for the model: {event.ahead} ahead" if event.ahead > 0 else (
-                self.reading_text(self.asked) if self.asked is not None and not self.asked.answered_by else "")
-            if event.ahead > 0:
-                self.asked_at = self.clock()  # the call's time starts with its turn
-        elif isinstance(event, t.LLMText):
-            self.step = step_name(event.step)
-            self.detail = f"the model is writing ({len(event.text):,} characters so far)"
-        elif isinstance(event, t.LLMCalled):
-            self.step, self.detail = step_name(event.step), "done"
-        elif isinstance(event, t.FinalRanking):
-            self.step = "QA step" if self.method is None or self.method.answers else "finishing"
-            self.detail = ""
-        elif isinstance(event, t.BaseRetrieved) and self.method is not None and self.method.uses_ppr(self.settings):
-            self.step, self.detail = "Personalized PageRank", ""  # PPR's base list is its dense seeds
-        elif isinstance(event, t.RunFinished):
-            self.step, self.detail, self.finished = "finished", "", True
-        elif type(event) in NEXT_STEP:
-            self.step, self.detail = NEXT_STEP[type(event)], ""
-
-    def reading_text(self, asked: t.LLMAsking) -> str:
-        tokens = self.speed.prompt_tokens(asked)
-        cached = self.speed.cached_tokens(asked)
-        seen = f"{cached:,} already read; " if cached >= 0.05 * tokens and cached > 0 else ""
-        speed = self.speed.speed(asked.model)
-        assumed = "" if speed.calls else ", assumed speed"
-        return f"the model is reading {tokens:,} tokens ({seen}{seconds_text(self.estimate or 0)}{assumed})"
-
-    def line(self) -> str:
-        """"Iteration 2 of up to 4 · gist read · the model is reading 1,300 tokens (≈ 15 s)"."""
-        parts = []
-        if self.iteration and self.limit:
-            parts.append(f"Iteration {self.iteration} of up to {self.limit}")
-        elif self.iteration and self.method is not None and self.method.multi_step:
-            parts.append(f"Iteration {self.iteration}")
-        parts.append(self.step)
-        if self.detail:
-            parts.append(self.detail)
-        return " · ".join(parts)
