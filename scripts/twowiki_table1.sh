@@ -3,8 +3,10 @@
 # (assets/2wikimultihopqa) over the index of the 1,294 passages of 164 dev questions, with the triples the embedded
 # model extracted (the bundled OpenIE file), MiniLM. Every row is one `gear eval` under the paper's per-cut-off
 # protocol; reports go to docs/evals/twowiki_*.json, each split by 2Wiki's question type (by_hop).
-#   extract: the triples of the 1,294 passages by the project's own pipeline (resumable: a killed run goes on from its
-#     journal, data/twowiki/index.extract), then exported in HippoRAG's OpenIE format into assets/2wikimultihopqa/
+#   extract: the triples of the 1,294 passages by the project's own pipeline, then exported in HippoRAG's OpenIE format
+#     into assets/2wikimultihopqa/. It takes ≈7 h on a 2-core machine, longer than one working session, so its journal
+#     is kept in the repository (assets/2wikimultihopqa/extraction/extractions.jsonl, one finished passage a line): a
+#     killed run, or the next session's, goes on from the passages already there. The export runs once all are done.
 #   single (no LLM): BM25, dense, hybrid, each alone, + NaiveGE, + NaiveGE without diversity; PPR (HippoRAG 2-style)
 #   LLM rows (embedded model, paper prompts, every answer recorded into assets/llm_cache so CI replays them):
 #     sync: hybrid + SyncGE; gear: GeAR, at most 2 iterations (the paper's 2Wiki setting); ircot: HippoRAG w/ IRCoT
@@ -22,7 +24,7 @@ QA=$ASSETS/2wikimultihopqa_dev82.json
 OUT=docs/evals
 K=2,5,10,15
 if [[ "$WHAT" == extract ]]; then
-  GEAR_LLM=local $GEAR index "$CORPUS" --out data/twowiki/index --work-dir data/twowiki/index.extract
+  GEAR_LLM=local $GEAR index "$CORPUS" --out data/twowiki/index --work-dir "$ASSETS/extraction"
   $GEAR export-openie data/twowiki/index "$OPENIE"
   exit 0
 fi
