@@ -21,6 +21,7 @@ from studio.diagnosis_view import gold_panel
 from studio.links import apply_link, link_note
 from studio.resources import build_progress, demo_build, qa_for_index, start_demo_builds, warm_engine
 from studio.safe import esc_md, guarded, setup
+from studio.session import TRACE, TRACE_SOURCE
 from studio.sidebar import RAN_HERE, choose_index, sidebar_settings
 from studio.teaching import lesson_ended, teach, teaching_steps
 from studio.trace_view import TraceView
@@ -85,24 +86,24 @@ def page() -> None:
             build_progress(building.name)
             if waiting_question(index):
                 waiting_note(waiting_question(index))
-            trace = st.session_state.get("trace")
+            trace = st.session_state.get(TRACE)
             if trace is not None and not belongs_elsewhere(trace, index):  # e.g. a replay needs no index
                 example_note()
-                st.caption("Showing: " + esc_md(st.session_state.get("trace_source", "trace")))
+                st.caption("Showing: " + esc_md(st.session_state.get(TRACE_SOURCE, "trace")))
                 TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
                 gold_panel(trace, None)  # issue 25: its gold passages can be marked among its own (no index yet)
         return
     waited = take_waiting(index) if index is not None and not ask else ""
     if waited and index is not None:  # the index is built now: the question that waited for it runs
         question, qa = waited, next((q for q in qa_for_index(index) if q.question == waited), None)
-    again = bool(st.session_state.pop(ASK_AGAIN, False)) and index is not None and "trace" in st.session_state
+    again = bool(st.session_state.pop(ASK_AGAIN, False)) and index is not None and TRACE in st.session_state
     if again:  # the question of the run on screen, asked afresh
-        question = st.session_state["trace"].question
+        question = st.session_state[TRACE].question
         qa = qa if qa is not None and qa.question == question else None
     if (ask or waited or again) and index is not None:
         with result.fresh():
             run_live(index, question, qa, settings, fresh=again)
-            trace = st.session_state.get("trace")
+            trace = st.session_state.get(TRACE)
             note_home(trace, index)
             if trace is not None:
                 again_panel(trace, settings)
@@ -112,7 +113,7 @@ def page() -> None:
     with result.same():
         stopped_note()
         link_note()
-        trace = st.session_state.get("trace")
+        trace = st.session_state.get(TRACE)
         if trace is None:
             st.info("Ask a question, or replay a saved trace.")
             return
@@ -121,7 +122,7 @@ def page() -> None:
         ending = not teaching or lesson_ended(trace) or st.session_state.get(OUTCOME_SHOWN) is trace
         if ending:
             example_note()
-        st.caption("Showing: " + esc_md(st.session_state.get("trace_source", "trace")))
+        st.caption("Showing: " + esc_md(st.session_state.get(TRACE_SOURCE, "trace")))
         if index is not None:
             elsewhere_note(trace, index)
         if teaching:

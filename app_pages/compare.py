@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from gear import methods
-from studio.ask import chosen_question, marks_note
+from studio.ask import chosen_question
 from studio.compare import (
     DEFAULT_METHODS,
     compare_live,
@@ -15,6 +15,7 @@ from studio.compare import (
     show_comparison,
 )
 from studio.diagnosis_view import compare_stages
+from studio.question_marks import marks_note
 from studio.resources import (
     engine_for,
     ensure_index,

@@ -10,13 +10,13 @@ import streamlit as st
 from gear.trace import Trace
 from studio.demo import shown, traces_dir
 from studio.diagnosis_runs import traces_diagnosis
+from studio.open_run import open_in_ask
 from studio.safe import esc_md, guarded, setup
 from studio.session import history
 from studio.traces import (
     SESSION,
     category_chart,
     filtered,
-    open_in_ask,
     pick_trace,
     save_session_run,
     session_run,

@@ -3,35 +3,30 @@ be taught, downloaded or saved. Its pieces live here so the page file reads as t
 
 from __future__ import annotations
 
-import json
-import re
 import time
-import uuid
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import streamlit as st
 
 from gear import methods
-from gear.agent.progress import seconds_text
-from gear.config import Settings, public_settings
-from gear.llm.speed import MODEL_SPEED, ModelSpeed
+from gear.config import Settings
 from gear.trace import Trace, TraceError
 from studio import demo
 from studio.diagnosis_marks import own_questions
 from studio.links import LINK, link_for
+from studio.question_marks import Marks, chosen_question, example_marks, marks_note
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import esc_md, one_line
-from studio.session import remember
-from studio.sidebar import RAN_HERE, show_answer_origins
+from studio.saves import save_name
+from studio.session import EXAMPLE, INDEX_SELECTED, QUESTION, RAN_HERE, TEACH_STEP, TRACE, TRACE_SOURCE, remember
+from studio.sidebar import show_answer_origins
 from studio.trace_view import StatusLine, TraceView
 
 EXAMPLE_NONE = "(type your own question)"
 LIVE_EVENTS = "live_events"  # session state: the events of this session's live run while it runs
 CANCELLED = "ask_cancelled"  # session state: its Cancel button was pressed
 STOPPED_NOTE = "ask_stopped_note"  # session state: what to say above a run that was stopped mid-way
-EXAMPLE = "trace_example"  # session state: the bundled example shown (its stem), if the trace is one
 ASK_AGAIN = "ask_again"  # session state: "Ask the model again" was pressed: the next run asks the model afresh
 AGAIN_NOTE = "ask_again_note"  # session state: (the fresh run's trace, how it differs from the recorded run)
 
@@ -48,9 +43,9 @@ def bundled_traces() -> dict[str, Path]:
 
 def show_trace(trace: Trace, label: str, example: str | None = None) -> None:
     """Make `trace` the session's trace, as a recorded run loaded from somewhere (not run in this session)."""
-    st.session_state["trace"] = trace
-    st.session_state["trace_source"] = label
-    st.session_state["teach_step"] = 0
+    st.session_state[TRACE] = trace
+    st.session_state[TRACE_SOURCE] = label
+    st.session_state[TEACH_STEP] = 0
     st.session_state[RAN_HERE] = False
     st.session_state[EXAMPLE] = example
     st.session_state[LINK] = None  # a link to its steps needs a file (load_trace)
@@ -66,7 +61,7 @@ def show_file(trace: Trace, path: Path, label: str = "") -> None:
     show_trace(trace, label or f"{'example' if path.parent == demo.BUNDLED_TRACES else 'saved'}: {path.stem} "
                "(a recorded run)", example)
     st.session_state[LINK] = link_for(path)
-    st.session_state["question"] = trace.question  # Ask asks it again
+    st.session_state[QUESTION] = trace.question  # Ask asks it again
 
 
 def load_example(stem: str) -> None:
@@ -78,16 +73,12 @@ def load_example(stem: str) -> None:
     except (TraceError, OSError) as exc:
         st.session_state[STOPPED_NOTE] = f"Cannot replay {example.path.name}: {one_line(exc)}"
         return
-    trace = st.session_state["trace"]
-    st.session_state["question"] = trace.question
+    trace = st.session_state[TRACE]
+    st.session_state[QUESTION] = trace.question
     start = trace.events[0] if trace.events else None
     home = demo.demo_of_question(getattr(start, "question_id", ""))
     if home is not None:
-        st.session_state["index_selected"] = f"{home.name} (demo)"
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:48].lower() or "run"
+        st.session_state[INDEX_SELECTED] = f"{home.name} (demo)"
 
 
 def first_visit() -> None:
@@ -99,10 +90,10 @@ def first_visit() -> None:
     st.session_state["ask_ready"] = True
     if demo.wanted_index() not in ("", "walkthrough"):
         return
-    st.session_state.setdefault("question", demo.WALKTHROUGH_QUESTION)
+    st.session_state.setdefault(QUESTION, demo.WALKTHROUGH_QUESTION)
     examples = [demo.BUNDLED_TRACES / "walkthrough.json", *sorted(demo.BUNDLED_TRACES.glob("walkthrough_*.json"))]
     for example in examples:
-        if "trace" in st.session_state or not example.is_file():
+        if TRACE in st.session_state or not example.is_file():
             continue
         try:
             load_trace(example, f"example: {example.stem} (a recorded run of the paper's walk-through question)")
@@ -165,7 +156,7 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
         def use_example() -> None:
             chosen = chosen_question(str(st.session_state.get("example") or ""), by_text)
             if chosen and chosen != EXAMPLE_NONE:
-                st.session_state["question"] = chosen
+                st.session_state[QUESTION] = chosen
 
         def label(q: str) -> str:
             parts = ["★ yours" if q in yours else "", marks.get(q, ""), q]
@@ -190,84 +181,6 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
     return question.strip(), by_text.get(question.strip())
 
 
-RECORDED, NO_LLM = "recorded · instant", "no LLM · seconds"
-
-
-def chosen_question(value: str, questions: Iterable[str]) -> str:
-    """The question an example list's choice stands for. Streamlit hands back the label shown when the list's labels
-    changed between the click and this run (the marks arrive, or a time estimate moves): "live · ≈ 2 min · Q" then
-    stands for Q — the question it ends with."""
-    known = list(questions)
-    if value in known:
-        return value
-    return next((q for q in sorted(known, key=len, reverse=True) if value.endswith(" · " + q)), value)
-
-
-class Marks(NamedTuple):
-    """The example list's marks (question → mark), the model they assume, and why there are none when they cannot
-    be told ("" while the index loads)."""
-
-    marks: dict[str, str]
-    model: str = ""
-    problem: str = ""
-    speed: ModelSpeed = MODEL_SPEED  # the engine's measured model speeds, which the "live" times come from
-
-
-def example_marks(index: Path, questions: tuple[str, ...], settings: Settings) -> Marks:
-    """Each example question's mark: "recorded · instant" when the run's answers are recorded (gear.agent.recorded:
-    its first LLM request is in the cache), "live · ≈ 2 min" when the model must compute them (at this process's
-    measured speed), "no LLM · seconds" for a method that asks none. Empty until the index and embedder are loaded
-    (computing the marks needs the index's retrieval; the page must not wait for it)."""
-    from studio.resources import engine_ready
-
-    if not engine_ready(index):
-        return Marks({})
-    engine = engine_for(index)
-    method = methods.get(settings.method)
-    if not method.uses_llm(settings):
-        return Marks(dict.fromkeys(questions, NO_LLM))
-    # the settings go unhashed (they hold the API key); their public form is the cache key
-    key = json.dumps(public_settings(settings), sort_keys=True, default=str)
-    try:
-        model = engine.llm(settings).model
-        recorded = _recorded(engine, settings, str(index), questions, key, _cache_stamp(settings))
-    except Exception as exc:  # e.g. a replay cache that is empty: Ask would say so too; the page still draws
-        return Marks({}, problem=one_line(exc))
-    expected = engine.speed.run_seconds(model, method, settings)
-    live = "live" + (f" · {seconds_text(expected)}" if expected else "")
-    replay_only = settings.llm == "replay"
-    return Marks({q: RECORDED if recorded.get(q) else ("not recorded (replay only)" if replay_only else live)
-                  for q in questions}, model, speed=engine.speed)
-
-
-def marks_note(marks: dict[str, str], model: str, speeds: ModelSpeed = MODEL_SPEED) -> str:
-    n = sum(1 for mark in marks.values() if mark == RECORDED)
-    if all(mark == NO_LLM for mark in marks.values()):
-        return "This method asks no LLM: every question runs in seconds."
-    speed = speeds.speed(model)
-    how = (f"{speed.read_rate:.0f} prompt tokens/s read and {speed.write_rate:.0f} written, measured on "
-           f"{speed.calls} live call{'s' if speed.calls != 1 else ''} here" if speed.calls else
-           f"assumed {speed.read_rate:.0f} prompt tokens/s read and {speed.write_rate:.0f} written until the first "
-           "live call")
-    return (f"{n} of {len(marks)} recorded: their answers replay at once. The others run live on the model; the time "
-            f"shown is its typical cost per question at {how}.")
-
-
-def _cache_stamp(settings: Settings) -> tuple[float, ...]:
-    """The LLM caches' modification times: a new recorded answer (a file added) changes them."""
-    from gear.llm import answer_stores
-
-    return tuple(d.stat().st_mtime if d.is_dir() else 0.0 for d in answer_stores(settings))
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _recorded(_engine: Any, _settings: Settings, index: str, questions: tuple[str, ...], settings_key: str,
-              stamp: tuple[float, ...]) -> dict[str, bool]:
-    from gear.agent.recorded import replays_at_once_all
-
-    return {q: bool(found) for q, found in replays_at_once_all(_engine, questions, _settings).items()}
-
-
 def _cancel() -> None:
     st.session_state[CANCELLED] = True
 
@@ -285,9 +198,9 @@ def settle_stopped_run() -> None:
     if not events:  # stopped before its first step: the previous trace stays
         st.session_state[STOPPED_NOTE] = f"{why} before its first step."
         return
-    st.session_state["trace"] = Trace(list(events))
-    st.session_state["trace_source"] = "live run, " + ("cancelled" if cancelled else "interrupted")
-    st.session_state["teach_step"] = 0
+    st.session_state[TRACE] = Trace(list(events))
+    st.session_state[TRACE_SOURCE] = "live run, " + ("cancelled" if cancelled else "interrupted")
+    st.session_state[TEACH_STEP] = 0
     st.session_state[LINK] = None
     st.session_state[RAN_HERE] = True
     st.session_state[EXAMPLE] = None
@@ -343,7 +256,7 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fre
             timing["first_graph_s"] = time.perf_counter() - started
 
     trace.subscribe(on_event)
-    st.session_state["trace_source"] = "live run"
+    st.session_state[TRACE_SOURCE] = "live run"
     failed = ""
     try:
         engine.retrieve(question, k=settings.agent_k, settings=settings, gold=gold,
@@ -357,25 +270,19 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fre
         st.error(f"The run stopped: {esc_md(failed)}")
     st.session_state.pop(LIVE_EVENTS, None)
     finished = Trace(list(trace.events))
-    st.session_state["trace"] = finished
-    st.session_state["teach_step"] = 0
+    st.session_state[TRACE] = finished
+    st.session_state[TEACH_STEP] = 0
     st.session_state[LINK] = None
     st.session_state[RAN_HERE] = True
     st.session_state[EXAMPLE] = None
     if not failed:
         remember(finished, "Ask")
     if fresh:
-        st.session_state["trace_source"] = "live run, the model asked afresh"
+        st.session_state[TRACE_SOURCE] = "live run, the model asked afresh"
         st.session_state[AGAIN_NOTE] = (finished, again_lines(recorded, finished, why))
     show_answer_origins(finished)
     if "first_graph_s" in timing:
         st.caption(f"first graph drawn {timing['first_graph_s']:.1f} s after Ask")
-
-
-def save_name(trace: Trace) -> str:
-    """A file name for a saved trace: time, question, and a short random suffix, so two sessions saving the same
-    question in the same second never overwrite each other (data/traces is shared by every session)."""
-    return f"{time.strftime('%Y%m%d-%H%M%S')}_{slug(trace.question)}_{uuid.uuid4().hex[:6]}.json"
 
 
 def save_panel(trace: Trace) -> None:

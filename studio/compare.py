@@ -14,7 +14,7 @@ import streamlit as st
 from gear import methods, viz
 from gear.config import Settings
 from gear.trace import Answered, FinalRanking, LLMCalled, RunFinished, RunStarted, Trace
-from studio.ask import NO_LLM, RECORDED, Marks, example_marks
+from studio.question_marks import NO_LLM, RECORDED, Marks, example_marks
 from studio.safe import esc_md, md_cells, one_line
 from studio.session import remember
 from studio.sidebar import PRESETS, method_settings

@@ -241,6 +241,22 @@ def replay_entries(cache_dir: Path | None = None) -> int:
     return sum(1 for _ in d.glob("*.json")) if d.is_dir() else 0
 
 
+def list_indexes() -> dict[str, Path]:
+    """label -> directory: the demos (built or buildable) and every index under data/indexes/."""
+    found: dict[str, Path] = {}
+    for name, d in DEMOS.items():
+        if d.available or is_built(name):
+            found[f"{name} (demo)"] = index_dir(name)
+    root = indexes_dir()
+    if root.is_dir():
+        for sub in sorted(root.iterdir()):
+            if sub.name in DEMOS or sub.name.startswith("."):
+                continue
+            if (sub / "manifest.json").is_file():
+                found[sub.name] = sub
+    return found
+
+
 def record_walkthrough_trace(method: str = "gear", out: Path | None = None, llm: str = "replay",
                              prompts: str | None = None, question_id: str = "paper_walkthrough") -> Path:
     """Run a walk-through question on the walkthrough demo and save the trace into assets/traces/.

@@ -9,8 +9,7 @@ The marks live in the session, per run; everything a passage holds is escaped be
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,23 +19,9 @@ from gear.data.qa_set import GoldRef, QASetError, load_own_qa, new_question, qa_
 from gear.eval.gold_marks import MarkError, Suggestion, run_passages, search, suggest
 from gear.trace import FinalRanking, PassageView, RunStarted, Trace
 from studio.safe import esc_md, one_line
+from studio.session import ALIASES, MARKS, Marks, run_key
 
-MARKS = "gold_marks"  # session state: run key -> Marks
-ALIASES = "|"         # what separates an answer's aliases in the answer box
 SEARCH_METHODS = {"BM25 + dense": "hybrid", "BM25": "bm25", "dense": "dense"}
-
-
-@dataclass
-class Marks:
-    """The person's marks on one run: the gold passages (ids, in the order marked) and the right answer's words."""
-
-    ids: list[int] = field(default_factory=list)
-    answer: str = ""
-    touched: bool = False  # the person changed something (else the run's own gold stands)
-
-    @property
-    def answers(self) -> list[str]:
-        return [a.strip() for a in self.answer.split(ALIASES) if a.strip()]
 
 
 @dataclass(frozen=True)
@@ -47,15 +32,6 @@ class MarkedRun:
     ids: list[int]
     answers: list[str] | None
     passages: dict[int, tuple[str, str]]
-
-
-def run_key(trace: Trace) -> str:
-    """One run, whatever object holds it (a replay reloads it): its question, size and final ranking."""
-    final = trace.first(FinalRanking)
-    start = trace.first(RunStarted)
-    parts = (trace.question, len(trace.events), [p.id for p in final.passages] if final else [],
-             sorted((start.settings or {}).items()) if start else [])
-    return hashlib.sha1(repr(parts).encode("utf-8")).hexdigest()[:16]
 
 
 def same_index(trace: Trace, backend: Any) -> bool:
@@ -90,8 +66,8 @@ def index_backend(trace: Trace, index: Path | None) -> tuple[Any | None, str]:
 def home_index(trace: Trace, selected: str | None = None) -> str | None:
     """The sidebar label of the built index the run was made on (its passages have the same ids there), the selected
     one first; None when none is: a run opened from the Traces page is marked and searched on its own index."""
+    from studio.demo import list_indexes
     from studio.resources import engine_for
-    from studio.sidebar import list_indexes
 
     found = list_indexes()
     for label in sorted(found, key=lambda lbl: lbl != selected):

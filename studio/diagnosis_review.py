@@ -13,7 +13,7 @@ from pathlib import Path
 from gear.eval.diagnosis import CATEGORY_LABELS, Diagnosis
 from gear.eval.diagnosis.model import NONE
 from gear.files import atomic_write_json
-from studio.traces import read_tags, tags_path
+from studio.saves import read_tags, tags_path
 
 BY_LABEL = {label: name for name, label in CATEGORY_LABELS.items()}
 

@@ -26,12 +26,12 @@ from gear.viz.diagnosis import diagnosis_category_figure, funnel_figure, lost_at
 from studio import demo
 from studio.diagnosis_review import review_of, save_review
 from studio.diagnosis_view import LOST_WIDTH, QATexts, nothing_to_diagnose, show_diagnosis
-from studio.evaluate import saved_reports
+from studio.open_run import open_in_ask, summary
 from studio.report_names import NO_ANSWER, counted, report_title
 from studio.run_gold import RUN, gold_of, saved_questions
 from studio.safe import esc_md, one_line
+from studio.saves import saved_reports
 from studio.sidebar import PRESETS
-from studio.traces import open_in_ask
 
 EVERY_FOLDER = "every trace listed above"
 SHORT_LABELS = {"base_retriever": "base retriever", "extraction": "extraction", "graph": "graph", "reader": "reader",
@@ -168,7 +168,6 @@ def diagnosed_now(path: Path, texts: QATexts, saved: dict[str, list[Any]]) -> Di
     """A saved trace's diagnosis against its gold now (studio.run_gold): the gold it ran with (remembered per file
     version), or the marks made on it in this session, or its question saved in an index's own QA set; None when no
     gold passage is known or it cannot be read."""
-    from studio.traces import summary
 
     try:
         row = summary(str(path), path.stat().st_mtime)

@@ -23,13 +23,9 @@ from studio import demo
 from studio.report_names import answer_cells, counted, report_titles, slug
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import esc_md, one_line
+from studio.saves import saved_reports
 from studio.session import start
 from studio.sidebar import PRESETS, method_settings
-
-
-def saved_reports() -> dict[str, Path]:
-    d = demo.evals_dir()
-    return {p.stem: p for p in sorted(d.glob("*.json"), reverse=True)} if d.is_dir() else {}
 
 
 def questions_from_upload(upload: Any) -> list:

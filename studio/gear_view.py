@@ -15,21 +15,12 @@ from gear import methods, viz
 from gear import trace as t
 from studio import peers_view
 from studio.safe import esc_md
-from studio.widgets import View, iframe, step_heading, table, triple_rows
+from studio.widgets import View, answer_origins, iframe, step_heading, table, triple_rows
 
 
 def run_method(view: View) -> methods.Method | None:
     start = next((x for x in view.events if isinstance(x, t.RunStarted)), None)
     return methods.find(start.method) if start else None
-
-
-def answer_origins(trace: t.Trace | None) -> str:
-    """Who answered a run's LLM calls: "9 recorded, 4 from the model, 2 from the memo" ("" without calls)."""
-    if trace is None:
-        return ""
-    names = {"record": "recorded", "model": "from the model", "memo": "from the memo (identical call)"}
-    counts = trace.llm_sources()
-    return ", ".join(f"{counts[key]} {name}" for key, name in names.items() if counts.get(key))
 
 
 # -- one function per event --------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from gear.llm.queue import listening
 from studio import demo
 from studio.resources import encoder_for, engine_for, ensure_index
 from studio.safe import esc_md, one_line
+from studio.session import INDEX_SELECTED
 from studio.sidebar import choose_index, llm_words
 from studio.uploads import LIMITS, check_uploads, cut_files_note, refusal_label, show_formats, title_rule
 from studio.widgets import bring_into_view, iframe
@@ -222,7 +223,7 @@ def build(name: str, corpus_files: list[Any], openie: Any, qa: Any, settings: Se
                    state="complete", expanded=bool(warned))  # what the files' checks found stays in view
     st.dataframe(pd.DataFrame([{"passages": manifest.n_passages, "triples": manifest.n_triples,
                                 "entities": manifest.n_entities}]), hide_index=True)
-    st.session_state["index_selected"] = name  # every page's index picker opens on it (studio.sidebar.choose_index)
+    st.session_state[INDEX_SELECTED] = name  # every page's index picker opens on it (studio.sidebar.choose_index)
     st.success(f"Index {name} is ready (built in {duration(time.monotonic() - started)}) and selected: Ask, Compare "
                "and Evaluate now use it (the Index list in their sidebar changes it; Explore an index shows it here).")
 

@@ -16,6 +16,7 @@ import streamlit as st
 from gear.trace import Trace, TraceError
 from studio import demo
 from studio.safe import esc_md, one_line
+from studio.session import TEACH_STEP
 
 LINK = "lesson_link"  # session state: the shown trace's address parameters ({"trace": stem} or {"saved": name})
 APPLIED = "lesson_link_applied"  # session state: the address last applied or written (so it is applied once)
@@ -78,7 +79,7 @@ def apply_link(show: Callable[[Trace, Path], None], steps_of: Callable[[Trace], 
             else:
                 step = int(raw)
     st.session_state["teaching"] = True
-    st.session_state["teach_step"] = step - 1
+    st.session_state[TEACH_STEP] = step - 1
     if problem:
         st.session_state[NOTE] = problem + " The lesson opens at its start."
 

@@ -23,7 +23,7 @@ from gear.eval.gold_marks import run_passages, with_gold
 from gear.eval.measures import exact_match, recall_at
 from gear.trace import Answered, FinalRanking, RunStarted, Trace
 from studio import demo
-from studio.diagnosis_marks import MARKS, Marks, run_key
+from studio.session import MARKS, Marks, run_key
 
 MARKED, RUN, SAVED, NONE = "marked", "run", "saved", ""  # where a run's gold comes from now
 

@@ -34,8 +34,8 @@ from gear.trace import RunStarted, Trace, TraceError
 from gear.viz.diagnosis import stage_table
 from gear.viz.pairing import band_choices, category_words, end_words, flow_figure
 from studio import demo
-from studio.evaluate import saved_reports
 from studio.safe import esc_md, one_line
+from studio.saves import saved_reports
 
 BUNDLED = demo.ROOT / "docs" / "evals"  # the project's own recorded reports (docs/results.md)
 EVERY_BAND = "every question"

@@ -1,19 +1,32 @@
 """What a person did in this browser session must survive moving between pages. Streamlit forgets a widget's value as
 soon as a page without that widget runs (the typed question was gone after a visit to Compare, its Ask button
 disabled) unless the widget is made with `persist_state="session"`, as every choice of the app is; and a finished run
-was lost unless saved by hand, so the session keeps a history of them here, which the Traces page lists."""
+was lost unless saved by hand, so the session keeps a history of them here, which the Traces page lists.
+
+The session keys several pages share live here too, with their values' types (a person's gold marks on a run, kept
+per run key), so that no page's module has to import another page's to read them."""
 
 from __future__ import annotations
 
+import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import streamlit as st
 
-from gear.trace import Trace
+from gear.trace import FinalRanking, RunStarted, Trace
 
 HISTORY = "run_history"  # session state: this session's finished runs, newest last
+TRACE = "trace"  # session state: the run shown (Ask, teaching mode), set by every page that opens one
+TRACE_SOURCE = "trace_source"  # session state: where the run shown came from, in words
+QUESTION = "question"  # session state (and the Ask page's question box): the question asked next
+INDEX_SELECTED = "index_selected"  # session state (and the sidebar's index picker): the index chosen
+TEACH_STEP = "teach_step"  # session state: the step teaching mode shows (from 0)
+EXAMPLE = "trace_example"  # session state: the bundled example shown (its stem), if the trace is one
+RAN_HERE = "trace_ran_here"  # session state: the session's trace is a run made in this session (not a loaded file)
+MARKS = "gold_marks"  # session state: run key -> Marks
+ALIASES = "|"         # what separates an answer's aliases in the answer box
 HISTORY_LIMIT = 50  # runs kept; the oldest go first
 
 
@@ -46,3 +59,26 @@ def remember(trace: Trace, page: str) -> None:
 
 def history() -> list[HistoryRun]:
     return list(st.session_state.get(HISTORY, []))
+
+
+# -- a person's gold marks on a run, kept per run (studio.diagnosis_marks draws the panel) ----------------------------
+@dataclass
+class Marks:
+    """The person's marks on one run: the gold passages (ids, in the order marked) and the right answer's words."""
+
+    ids: list[int] = field(default_factory=list)
+    answer: str = ""
+    touched: bool = False  # the person changed something (else the run's own gold stands)
+
+    @property
+    def answers(self) -> list[str]:
+        return [a.strip() for a in self.answer.split(ALIASES) if a.strip()]
+
+
+def run_key(trace: Trace) -> str:
+    """One run, whatever object holds it (a replay reloads it): its question, size and final ranking."""
+    final = trace.first(FinalRanking)
+    start = trace.first(RunStarted)
+    parts = (trace.question, len(trace.events), [p.id for p in final.passages] if final else [],
+             sorted((start.settings or {}).items()) if start else [])
+    return hashlib.sha1(repr(parts).encode("utf-8")).hexdigest()[:16]

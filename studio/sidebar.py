@@ -11,8 +11,8 @@ import streamlit as st
 from gear import methods
 from gear.config import Settings
 from studio import demo
-from studio.session import start
-from studio.trace_view import answer_origins
+from studio.session import INDEX_SELECTED, RAN_HERE, TRACE, start
+from studio.widgets import answer_origins
 
 PRESETS: dict[str, tuple[str, str]] = methods.presets()  # label -> (retriever, method): Compare and Evaluate
 METHOD_CHOICES = {m.name: m.choice for m in methods.METHODS}  # the Ask page's method list
@@ -32,37 +32,21 @@ READ_ORDER_HELP = ("The order of the passages in a GeAR read prompt, which the p
 
 
 # -- the index picker --------------------------------------------------------------------------------------------------
-def list_indexes() -> dict[str, Path]:
-    """label -> directory: the demos (built or buildable) and every index under data/indexes/."""
-    found: dict[str, Path] = {}
-    for name, d in demo.DEMOS.items():
-        if d.available or demo.is_built(name):
-            found[f"{name} (demo)"] = demo.index_dir(name)
-    root = demo.indexes_dir()
-    if root.is_dir():
-        for sub in sorted(root.iterdir()):
-            if sub.name in demo.DEMOS or sub.name.startswith("."):
-                continue
-            if (sub / "manifest.json").is_file():
-                found[sub.name] = sub
-    return found
-
-
 def unavailable_demos() -> list[str]:
     return [f"{name}: {demo.status(name)}" for name, d in demo.DEMOS.items() if not d.available
             and not demo.is_built(name)]
 
 
 def choose_index(key: str = "index_choice", container: Any = None) -> Path | None:
-    """The index picker. The choice lives in session_state["index_selected"] (not in the widget's own state, which
+    """The index picker. The choice lives in session_state[INDEX_SELECTED] (not in the widget's own state, which
     Streamlit drops when the page changes), so every page opens on the same index."""
     box = container or st.sidebar
-    options = list_indexes()
+    options = demo.list_indexes()
     if not options:
         box.warning("No index yet: build one on the Index page.")
         return None
     labels = list(options)
-    selected = st.session_state.get("index_selected")
+    selected = st.session_state.get(INDEX_SELECTED)
     if selected not in labels:
         wanted = demo.wanted_index()
         preferred = [lbl for lbl in labels if wanted and lbl.split(" ")[0] == wanted] + \
@@ -72,9 +56,9 @@ def choose_index(key: str = "index_choice", container: Any = None) -> Path | Non
     label = box.selectbox("Index", labels, index=labels.index(selected), key=f"{key}:{selected}",
                           help="Demo indexes are built from assets/ on first use; others live in data/indexes/.")
     if label != selected:
-        st.session_state["index_selected"] = label
+        st.session_state[INDEX_SELECTED] = label
         st.rerun()
-    st.session_state["index_selected"] = label
+    st.session_state[INDEX_SELECTED] = label
     for line in unavailable_demos():
         box.caption(line)
     return options[label]
@@ -135,7 +119,6 @@ def _rel(p: Path) -> str:
 
 
 ORIGINS_SLOT = "_answer_origins_slot"  # this run's sidebar placeholder for "This session's last run"
-RAN_HERE = "trace_ran_here"  # session state: the session's trace is a run made in this session (not a loaded file)
 
 
 def show_answer_origins(trace: Any) -> None:
@@ -189,7 +172,7 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
     changes["read_order"] = sb.selectbox("Read order", list(READ_ORDERS), key="read_order", persist_state="session",
                                          format_func=READ_ORDERS.__getitem__, help=READ_ORDER_HELP)
     st.session_state[ORIGINS_SLOT] = sb.empty()
-    show_answer_origins(st.session_state.get("trace"))
+    show_answer_origins(st.session_state.get(TRACE))
     if not show_knobs:
         return _finish_settings(base, changes, kind)
     sb.subheader("Knobs")

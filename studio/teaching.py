@@ -16,6 +16,7 @@ from gear.viz.lesson import LessonStep, lesson_steps, position, step_query
 from gear.viz.notation import STEPS
 from studio import links, sub_step
 from studio.safe import esc_md
+from studio.session import TEACH_STEP
 from studio.trace_view import TraceView
 
 
@@ -35,7 +36,7 @@ TEACH_CSS = """
 """
 
 
-def lesson_ended(trace: t.Trace, key: str = "teach_step") -> bool:
+def lesson_ended(trace: t.Trace, key: str = TEACH_STEP) -> bool:
     """Whether the lesson on `trace` shows its last step (Next and Back have moved the step before the page draws)."""
     return int(st.session_state.get(key, 0)) >= len(teaching_steps(trace)) - 1
 
@@ -46,7 +47,7 @@ def _move(key: str, by: int, n: int) -> None:
     st.session_state[key] = max(0, min(int(st.session_state.get(key, 0)) + by, n - 1))
 
 
-def teach(trace: t.Trace, key: str = "teach_step") -> None:
+def teach(trace: t.Trace, key: str = TEACH_STEP) -> None:
     """Step through a run one step at a time (Next/Back), with a plain explanation and the paper's notation. The
     run's outcome belongs to the last step (lesson_ended), not before: it gives the ending away."""
     steps = teaching_steps(trace)

@@ -16,9 +16,8 @@ from gear.agent.progress import RunProgress
 from gear.llm.speed import ModelSpeed
 from gear.viz.lesson import folding
 from studio import gear_view, peers_view
-from studio.gear_view import answer_origins
 from studio.safe import esc_md
-from studio.widgets import GRAPH_HEIGHT, View, heading, iframe, table, triple_rows
+from studio.widgets import GRAPH_HEIGHT, View, answer_origins, heading, iframe, table, triple_rows
 
 __all__ = ["GRAPH_HEIGHT", "StatusLine", "TraceView", "answer_origins", "heading", "iframe", "show_wait", "table",
            "triple_rows"]

@@ -4,7 +4,6 @@ TRACE.tags.json in the user's data folder, studio.demo.tags_path) belong togethe
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from pathlib import Path
@@ -14,30 +13,16 @@ import streamlit as st
 
 from gear import viz
 from gear.files import atomic_write_json
-from gear.trace import Answered, FinalRanking, RunFinished, RunStarted, Trace, TraceError
+from gear.trace import TraceError
 from studio import demo
-from studio.ask import EXAMPLE, save_name
-from studio.diagnosis_marks import home_index, run_key
-from studio.links import LINK, link_for
-from studio.run_gold import RUN, final_ids, gold_of, saved_questions, shown_keys
+from studio.open_run import summarise, summary
+from studio.run_gold import RUN, gold_of, saved_questions
 from studio.safe import esc_md, one_line
+from studio.saves import read_tags, save_name, tags_path
 from studio.session import HISTORY_LIMIT, HistoryRun, history
-from studio.sidebar import RAN_HERE
 
 CATEGORIES = ["base retriever limitation", "reader hallucination", "reasoner hallucination", "dataset issue",
               "missing extraction detail", "graph quality"]
-
-
-def tags_path(trace: Path) -> Path:
-    return demo.tags_path(trace)  # in the user's data folder, never beside a bundled trace in assets/
-
-
-def read_tags(trace: Path) -> dict:
-    p = tags_path(trace)
-    try:
-        return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else {}
-    except (OSError, ValueError):
-        return {}
 
 
 def trace_files() -> list[tuple[str, Path]]:
@@ -51,32 +36,6 @@ def trace_files() -> list[tuple[str, Path]]:
             if not p.name.endswith(".tags.json"):
                 found.append((f"eval {p.parent.parent.name}", p))
     return found
-
-
-@st.cache_data(show_spinner=False, max_entries=5000)
-def summary(path: str, mtime: float) -> dict:
-    return summarise(Trace.load(path))
-
-
-def summarise(trace: Trace) -> dict:
-    """One row of the table: the columns that matter first (question, recall, answer, EM), then the rest; recall and
-    EM as the run scored them, and (private fields) what follow_gold needs to score them against the gold now."""
-    start = trace.first(RunStarted)
-    end = trace.first(RunFinished)
-    answered = trace.first(Answered)
-
-    def pct(k: str) -> float | None:
-        value = end.recall.get(k) if end else None
-        return None if value is None else round(100 * value)
-
-    return {"question": trace.question, "R@5": pct("5"), "R@10": pct("10"),
-            "answer": answered.answer if answered else "", "EM": answered.em if answered else None,
-            "method": f"{start.retriever}/{start.method}" if start else "",
-            "iterations": len(trace.iterations()), "tokens": sum(trace.tokens()),
-            "_key": run_key(trace), "_final": final_ids(trace), "_shown": shown_keys(trace),
-            "_gold": list(dict.fromkeys(start.gold_passage_ids)) if start else [],
-            "_answers": list(start.answers) if start else [], "_answer": answered.answer if answered else None,
-            "_finished": trace.first(FinalRanking) is not None}
 
 
 def follow_gold(row: dict, saved: dict[str, list]) -> dict:
@@ -176,24 +135,6 @@ def session_run(key: str) -> HistoryRun | None:
     runs = history()
     n = int(key.split(":", 1)[1])
     return runs[n] if 0 <= n < len(runs) else None
-
-
-def open_in_ask(trace: Trace, where: str | Path, ran_here: bool = False) -> None:
-    """Show `trace` on the Ask page, on the index it was made on when one is here (its passages can be marked as gold
-    there: studio.diagnosis_marks); `where` says where it came from (a trace file's path, or words)."""
-    link = link_for(where) if isinstance(where, Path) else None  # a file's lesson has links to its steps
-    where = f"trace file {where.name}" if isinstance(where, Path) else where
-    st.session_state["trace"] = trace
-    st.session_state["question"] = trace.question  # Ask asks it again
-    st.session_state["trace_source"] = where
-    st.session_state["teach_step"] = 0
-    st.session_state[LINK] = link
-    st.session_state[RAN_HERE] = ran_here
-    st.session_state[EXAMPLE] = None
-    home = home_index(trace, st.session_state.get("index_selected"))
-    if home is not None:  # its passages are marked and searched on the index it was made on
-        st.session_state["index_selected"] = home
-    st.switch_page("app_pages/ask.py")
 
 
 def save_session_run(run: HistoryRun) -> None:

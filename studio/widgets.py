@@ -139,3 +139,12 @@ def step_heading(e: t.Event, detail: str = "") -> None:
     if text is None:
         raise KeyError(f"{type(e).__name__} is not a step with a heading (studio.notation.STEPS)")
     heading(text.number, text.title, notation.view_formula(text, e.iteration, detail))
+
+
+def answer_origins(trace: t.Trace | None) -> str:
+    """Who answered a run's LLM calls: "9 recorded, 4 from the model, 2 from the memo" ("" without calls)."""
+    if trace is None:
+        return ""
+    names = {"record": "recorded", "model": "from the model", "memo": "from the memo (identical call)"}
+    counts = trace.llm_sources()
+    return ", ".join(f"{counts[key]} {name}" for key, name in names.items() if counts.get(key))

@@ -98,7 +98,7 @@ def test_the_demo_index_is_built_first_and_its_ppr_graph_in_the_background(tmp_p
 def test_a_choice_made_before_the_marks_changed_still_names_its_question() -> None:
     """Streamlit hands back the label a list showed when its labels changed between the click and the next run (the
     marks arrived, or an estimate moved): the question box gets the question, never "recorded · instant · …"."""
-    from studio.ask import chosen_question
+    from studio.question_marks import chosen_question
 
     questions = ["Who?", "Who is the spouse of the director of Jump for Glory?"]
     assert chosen_question(questions[1], questions) == questions[1]

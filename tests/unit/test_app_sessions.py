@@ -349,11 +349,11 @@ def test_two_sessions_keep_their_own_question_settings_and_trace(studio: dict) -
 
 def test_saved_traces_of_one_question_in_one_second_never_collide(studio: dict,  # noqa: F811
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from studio import ask
+    from studio import saves
 
-    monkeypatch.setattr(ask.time, "strftime", lambda fmt, *args: "20250101-120000")
+    monkeypatch.setattr(saves.time, "strftime", lambda fmt, *args: "20250101-120000")
     trace = studio["trace"]
-    names = {ask.save_name(trace) for _ in range(200)}
+    names = {saves.save_name(trace) for _ in range(200)}
     assert len(names) == 200 and all(n.startswith("20250101-120000_which-sea-is-the-island") for n in names)
     trace.save(studio["data"] / "traces" / "run.json")
     for _ in range(2):  # two sessions saving the same run in the same second

@@ -328,7 +328,7 @@ def test_a_run_teaches_its_engines_speed_and_nothing_else(tiny_index: Path, make
 def test_the_apps_live_times_come_from_the_engines_own_speeds(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ask's example list ("live · ≈ 2 min"), its note and the status line of a live run read the speeds of the
     engine that runs the question, not the process's shared table (an engine may be given its own)."""
-    import studio.ask as ask
+    import studio.question_marks as question_marks
     import studio.resources as resources
     from gear.config import Settings
     from studio.trace_view import StatusLine
@@ -347,12 +347,12 @@ def test_the_apps_live_times_come_from_the_engines_own_speeds(monkeypatch: pytes
             return Llm()
 
     monkeypatch.setattr(resources, "engine_ready", lambda index: True)
-    monkeypatch.setattr(ask, "engine_for", lambda index: FakeEngine())
-    monkeypatch.setattr(ask, "_recorded", lambda *a: {})
+    monkeypatch.setattr(question_marks, "engine_for", lambda index: FakeEngine())
+    monkeypatch.setattr(question_marks, "_recorded", lambda *a: {})
     settings = Settings(_env_file=None).with_(expand="gear", llm="local")
-    found = ask.example_marks(Path("/nowhere"), ("q?",), settings)
+    found = question_marks.example_marks(Path("/nowhere"), ("q?",), settings)
     shared = MODEL_SPEED.run_seconds(MODEL, methods.get("gear"), settings)
     assert found.speed is own and found.marks["q?"] != f"live · {seconds_text(shared or 0)}"
     assert found.marks["q?"] == f"live · {seconds_text(own.run_seconds(MODEL, methods.get('gear'), settings) or 0)}"
-    assert "measured on 4 live calls" in ask.marks_note(found.marks, MODEL, found.speed)
+    assert "measured on 4 live calls" in question_marks.marks_note(found.marks, MODEL, found.speed)
     assert StatusLine(object(), speed=own).progress.speed is own
