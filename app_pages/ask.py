@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
+from gear.config import Settings
+from gear.data.corpus import Question
 from studio.ask import (
     ASK_AGAIN,
     again_panel,
@@ -21,8 +25,8 @@ from studio.diagnosis_view import gold_panel
 from studio.links import apply_link, link_note
 from studio.resources import build_progress, demo_build, qa_for_index, start_demo_builds, warm_engine
 from studio.safe import esc_md, guarded, setup
-from studio.session import TRACE, TRACE_SOURCE
-from studio.sidebar import RAN_HERE, choose_index, sidebar_settings
+from studio.session import RAN_HERE, TRACE, TRACE_SOURCE
+from studio.sidebar import choose_index, sidebar_settings
 from studio.teaching import lesson_ended, teach, teaching_steps
 from studio.trace_view import TraceView
 from studio.waiting import (
@@ -76,22 +80,9 @@ def page() -> None:
                                     help="One module at a time, large, with the paper's notation and a plain "
                                          "explanation (Next and Back step through the run).")
     result = FreshSlots("ask_result_slot")
-    # a demo index still being built: its progress takes the result's place at once, and a question asked meanwhile
-    # waits in line (studio/waiting.py) until the build reruns the page
     building = demo_build(index, start=ask) if index is not None else None
     if building is not None and index is not None:
-        if ask:
-            wait_for_index(index, question)
-        with result.fresh() if ask else result.same():
-            build_progress(building.name)
-            if waiting_question(index):
-                waiting_note(waiting_question(index))
-            trace = st.session_state.get(TRACE)
-            if trace is not None and not belongs_elsewhere(trace, index):  # e.g. a replay needs no index
-                example_note()
-                st.caption("Showing: " + esc_md(st.session_state.get(TRACE_SOURCE, "trace")))
-                TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
-                gold_panel(trace, None)  # issue 25: its gold passages can be marked among its own (no index yet)
+        while_building(result, building.name, index, question, ask)
         return
     waited = take_waiting(index) if index is not None and not ask else ""
     if waited and index is not None:  # the index is built now: the question that waited for it runs
@@ -101,15 +92,44 @@ def page() -> None:
         question = st.session_state[TRACE].question
         qa = qa if qa is not None and qa.question == question else None
     if (ask or waited or again) and index is not None:
-        with result.fresh():
-            run_live(index, question, qa, settings, fresh=again)
-            trace = st.session_state.get(TRACE)
-            note_home(trace, index)
-            if trace is not None:
-                again_panel(trace, settings)
-                gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
-                save_panel(trace)
+        asked(result, index, question, qa, settings, again)
         return
+    shown(result, index, settings, teaching)
+
+
+def while_building(result: FreshSlots, name: str, index: Path, question: str, ask: bool) -> None:
+    """A demo index still being built: its progress takes the result's place at once, and a question asked meanwhile
+    waits in line (studio/waiting.py) until the build reruns the page."""
+    if ask:
+        wait_for_index(index, question)
+    with result.fresh() if ask else result.same():
+        build_progress(name)
+        if waiting_question(index):
+            waiting_note(waiting_question(index))
+        trace = st.session_state.get(TRACE)
+        if trace is not None and not belongs_elsewhere(trace, index):  # e.g. a replay needs no index
+            example_note()
+            st.caption("Showing: " + esc_md(st.session_state.get(TRACE_SOURCE, "trace")))
+            TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
+            gold_panel(trace, None)  # issue 25: its gold passages can be marked among its own (no index yet)
+
+
+def asked(result: FreshSlots, index: Path, question: str, qa: Question | None, settings: Settings,
+          again: bool) -> None:
+    """A question asked now (or waiting for the index that is built now, or asked again): the live run, then what
+    follows it."""
+    with result.fresh():
+        run_live(index, question, qa, settings, fresh=again)
+        trace = st.session_state.get(TRACE)
+        note_home(trace, index)
+        if trace is not None:
+            again_panel(trace, settings)
+            gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
+            save_panel(trace)
+
+
+def shown(result: FreshSlots, index: Path | None, settings: Settings, teaching: bool) -> None:
+    """The run on screen (a replay, a saved trace, the last run), as the trace view or as a lesson."""
     with result.same():
         stopped_note()
         link_note()
