@@ -45,7 +45,8 @@ def entity(name: str) -> str:
 LABEL = 28  # characters of an entity's name the lesson's picture shows (the whole search must fit one frame)
 
 
-def _edge(g: nx.MultiDiGraph, tv: TripleView, **attrs: Any) -> None:
+def add_triple(g: nx.MultiDiGraph, tv: TripleView, **attrs: Any) -> None:
+    """A triple as an edge between its two entities (nodes keyed by the normalised name, a gold triple's marked)."""
     head, tail = entity(tv.subject), entity(tv.object)
     for key, name in ((head, tv.subject), (tail, tv.object)):
         if key not in g:
@@ -64,7 +65,7 @@ def whole_graph(e: BeamsSearched) -> nx.MultiDiGraph:
     ids += [x for step in e.steps for b in step for x in b.triple_ids]
     for tid in dict.fromkeys(ids):
         if tid in triples:
-            _edge(g, triples[tid])
+            add_triple(g, triples[tid])
     for c in e.initial_candidates:
         if c.triple_id in triples:
             g.nodes[entity(triples[c.triple_id].subject)]["start"] = True
@@ -77,11 +78,16 @@ def lesson_layout(e: BeamsSearched) -> tuple[dict[Any, layout.Point], tuple[floa
     return positions, layout.bounds(positions, node_boxes(g))
 
 
-def _tooltip(tv: TripleView, lines: list[str], passages: Mapping[int, PassageView]) -> str:
+def source_line(tv: TripleView, passages: Mapping[int, PassageView]) -> str:
+    """"source passage #12: <i>Title</i> ★ gold" (escaped)."""
     passage = passages.get(tv.passage_id)
     title = passage.title if passage else tv.passage_title
-    return "<br>".join([f"<b>{esc_html(spo_text(tv.spo))}</b>", *lines,
-                        f"source passage #{tv.passage_id}: <i>{esc_html(title)}</i>" + (" ★ gold" if tv.gold else "")])
+    return f"source passage #{tv.passage_id}: <i>{esc_html(title)}</i>" + (" ★ gold" if tv.gold else "")
+
+
+def tooltip(tv: TripleView, lines: list[str], passages: Mapping[int, PassageView]) -> str:
+    """A triple's tooltip: the triple, `lines` (escaped by the caller), its source passage."""
+    return "<br>".join([f"<b>{esc_html(spo_text(tv.spo))}</b>", *lines, source_line(tv, passages)])
 
 
 def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, PassageView] | None = None) -> Picture:
@@ -98,8 +104,8 @@ def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, Passa
                 if tid not in triples or g.has_edge(entity(triples[tid].subject), entity(triples[tid].object), tid):
                     continue
                 where = "the start" if pos == 0 else f"hop {pos}"
-                _edge(g, triples[tid], color=HOP_COLOURS[min(pos, 3)], width=4.0 if pos >= colour_from else 2.5,
-                      title=_tooltip(triples[tid], [f"in beam {b} of B{step} at {where}"], passages))
+                add_triple(g, triples[tid], color=HOP_COLOURS[min(pos, 3)], width=4.0 if pos >= colour_from else 2.5,
+                      title=tooltip(triples[tid], [f"in beam {b} of B{step} at {where}"], passages))
 
     def candidates(found: list[tuple[int, CandidateView]], show: str) -> None:
         best: dict[int, tuple[int, CandidateView]] = {}
@@ -117,11 +123,11 @@ def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, Passa
                      "kept": f"{short(tv.predicate, 22)} · {c.score:.2f}"}[show]
             if show == "kept":
                 colour = HOP_COLOURS[min(hop, 3)] if c.kept else DROPPED_COLOUR
-                _edge(g, tv, color=colour, width=4.0 if c.kept else 1.5, dashes=not c.kept, label_text=label,
-                      font_color=None if c.kept else DROPPED_TEXT, title=_tooltip(tv, [numbers], passages))
+                add_triple(g, tv, color=colour, width=4.0 if c.kept else 1.5, dashes=not c.kept, label_text=label,
+                      font_color=None if c.kept else DROPPED_TEXT, title=tooltip(tv, [numbers], passages))
             else:
-                _edge(g, tv, color=CANDIDATE_COLOUR, width=1.5, dashes=True, label_text=label,
-                      title=_tooltip(tv, [numbers], passages))
+                add_triple(g, tv, color=CANDIDATE_COLOUR, width=1.5, dashes=True, label_text=label,
+                      title=tooltip(tv, [numbers], passages))
 
     # what earlier sub-steps reached (their entities keep their places, greyed when nothing current holds them)
     for c in e.initial_candidates:
@@ -139,10 +145,10 @@ def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, Passa
             tv = triples.get(c.triple_id)
             if tv is None:
                 continue
-            _edge(g, tv, color=HOP_COLOURS[0] if c.kept else DROPPED_COLOUR, width=4.0 if c.kept else 1.5,
+            add_triple(g, tv, color=HOP_COLOURS[0] if c.kept else DROPPED_COLOUR, width=4.0 if c.kept else 1.5,
                   dashes=not c.kept, label_text=f"{short(tv.predicate, 22)} · {c.score:.2f}",
                   font_color=None if c.kept else DROPPED_TEXT,
-                  title=_tooltip(tv, [f"score(q, [t]) {c.score:.3f} · {'kept' if c.kept else 'dropped'}"], passages))
+                  title=tooltip(tv, [f"score(q, [t]) {c.score:.3f} · {'kept' if c.kept else 'dropped'}"], passages))
     elif phase == "kept":
         beams_at(hop, hop)
         candidates([(v.beam + 1, c) for v in e.hops[hop - 1] for c in v.candidates], "kept")

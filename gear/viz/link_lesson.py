@@ -17,7 +17,7 @@ import networkx as nx
 
 from gear.trace import BeamsSearched, PassageView, TripleLinkView, TriplesLinked, TripleView
 from gear.viz import layout
-from gear.viz.beam_lesson import LABEL, entity, lesson_layout
+from gear.viz.beam_lesson import add_triple, entity, lesson_layout, source_line, tooltip
 from gear.viz.graph import (
     ENTITY_COLOUR,
     HOP_COLOURS,
@@ -46,12 +46,6 @@ def _linked(e: TriplesLinked) -> dict[int, tuple[TripleView, list[TripleLinkView
     return found
 
 
-def _source(tv: TripleView, passages: Mapping[int, PassageView]) -> str:
-    passage = passages.get(tv.passage_id)
-    return f"source passage #{tv.passage_id}: <i>{esc_html(passage.title if passage else tv.passage_title)}</i>" + (
-        " ★ gold" if tv.gold else "")
-
-
 def match_picture(e: TriplesLinked, passages: Mapping[int, PassageView] | None = None) -> Picture:
     passages = passages or {}
     g = nx.MultiDiGraph()
@@ -64,7 +58,7 @@ def match_picture(e: TriplesLinked, passages: Mapping[int, PassageView] | None =
         text = spo_text(tv.spo)
         g.add_node(f"t{tid}", label=short(text, BOX_TEXT), shape="box", color=INDEX_COLOUR, gold=tv.gold,
                    title=f"<b>{esc_html(text)}</b><br>index triple #{tid}, found by {len(links)} proximal "
-                         f"triple{'s' if len(links) != 1 else ''}<br>{_source(tv, passages)}")
+                         f"triple{'s' if len(links) != 1 else ''}<br>{source_line(tv, passages)}")
     for n, link in enumerate(e.links):
         if link.linked is None:
             continue
@@ -98,22 +92,13 @@ def nodes_picture(e: TriplesLinked, beams: BeamsSearched | None = None,
     iteration is in the trace (with its candidates), so the picture does not jump at the next step."""
     passages = passages or {}
     g = nx.MultiDiGraph()
-    for tid, (tv, links) in _linked(e).items():
-        head, tail = entity(tv.subject), entity(tv.object)
-        for key, name in ((head, tv.subject), (tail, tv.object)):
-            if key not in g:
-                g.add_node(key, label=short(name, LABEL), gold=False, start=False, color=ENTITY_COLOUR)
-            if tv.gold:
-                g.nodes[key]["gold"] = True
-        g.nodes[head]["start"] = True
-        g.nodes[head]["color"] = START_ENTITY_COLOUR
-        best = max(link.similarity for link in links)
-        g.add_edge(head, tail, key=tid, label=tv.predicate, gold=tv.gold, color=HOP_COLOURS[0], width=4.0,
-                   title="<br>".join([f"<b>{esc_html(spo_text(tv.spo))}</b>",
-                                      *(f"found by t′ = {esc_html(spo_text(x.proximal))} (cos {x.similarity:.3f})"
-                                        for x in links[:6]),
-                                      f"best cosine {best:.3f}", _source(tv, passages)]))
+    for tv, links in _linked(e).values():
+        found_by = [f"found by t′ = {esc_html(spo_text(x.proximal))} (cos {x.similarity:.3f})" for x in links[:6]]
+        add_triple(g, tv, color=HOP_COLOURS[0], width=4.0,
+                   title=tooltip(tv, [*found_by, f"best cosine {max(x.similarity for x in links):.3f}"], passages))
+        g.nodes[entity(tv.subject)]["start"] = True
     for _, data in g.nodes(data=True):
+        data["color"] = START_ENTITY_COLOUR if data["start"] else ENTITY_COLOUR
         data["title"] = f"<b>{esc_html(data['label'])}</b>" + ("<br>start entity" if data["start"] else "")
     legend = [("edge", HOP_COLOURS[0], "initial node (index triple)"), ("node", START_ENTITY_COLOUR, "start entity"),
               ("node", ENTITY_COLOUR, "other entity")]

@@ -43,11 +43,11 @@ PASSAGE_GAP = 140.0  # px between the entities and the column of ranked passages
 LABEL = 22  # characters of a name the lesson's picture shows (the tooltips hold them whole)
 
 
-def lesson_graph(ranked: PPRRanked, seeded: PPRSeeded | None, passages: bool = True) -> nx.MultiDiGraph:
+def lesson_graph(ranked: PPRRanked, seeded: PPRSeeded | None) -> nx.MultiDiGraph:
     """ppr_graph made to fit a lesson's frame: names cut short, the predicates on the edges left to the tooltips
     (a spring layout of the whole picture spread 15 entities over 3,500 px, too small to read at 820), and the
     seeds marked as where the picture starts."""
-    g = ppr_graph(ranked, seeded, passages=passages)
+    g = ppr_graph(ranked, seeded)
     for _, data in g.nodes(data=True):
         data.update(label=short(str(data["label"]), LABEL + (4 if data.get("shape") == "box" else 0)),
                     start=bool(data.get("seed")))
@@ -56,14 +56,14 @@ def lesson_graph(ranked: PPRRanked, seeded: PPRSeeded | None, passages: bool = T
     return g
 
 
-def lesson_layout(ranked: PPRRanked, seeded: PPRSeeded | None) -> dict[Any, layout.Point]:
+def lesson_layout(whole: nx.MultiDiGraph) -> dict[Any, layout.Point]:
     """The entities in columns by their distance from the seeds (gear.viz.graph.place's paths layout: the seeds on
     the left, what the walk reaches in one step next to them, …), the ranked passages in a column to their right in
     rank order."""
-    whole = lesson_graph(ranked, seeded)
     boxes = node_boxes(whole)
-    where = dict(place(lesson_graph(ranked, seeded, passages=False), flow=True))
     passages = [k for k in whole.nodes if str(k).startswith("p")]
+    entities = whole.subgraph(k for k in whole.nodes if not str(k).startswith("p"))
+    where = dict(place(nx.MultiDiGraph(entities), flow=True))
     if not passages:
         return where
     _, top, right, bottom = layout.bounds(where, boxes) if where else (0.0, 0.0, 0.0, 0.0)
@@ -78,7 +78,7 @@ def lesson_layout(ranked: PPRRanked, seeded: PPRSeeded | None) -> dict[Any, layo
 def picture(ranked: PPRRanked, seeded: PPRSeeded | None, phase: str) -> Picture:
     """One sub-step's picture, at the whole graph's positions and with its frame (one camera for the four)."""
     whole = lesson_graph(ranked, seeded)
-    positions = lesson_layout(ranked, seeded)
+    positions = lesson_layout(whole)
     frame = layout.bounds(positions, node_boxes(whole))
     g = whole.copy()
     gold_known = any(p.gold for p in ranked.passages)
