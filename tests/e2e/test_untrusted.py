@@ -116,6 +116,21 @@ def page_1280(tmp_path: Path):
         ctx.close()
 
 
+def built_or_stopped(page, name: str, timeout_ms: int = 240_000) -> None:
+    """Wait for the build of `name` to end; one that stopped (or never began) fails with what the page says, not a
+    bare time-out."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    ended = page.get_by_text(f"Built {name}").or_(page.locator("[data-testid='stAlertContentError']"))
+    try:
+        ended.first.wait_for(timeout=timeout_ms)
+    except PlaywrightTimeout:
+        pytest.fail(f"the build of {name} did not end in {timeout_ms // 1000} s; the page said:\n"
+                    + page.locator("[data-testid='stMain']").inner_text()[-3000:])
+    if page.get_by_text(f"Built {name}").count() == 0:
+        pytest.fail(f"the build of {name} stopped: " + ended.first.inner_text())
+
+
 def open_page(page, label: str) -> None:
     page.get_by_role("link", name=label).click()
     page.get_by_role("heading", name=label, exact=False).first.wait_for(timeout=30_000)
@@ -134,6 +149,8 @@ def open_every_expander(page) -> None:
 
 
 def test_payloads_show_as_text_on_every_page(payload_server: str, payload_data: Path, page_1280) -> None:
+    from playwright.sync_api import expect
+
     page = page_1280
     page.goto(payload_server)
     page.get_by_label("Question", exact=True).wait_for(timeout=60_000)
@@ -183,9 +200,12 @@ def test_payloads_show_as_text_on_every_page(payload_server: str, payload_data: 
     for n, (name, file) in enumerate(files):
         uploads.nth(n).set_input_files({"name": name, "mimeType": "application/json",
                                         "buffer": (root / file).read_bytes()})
+        # the upload is in once its uploader lists the file (the rerun it starts may not have begun yet: a click on
+        # Build before it ends could be lost, as one CI run's was)
+        expect(page.locator("[data-testid='stFileUploader']").nth(n)).to_contain_text(name[-6:], timeout=60_000)
         settled(page)
     page.get_by_role("button", name="Build index").click()
-    page.get_by_text("Built uploaded").wait_for(timeout=240_000)
+    built_or_stopped(page, "uploaded")
     settled(page)
     status = page.locator("[data-testid='stExpander']").filter(has_text="Built uploaded").first
     if "passages read from" not in status.inner_text():  # the finished build's status folds away: open it to read it
