@@ -1,4 +1,4 @@
-"""Diagnosis (gear.eval.diagnosis) over saved traces: how long it takes, and the tables for docs/results.md.
+"""Diagnosis (gear.diagnosis) over saved traces: how long it takes, and the tables for docs/results.md.
 
     python bench/diagnose.py [TRACES_DIR] [--qa assets/musique/musique_dev50.json] [--n 50] [--k 5] [--tables]
 
@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 from gear.data.corpus import load_qa
-from gear.eval.diagnosis import CATEGORIES, CATEGORY_LABELS, STAGES, Diagnosis, diagnose, stage_label, summarise
-from gear.eval.diagnosis.gold_texts import QATexts
-from gear.eval.diagnosis.summary import RunSummary
+from gear.diagnosis import CATEGORIES, CATEGORY_LABELS, STAGES, Diagnosis, diagnose, stage_label, summarise
+from gear.diagnosis.gold_texts import QATexts
+from gear.diagnosis.summary import RunSummary
 from gear.trace import Trace, TraceError
 
 ROOT = Path(__file__).resolve().parents[1]

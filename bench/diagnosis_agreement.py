@@ -1,4 +1,4 @@
-"""The automatic diagnosis (gear.eval.diagnosis) checked against a person's labels of the same runs (issue 19, item 4).
+"""The automatic diagnosis (gear.diagnosis) checked against a person's labels of the same runs (issue 19, item 4).
 
     python bench/diagnosis_agreement.py TRACES_DIR [--labels bench/diagnosis_labels.json]
         [--qa assets/musique/musique_dev50.json] [--k 5] [--details] [--all]
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gear.data.corpus import load_qa
-from gear.eval.diagnosis import CATEGORIES, Diagnosis, diagnose
-from gear.eval.diagnosis.gold_texts import QATexts
+from gear.diagnosis import CATEGORIES, Diagnosis, diagnose
+from gear.diagnosis.gold_texts import QATexts
 from gear.trace import Trace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -174,8 +174,8 @@ def invariant(traces: Path, texts: QATexts, k: int) -> None:
     """Issue 25's rule over every trace under the folder and the bundled ones: a category named after a stage is
     proposed only where the table shows a gold passage lost at one of its stages. Two checks: the proposal's
     (lenient: any lost passage at any of the category's stages, as a diagnosis written before the rule can be checked
-    too) and its evidence line's (gear.eval.diagnosis.invariant.violations: the passage and stage it names)."""
-    from gear.eval.diagnosis.invariant import CATEGORY_STAGES, loss_stages, stages_of, violations
+    too) and its evidence line's (gear.diagnosis.invariant.violations: the passage and stage it names)."""
+    from gear.diagnosis.invariant import CATEGORY_STAGES, loss_stages, stages_of, violations
 
     files = [f for f in sorted(traces.rglob("*.json")) if not f.name.endswith(".report.json")]
     files += sorted((ROOT / "assets" / "traces").glob("*.json"))

@@ -108,8 +108,8 @@ def runs(index: Path, n: int, exact: bool) -> dict[str, Any]:
     from gear.agent.engine import Engine
     from gear.config import Settings
     from gear.data.corpus import load_qa
-    from gear.eval.measures import recall_at
     from gear.llm import fresh_llm
+    from gear.measures import recall_at
 
     recorded = {q["id"]: q for q in json.loads(RECORDED.read_text(encoding="utf-8"))["per_question"]}
     settings = Settings(_env_file=None).with_(retriever="hybrid", method="gear", prompts="paper", llm="local",

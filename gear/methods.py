@@ -8,7 +8,7 @@ gear/agent/methods/ (listed in that package's RUNNERS) and one `Method(…)` lin
 the bottom of the package tree (it imports nothing of gear) so that configuration, evaluation and pictures can read it
 without importing the engine; so it names its runner and its diagnosis family, which live above it, and the layers
 that own them hold the objects, imported statically: gear.agent.methods.RUNNERS (runner module → its `run`) and
-gear.eval.diagnosis.registry (family name → Family).
+gear.diagnosis.registry (family name → Family).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class Method:
     base_note: str = ""  # what its base list is, under the trace view's base retrieval
     uses_ppr: Callable[[Mapping[str, Any] | object], bool] = _never  # runs PPR (its first run builds the graph)
     retriever_shown: Callable[[str, Mapping[str, Any] | object], str] = _as_set  # the retriever, as a run shows it
-    diagnosis: str = ""  # the name of the gear.eval.diagnosis Family that follows gold passages through its runs
+    diagnosis: str = ""  # the name of the gear.diagnosis Family that follows gold passages through its runs
     steps_setting: str = ""  # the setting that caps its iterations (a live run's status line: "of up to N")
     #: (prompt, completion) tokens one question costs when its LLM answers live, for the expected time of a live run
     #: (gear.llm.speed): for GeAR and IRCoT the means per question of the recorded dev50 subset's reports

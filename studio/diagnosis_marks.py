@@ -1,6 +1,6 @@
 """Mark the right passages of a run (issue 25): under an Ask result — a live run, a replay, a run opened from the Traces
 page — the person searches the index or picks among the passages the run showed, marks the gold ones, may type the
-right answer, and the diagnosis below follows those passages through the run at once (gear.eval.gold_marks: a pure
+right answer, and the diagnosis below follows those passages through the run at once (gear.diagnosis.gold_marks: a pure
 function of the trace and the marks, no LLM asked). Passages that may hold the answer are suggested, never marked on
 their own; "Save as a test question" keeps the question, its gold passages and the answer in the index's own QA set
 (gear.data.qa_set), where Ask's examples, Evaluate and `gear eval INDEX` find it.
@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 from gear.data.qa_set import GoldRef, QASetError, load_own_qa, new_question, qa_path, question_key, save_question
-from gear.eval.gold_marks import MarkError, Suggestion, run_passages, search, suggest
+from gear.diagnosis.gold_marks import MarkError, Suggestion, run_passages, search, suggest
 from gear.trace import FinalRanking, PassageView, RunStarted, Trace
 from studio.safe import esc_md, one_line
 from studio.session import ALIASES, MARKS, Marks, run_key

@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gear.eval.diagnosis import CATEGORY_LABELS, Diagnosis
-from gear.eval.diagnosis.model import NONE
+from gear.diagnosis import CATEGORY_LABELS, Diagnosis
+from gear.diagnosis.model import NONE
 from gear.files import atomic_write_json
 from studio.saves import read_tags, tags_path
 

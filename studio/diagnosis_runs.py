@@ -17,8 +17,8 @@ import pandas as pd
 import streamlit as st
 
 from gear import viz
-from gear.eval.diagnosis import CATEGORY_LABELS, DEFAULT_K, Diagnosis, diagnose, stage_label, summarise
-from gear.eval.diagnosis.model import FOUND_STATUS, LOST_STATUS, NONE, OPEN_STATUS
+from gear.diagnosis import CATEGORY_LABELS, DEFAULT_K, Diagnosis, diagnose, stage_label, summarise
+from gear.diagnosis.model import FOUND_STATUS, LOST_STATUS, NONE, OPEN_STATUS
 from gear.eval.pairing import trace_path
 from gear.eval.protocol import diagnosis_k, per_cutoff, report_ks, traced_k
 from gear.trace import Trace, TraceError
@@ -178,7 +178,7 @@ def diagnosed_now(path: Path, texts: QATexts, saved: dict[str, list[Any]]) -> Di
         return diagnosed_file(path, DEFAULT_K, texts)
     if not gold.known:
         return None
-    from gear.eval.gold_marks import diagnose_marked
+    from gear.diagnosis.gold_marks import diagnose_marked
 
     trace = Trace.load(path)
     return diagnose_marked(trace, list(gold.ids), list(gold.answers) or None,

@@ -1,5 +1,5 @@
 """Where was the gold lost? — one run at a time (issue 19): the "Gold passages" panel under an Ask result and the
-stage tables of a comparison side by side. The diagnosis itself is gear.eval.diagnosis (a pure function of the
+stage tables of a comparison side by side. The diagnosis itself is gear.diagnosis (a pure function of the
 trace); this module picks the gold passages' texts, draws the table with the lost stage highlighted, and writes the
 proposed category with its evidence. Everything a passage or the LLM wrote is escaped before it becomes markdown."""
 
@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from gear.eval.diagnosis import CATEGORY_LABELS, DEFAULT_K, Diagnosis, diagnose
-from gear.eval.diagnosis.gold_texts import gold_texts
+from gear.diagnosis import CATEGORY_LABELS, DEFAULT_K, Diagnosis, diagnose
+from gear.diagnosis.gold_texts import gold_texts
 from gear.trace import RunStarted, Trace
 from gear.viz.diagnosis import (
     DROPPED_CELL,
@@ -238,7 +238,7 @@ def gold_panel(trace: Trace, index: Path | None, k: int = DEFAULT_K) -> None:
                    + " No error category is proposed before a gold passage is known.")
         return
     try:
-        from gear.eval.gold_marks import diagnose_marked
+        from gear.diagnosis.gold_marks import diagnose_marked
 
         ids, answers, extra = (marked.ids, marked.answers, marked.passages) if marked is not None else ([], None, {})
         d = diagnose_marked(trace, ids, answers, passages={**gold_texts_for(trace, index), **extra}, k=k,

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from gear.data.qa_set import OwnQuestion, load_own_qa, question_key
-from gear.eval.gold_marks import run_passages, with_gold
-from gear.eval.measures import exact_match, recall_at
+from gear.diagnosis.gold_marks import run_passages, with_gold
+from gear.measures import exact_match, recall_at
 from gear.trace import Answered, FinalRanking, RunStarted, Trace
 from studio import demo
 from studio.session import MARKS, Marks, run_key

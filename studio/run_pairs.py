@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from gear.eval.diagnosis import Diagnosis
+from gear.diagnosis import Diagnosis
 from gear.eval.pairing import (
     ANSWERS,
     KINDS,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gear.eval.measures import normalize_answer
+from gear.measures import normalize_answer
 from gear.parsing import Verdict
 
 NOT_GROUNDED = "verdict rejected: not grounded in the gist memory"

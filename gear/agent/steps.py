@@ -12,7 +12,7 @@ from gear.agent import asks
 from gear.agent.checks import NOT_GROUNDED, grounding_problem, is_repeat
 from gear.agent.context import RunContext
 from gear.agent.event_builders import CANDIDATES_RECORDED, expansion_events, passage_views, triple_views
-from gear.eval.measures import exact_match, f1_score
+from gear.measures import exact_match, f1_score
 from gear.parsing import Verdict, parse_answer, parse_next_question, parse_reasoning, parse_triples
 from gear.prompts import format_docs
 from gear.prompts.order import read_order

@@ -15,7 +15,7 @@ from gear.cli.terminal import esc_term, json_text
 
 if TYPE_CHECKING:
     from gear.data.corpus import Question
-    from gear.eval.diagnosis import Diagnosis, Summary
+    from gear.diagnosis import Diagnosis, Summary
     from gear.store.base import SearchBackend
     from gear.trace import Trace
 
@@ -47,9 +47,9 @@ def diagnose_(
 ) -> None:
     """Where each gold passage was lost (stage by stage), the answer checks and the proposed error category."""
     with friendly_errors():
-        from gear.eval.diagnosis import diagnose, summarise
-        from gear.eval.diagnosis.gold_texts import QATexts
-        from gear.eval.gold_marks import diagnose_marked, with_gold
+        from gear.diagnosis import diagnose, summarise
+        from gear.diagnosis.gold_marks import diagnose_marked, with_gold
+        from gear.diagnosis.gold_texts import QATexts
         from gear.trace import RunStarted, Trace, TraceError
 
         texts = QATexts(qa_questions(qa) if qa is not None else [])
@@ -148,7 +148,7 @@ def open_index(index: Path) -> SearchBackend:
 def marked(trace: Trace, gold: str, backend: SearchBackend | None) -> tuple[list[int], dict[int, tuple[str, str]]]:
     """The ids a person marked on a saved run and their (title, text): from the index when given, else from the
     passages the run showed (one line for an id it did not show)."""
-    from gear.eval.gold_marks import MarkError, parse_ids, passages_of, run_passages
+    from gear.diagnosis.gold_marks import MarkError, parse_ids, passages_of, run_passages
 
     ids = parse_ids(gold)
     if backend is not None:
@@ -165,7 +165,7 @@ def marked(trace: Trace, gold: str, backend: SearchBackend | None) -> tuple[list
 def print_diagnosis(d: Diagnosis, trace: Trace | None = None) -> None:
     """The stage table, the proposed category with its evidence, the answer check; for a run that does not know its
     gold passages, how to name them and (given its trace) the passages it showed, to pick from."""
-    from gear.eval.diagnosis import CATEGORY_LABELS, cell, stage_label
+    from gear.diagnosis import CATEGORY_LABELS, cell, stage_label
 
     if not d.passages and (d.answer is None or not d.answer.gold):
         out.print(f"{esc_term(d.question)}\nNothing to diagnose: this run does not know its gold passages. Mark them: "
@@ -173,7 +173,7 @@ def print_diagnosis(d: Diagnosis, trace: Trace | None = None) -> None:
                   "show; gear qa suggest INDEX finds them), or --qa QA_FILE_OR_INDEX when the question is in a QA "
                   "set.", highlight=False)
         if trace is not None:
-            from gear.eval.gold_marks import run_passages
+            from gear.diagnosis.gold_marks import run_passages
 
             table = Table(title="the passages this run showed (the final ranking first)")
             for name in ("id", "title", "text"):
@@ -222,7 +222,7 @@ def print_diagnosis(d: Diagnosis, trace: Trace | None = None) -> None:
 
 
 def print_folder(folder: Path, rows: list[tuple[Path, Diagnosis]], summary: Summary) -> None:
-    from gear.eval.diagnosis import CATEGORIES, stage_label
+    from gear.diagnosis import CATEGORIES, stage_label
 
     names = short_names(folder, [file for file, _ in rows])
     table = Table(title=esc_term(f"{folder}: {len(rows)} traces"), caption_justify="left",
@@ -265,7 +265,7 @@ def print_folder(folder: Path, rows: list[tuple[Path, Diagnosis]], summary: Summ
 
 
 def _stage(stage: str | None, k: int) -> str:
-    from gear.eval.diagnosis import stage_label
+    from gear.diagnosis import stage_label
 
     return stage_label(stage, k) if stage else "—"
 

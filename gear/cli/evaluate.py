@@ -126,7 +126,7 @@ def _print_report(data: dict[str, Any], ks: list[int]) -> None:
     if "recall_per_iteration" in data:
         for n, row in data["recall_per_iteration"].items():
             out.print(f"after iteration {n}: " + "  ".join(f"R@{k} {v:.1f}" for k, v in row.items()))
-    for run, diag in data.get("diagnosis", {}).items():  # gear.eval.diagnosis: `gear diagnose` has the details
+    for run, diag in data.get("diagnosis", {}).items():  # gear.diagnosis: `gear diagnose` has the details
         found_k = f"final@{diag['k']}"
         lost = ", ".join(f"{found_k if stage == 'final@k' else stage} {n}" for stage, n in diag["lost_at"].items())
         out.print(f"{run}{f' (the k={traced_k(ks)} run)' if separate else ''}: gold passages found "

@@ -48,7 +48,7 @@ def add(
     same question again updates it."""
     with friendly_errors():
         from gear.data.qa_set import GoldRef, new_question, save_question
-        from gear.eval.gold_marks import parse_ids, passages_of
+        from gear.diagnosis.gold_marks import parse_ids, passages_of
 
         ids = parse_ids(gold)
         texts = passages_of(open_backend(index), ids)
@@ -116,7 +116,7 @@ def suggest(
     """The passages the question finds (BM25 and dense over title and text, fused) and those that may hold the
     answer: to confirm with `gear qa add INDEX "question" --gold ID[,ID]` (nothing is marked on its own)."""
     with friendly_errors():
-        from gear.eval.gold_marks import search, suggest
+        from gear.diagnosis.gold_marks import search, suggest
         from gear.trace import Trace
 
         backend = open_backend(index)

@@ -93,7 +93,7 @@ def ask(
     the app and from Python (one answer store, in the data folder). --live asks the model again."""
     with friendly_errors():
         from gear.agent.engine import Engine
-        from gear.eval.gold_marks import parse_ids, passages_of
+        from gear.diagnosis.gold_marks import parse_ids, passages_of
         from gear.trace import Trace
 
         settings = settings_from(retriever=retriever, method=method, llm=llm, llm_cache_dir=llm_cache,
@@ -124,7 +124,7 @@ def ask(
             console.print(f"trace saved to {esc_term(trace_out)}")
         if gold_ids:
             from gear.cli.diagnose import print_diagnosis
-            from gear.eval.gold_marks import diagnose_marked
+            from gear.diagnosis.gold_marks import diagnose_marked
 
             print_diagnosis(diagnose_marked(run.trace, gold_ids, answer or None, passages=texts))
             keep = f"gear qa add {index_dir} {json.dumps(question)} --gold {','.join(map(str, gold_ids))}" + \

@@ -1,6 +1,4 @@
-"""Evaluation as the paper and HippoRAG define it: the measures (Recall@k, EM, F1; used by the agent and the trace
-too, so this package's face imports nothing heavier) and the report over a QA set (gear.eval.report)."""
-
-from gear.eval.measures import exact_match, f1_score, normalize_answer, recall_at, recall_at_cutoffs
-
-__all__ = ["exact_match", "f1_score", "normalize_answer", "recall_at", "recall_at_cutoffs"]
+"""Evaluation over a QA set as the paper and HippoRAG define it: the report (`gear.eval.report`: one run per question,
+or the paper's one run per cut-off, `gear.eval.protocol`) and two reports lined up question by question
+(`gear.eval.pairing`, its paired numbers in `gear.eval.paired`). The measures themselves are `gear.measures` (the
+agent and the trace read them too); where a gold passage was lost is `gear.diagnosis`."""

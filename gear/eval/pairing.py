@@ -30,7 +30,7 @@ from typing import Any
 
 from gear import methods
 from gear.config import renamed
-from gear.eval.diagnosis import CATEGORY_LABELS, FOUND, RUN_LEVEL, Diagnosis, GoldPassage, describe, stage_label
+from gear.diagnosis import CATEGORY_LABELS, FOUND, RUN_LEVEL, Diagnosis, GoldPassage, describe, stage_label
 from gear.eval.paired import PairedMeasure, paired_measure
 
 PAPER, ONE_RUN = "paper", "one-run"  # a report's "protocol": one run per cut-off (the paper's), or one run per question
@@ -607,7 +607,7 @@ def trace_path(report_path: Path | None, entry: Mapping[str, Any]) -> Path | Non
 def diagnoses_from_traces(report: Mapping[str, Any], report_path: Path | None) -> dict[str, Diagnosis]:
     """Diagnoses for the questions whose report entry carries none but whose trace was kept (a report saved before
     reports carried the diagnosis), at the report's smallest cut-off as `gear eval` diagnoses."""
-    from gear.eval.diagnosis import DEFAULT_K, diagnose
+    from gear.diagnosis import DEFAULT_K, diagnose
     from gear.trace import Trace, TraceError
 
     ks = [int(k) for k in report.get("recall") or {} if str(k).isdigit()]

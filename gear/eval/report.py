@@ -21,10 +21,10 @@ import numpy as np
 from gear import methods
 from gear.config import Settings, public_settings
 from gear.data.corpus import Question
-from gear.eval.diagnosis import Diagnosis, diagnose, summarise
-from gear.eval.measures import recall_at
+from gear.diagnosis import Diagnosis, diagnose, summarise
 from gear.eval.protocol import ONE_RUN, check, diagnosis_k, runs_per_cutoff, traced_k
 from gear.files import atomic_write_json
+from gear.measures import recall_at
 from gear.store.base import SearchBackend
 from gear.trace import Answered, LLMCalled, PassagesAdded, PassagesFused, QueryRewritten, Reasoned, Trace
 
@@ -68,7 +68,7 @@ class QuestionResult:
     memo_calls: int = 0  # calls answered by the memo of identical calls (no model work)
     rejected_verdicts: int = 0  # "answerable" verdicts not grounded in the gist memory (small profile)
     repeated_queries: int = 0  # rewrites that repeat an earlier query
-    diagnosis: dict[str, Any] | None = None  # gear.eval.diagnosis: where each gold passage was lost, and why
+    diagnosis: dict[str, Any] | None = None  # gear.diagnosis: where each gold passage was lost, and why
 
 
 @dataclass

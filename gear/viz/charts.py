@@ -10,8 +10,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from gear import methods
-from gear.eval import measures
+from gear import measures, methods
 from gear.eval.protocol import protocol_of, runs_per_cutoff
 from gear.trace import LLMCalled, PassageView, StageTimed, Trace
 from gear.viz.graph import FONT, esc_html, short
@@ -83,7 +82,7 @@ SNIPPET = 48  # characters of a passage's text that tell it from another of the 
 
 
 def recall_at(ranked: Sequence[PassageView], gold: Iterable[int], k: int) -> float | None:
-    """R@k of a list of passage views (gear.eval.measures.recall_at), None when the gold passages are unknown."""
+    """R@k of a list of passage views (gear.measures.recall_at), None when the gold passages are unknown."""
     gold = list(gold)
     return measures.recall_at([p.id for p in ranked], gold, k) if gold else None
 

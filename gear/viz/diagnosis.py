@@ -1,4 +1,4 @@
-"""Pictures of diagnoses (gear.eval.diagnosis), for the app's views and the docs: the funnel of gold passages through
+"""Pictures of diagnoses (gear.diagnosis), for the app's views and the docs: the funnel of gold passages through
 the stages, where they were lost, the proposed categories (plotly), and the rows of a gold passage × stage table.
 Imports no Streamlit. Each figure takes a Summary or its to_dict() form (what an evaluation report keeps)."""
 
@@ -13,7 +13,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from gear.eval.diagnosis import (
+from gear.diagnosis import (
     CATEGORIES,
     CATEGORY_LABELS,
     FOUND,
@@ -24,8 +24,8 @@ from gear.eval.diagnosis import (
     Summary,
     stage_label,
 )
-from gear.eval.diagnosis.model import FOUND_STATUS, LOST_STATUS, OPEN_STATUS
-from gear.eval.diagnosis.summary import UNDETERMINED
+from gear.diagnosis.model import FOUND_STATUS, LOST_STATUS, OPEN_STATUS
+from gear.diagnosis.summary import UNDETERMINED
 from gear.viz.graph import FONT, esc_html
 
 _LAYOUT = {"template": "plotly_white", "font": {"size": 15, "family": FONT},

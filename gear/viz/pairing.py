@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from gear.eval.diagnosis import CATEGORY_LABELS
+from gear.diagnosis import CATEGORY_LABELS
 from gear.eval.pairing import FOUND_END, NO_CATEGORY, OPEN_END, UNKNOWN_END, Band
 from gear.viz.graph import FONT, esc_html
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from gear.eval.diagnosis import CATEGORY_LABELS, diagnose
+from gear.diagnosis import CATEGORY_LABELS, diagnose
 from gear.trace import FinalRanking, RunStarted, Trace
 from gear.viz.diagnosis import category_label, stage_table
 from studio.diagnosis_runs import SHORT_LABELS

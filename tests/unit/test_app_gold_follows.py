@@ -9,9 +9,9 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from gear.data.qa_set import GoldRef, new_question, remove_question, save_question
-from gear.eval.diagnosis import diagnose
-from gear.eval.gold_marks import diagnose_marked, with_gold
-from gear.eval.measures import recall_at
+from gear.diagnosis import diagnose
+from gear.diagnosis.gold_marks import diagnose_marked, with_gold
+from gear.measures import recall_at
 from gear.trace import FinalRanking, Trace
 from tests.unit.test_app import QUESTION, start, studio  # noqa: F401  (studio: the fixture)
 from tests.unit.test_app_diagnosis import captions, frames, markdown, replay

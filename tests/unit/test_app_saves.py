@@ -43,7 +43,7 @@ def test_a_trace_in_the_data_folder_keeps_its_tags_beside_it(studio: dict) -> No
 
 
 def test_the_diagnosis_verdict_of_a_bundled_trace_goes_to_the_data_folder(studio: dict) -> None:  # noqa: F811
-    from gear.eval.diagnosis import diagnose
+    from gear.diagnosis import diagnose
     from gear.trace import Trace
     from studio.diagnosis_review import save_review
 

@@ -159,8 +159,8 @@ def test_the_app_s_wing_has_no_cycle_no_page_importing_another_and_at_most_six_f
 
 # -- docs/architecture.md names only what exists -----------------------------------------------------------------
 DOC = ROOT / "docs" / "architecture.md"
-PACKAGES = ("config", "methods", "types", "files", "agent", "store", "retrieve", "index", "trace", "eval", "extract",
-            "llm", "embed", "data", "viz", "cli", "prompts", "parsing")
+PACKAGES = ("config", "methods", "types", "files", "measures", "agent", "store", "retrieve", "index", "trace",
+            "diagnosis", "eval", "extract", "llm", "embed", "data", "viz", "cli", "prompts", "parsing")
 
 
 def doc_references() -> tuple[list[str], list[str]]:
@@ -244,7 +244,7 @@ def readme_map() -> dict[Path, set[Path]]:
 def test_every_path_the_readme_map_names_exists() -> None:
     entries = readme_map()
     named = set(entries) | set().union(*entries.values())
-    assert {GEAR / "agent" / "event_builders.py", GEAR / "eval" / "diagnosis", GEAR / "llm" / "speed.py",
+    assert {GEAR / "agent" / "event_builders.py", GEAR / "diagnosis" / "stage_rules.py", GEAR / "llm" / "speed.py",
             ROOT / "app_pages"} <= named  # the parser sees the map's forms: entries, names in brackets, a continuation
     missing = sorted(str(p.relative_to(ROOT)) for p in named if not p.exists())
     assert missing == [], f"README.md's Layout names what does not exist: {missing}"

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gear.cli import app
-from gear.eval.diagnosis import CATEGORIES
+from gear.diagnosis import CATEGORIES
 from gear.trace import Trace
 from tests.unit.test_diagnose import GOLD, PASSAGES, QUESTION, naive_run
 

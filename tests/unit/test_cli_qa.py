@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from gear.cli import app
 from gear.data.qa_set import load_own_qa, qa_path
-from gear.eval.gold_marks import run_passages
+from gear.diagnosis.gold_marks import run_passages
 from gear.trace import Trace
 
 WIDE = {"COLUMNS": "400"}

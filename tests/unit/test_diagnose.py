@@ -1,4 +1,4 @@
-"""The diagnosis of a run (gear.eval.diagnosis) on hand-built traces: every stage of every method family, every error
+"""The diagnosis of a run (gear.diagnosis) on hand-built traces: every stage of every method family, every error
 category, the answer checks, a run cut short, traces saved in earlier formats, and the counts over many runs."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gear.eval.diagnosis import CATEGORIES, Diagnosis, diagnose, summarise
-from gear.eval.diagnosis.grounding import GROUNDED, PassageTokens, normalise
-from gear.eval.measures import normalize_answer
+from gear.diagnosis import CATEGORIES, Diagnosis, diagnose, summarise
+from gear.diagnosis.grounding import GROUNDED, PassageTokens, normalise
+from gear.measures import normalize_answer
 from gear.trace import (
     Answered,
     BaseRetrieved,
@@ -746,3 +746,24 @@ def test_eval_reports_carry_each_questions_diagnosis_and_the_counts(tiny_index: 
     assert summary["questions"] == 2 and summary["gold"] == 4 and summary["found"] == 2
     assert summary["lost_at"] == {"base": 1, "final@k": 1} and summary["categories"] == {"base_retriever": 2}
     assert Diagnosis.from_dict(rows[0]["diagnosis"]).to_dict() == rows[0]["diagnosis"]
+
+
+def test_the_rules_page_and_the_rules_table_name_the_same_stages() -> None:
+    """docs/diagnosis.md holds the rules in words, gear/diagnosis/stage_rules.py one rule per stage: every stage a
+    passage can be lost at has a rule, and the page's list of rules (item 3) names exactly the table's stages."""
+    import re
+
+    from gear.diagnosis import STAGES
+    from gear.diagnosis.stage_rules import STAGE_RULES
+
+    assert set(STAGE_RULES) == set(STAGES)
+    page = (Path(__file__).resolve().parents[2] / "docs" / "diagnosis.md").read_text(encoding="utf-8")
+    rules = page.split("### The rules", 1)[1]
+    item3 = rules[rules.index("\n3. "):rules.index("\n4. ")]
+    named: set[str] = set()
+    for head in re.findall(r"^   - (.+?) — ", item3, re.M):
+        head = re.sub(r"\(and (\S+)\)", r", \1", head)  # "final@k (and final)"
+        head = re.sub(r"\([^)]*\)", "", head)  # "ranked (PPR)"
+        named |= {name.strip() for name in re.split(r" / |, ", head) if name.strip()}
+    assert "bridge" not in named and {"base", "gist"} <= named  # the parse sees the list's heads
+    assert named == set(STAGE_RULES)

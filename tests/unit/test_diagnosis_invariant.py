@@ -1,4 +1,4 @@
-"""A verdict that agrees with its table (issue 25, gear.eval.diagnosis.invariant): a category named after a stage —
+"""A verdict that agrees with its table (issue 25, gear.diagnosis.invariant): a category named after a stage —
 base retriever, reader, graph, extraction — is proposed only when the stage table shows a gold passage lost at one
 of that category's stages, and its evidence names that passage and stage. Checked on every bundled trace, on the
 recorded subset's traces of every method (tests/fixtures/subset_traces.tar.xz: scripts/subset_traces.sh replays them
@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from gear import methods
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.eval.diagnosis import CATEGORIES, Diagnosis, diagnose, summarise
-from gear.eval.diagnosis.invariant import CATEGORY_STAGES, loss_stages, violations
-from gear.eval.gold_marks import run_passages, with_gold
+from gear.diagnosis import CATEGORIES, Diagnosis, diagnose, summarise
+from gear.diagnosis.gold_marks import run_passages, with_gold
+from gear.diagnosis.invariant import CATEGORY_STAGES, loss_stages, violations
 from gear.trace import Trace
 from gear.viz.diagnosis import is_chain
 from tests.scripted_llm import ScriptedLLM

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gear.eval import exact_match, f1_score, normalize_answer, recall_at
 from gear.eval.report import EvalReport, QuestionResult
+from gear.measures import exact_match, f1_score, normalize_answer, recall_at
 
 
 def test_recall_at_is_the_fraction_of_gold_in_the_top_k() -> None:

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from gear.agent.engine import Engine
 from gear.config import Settings
 from gear.data.corpus import Question
-from gear.eval.diagnosis import Diagnosis, diagnose
-from gear.eval.measures import recall_at
+from gear.diagnosis import Diagnosis, diagnose
 from gear.eval.protocol import ONE_RUN, PAPER, per_cutoff, protocol_of, report_ks, source_note, traced_k
 from gear.eval.report import evaluate
+from gear.measures import recall_at
 from gear.trace import FinalRanking, RunFinished, RunStarted, Trace
 from tests.scripted_llm import ScriptedLLM
 from tests.unit.test_diagnosis_invariant import gear_runs, subset_traces

@@ -19,7 +19,7 @@ from gear.agent.engine import Engine
 from gear.agent.methods import RUNNERS, runner
 from gear.cli.app import MethodOpt
 from gear.config import Settings
-from gear.eval.diagnosis.registry import FAMILIES
+from gear.diagnosis.registry import FAMILIES
 from gear.trace import (
     Answered,
     FinalRanking,

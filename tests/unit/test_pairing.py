@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from scipy import stats
 
-from gear.eval.diagnosis import FOUND, RUN_LEVEL, Diagnosis, GoldPassage, StageMark, stage_label
+from gear.diagnosis import FOUND, RUN_LEVEL, Diagnosis, GoldPassage, StageMark, stage_label
 from gear.eval.paired import paired_measure
 from gear.eval.pairing import (
     ANSWERS,

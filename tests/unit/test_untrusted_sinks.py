@@ -60,7 +60,7 @@ APP_TRUSTED: dict[str, dict[str, str]] = {
                       "marks_note(marks, found.model, found.speed)": _BUILDERS},
     "studio/compare.py": {"label": _LABEL},
     "studio/diagnosis_marks.py": {"_where": "a passage's ranks in this run (numbers)"},
-    "studio/diagnosis_runs.py": {"verdict": "a category label of gear.eval.diagnosis or '—'"},
+    "studio/diagnosis_runs.py": {"verdict": "a category label of gear.diagnosis or '—'"},
     "studio/sub_step.py": {"beam_lesson.ALGORITHM_CSS.split()": "a stylesheet constant of gear.viz.beam_lesson",
                            "shown.algorithm": "Algorithm 1's lines from gear/retrieve/beam.py's docstring, "
                                               "html-escaped there (gear.viz.beam_lesson.algorithm_html)"},
@@ -117,7 +117,7 @@ APP = Rules(
 
 # -- the CLI: Rich parses markup in every string; the consoles (gear.cli.terminal) show control characters ----------
 _TABLE = "a Rich Table whose cells are checked where they are added"
-_CODE = "a code word of gear.eval.diagnosis (a stage, a category, an answer check) or counts of them"
+_CODE = "a code word of gear.diagnosis (a stage, a category, an answer check) or counts of them"
 _ARG = "a path the operator typed on the command line"
 _MANIFEST = "the index's manifest, written by gear"
 CLI_TRUSTED: dict[str, dict[str, str]] = {

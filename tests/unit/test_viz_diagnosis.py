@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gear.eval.diagnosis import diagnose, summarise
+from gear.diagnosis import diagnose, summarise
 from gear.trace import Trace
 from gear.viz.diagnosis import (
     DROPPED_CELL,

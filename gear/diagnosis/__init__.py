@@ -8,12 +8,15 @@ category, hop type and stage (the funnel). No index, no LLM, nothing re-run.
 
 Modules: model (records and the shared names), facts (what a trace shows), grounding (which passage a reader's triple
 came from), expansion / ppr / ircot (the stages of each method family), registry (the one place families are
-registered), answer, categories (the rules), evidence (words for marks), diagnose, summary.
+registered), answer, stage_rules (one rule per stage a passage is lost at, in one table) and bridge (the path in the
+text the graph did not take), categories (the proposal), invariant (a verdict agrees with its table), evidence (words
+for marks), diagnose, summary; gold_marks (gold passages a person marks on a run), gold_texts (their texts from a QA
+set). The rules in words: docs/diagnosis.md.
 """
 
-from gear.eval.diagnosis.diagnose import DEFAULT_K, diagnose
-from gear.eval.diagnosis.evidence import cell, describe
-from gear.eval.diagnosis.model import (
+from gear.diagnosis.diagnose import DEFAULT_K, diagnose
+from gear.diagnosis.evidence import cell, describe
+from gear.diagnosis.model import (
     CATEGORIES,
     CATEGORY_LABELS,
     FOUND,
@@ -27,8 +30,8 @@ from gear.eval.diagnosis.model import (
     hop_type,
     stage_label,
 )
-from gear.eval.diagnosis.registry import FAMILIES
-from gear.eval.diagnosis.summary import RunSummary, Summary, summarise
+from gear.diagnosis.registry import FAMILIES
+from gear.diagnosis.summary import RunSummary, Summary, summarise
 
 __all__ = [
     "CATEGORIES",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gear.eval.diagnosis.model import BEAM, FOUND, RUN_LEVEL, GoldPassage, StageMark, stage_label
+from gear.diagnosis.model import BEAM, FOUND, RUN_LEVEL, GoldPassage, StageMark, stage_label
 
 RANKED_STAGES = ("base", "expanded", "fused", "ranked", "final", "retrieval", "linked")
 
@@ -53,6 +53,18 @@ def passage_evidence(p: GoldPassage, stages: Sequence[str], k: int) -> list[str]
         else:
             lines.append(f"{stage_label(stage, k)}: {describe(best)}")
     return lines
+
+
+def named(p: GoldPassage, stage: str, k: int, text: str) -> str:
+    """An evidence line about one gold passage at one stage, as the invariant reads it: "'Title' (stage): …"."""
+    return f"'{p.title}' ({stage_label(stage, k)}): {text}"
+
+
+def at(mark: StageMark | None) -> str:
+    """"rank 3 in iteration 2" (or "rank 3" for a once-per-run stage)."""
+    if mark is None or mark.rank is None:
+        return "—"
+    return f"rank {mark.rank}" + (f" in iteration {mark.iteration}" if mark.iteration != RUN_LEVEL else "")
 
 
 def quoted(answers: Sequence[str]) -> str:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from gear.eval.diagnosis.answer import check_answer
-from gear.eval.diagnosis.categories import propose
-from gear.eval.diagnosis.evidence import passage_evidence
-from gear.eval.diagnosis.facts import TraceFacts, rank_of
-from gear.eval.diagnosis.model import (
+from gear.diagnosis.answer import check_answer
+from gear.diagnosis.categories import propose
+from gear.diagnosis.evidence import passage_evidence
+from gear.diagnosis.facts import TraceFacts, rank_of
+from gear.diagnosis.model import (
     FINAL,
     FOUND,
     FOUND_STATUS,
@@ -29,7 +29,7 @@ from gear.eval.diagnosis.model import (
     StageMark,
     hop_type,
 )
-from gear.eval.diagnosis.registry import FAMILIES, family_for, run_name
+from gear.diagnosis.registry import FAMILIES, family_for, run_name
 from gear.trace import PPRSeeded, QueryRewritten, Trace
 
 DEFAULT_K = 5

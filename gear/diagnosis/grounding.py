@@ -35,7 +35,7 @@ _FUNCTION_WORDS = frozenset({"of", "in", "on", "at", "to", "for", "by", "and", "
 
 
 def normalise(text: str) -> str:
-    """gear.eval.measures.normalize_answer (SQuAD's), with one translate for the punctuation: a diagnosis normalises
+    """gear.measures.normalize_answer (SQuAD's), with one translate for the punctuation: a diagnosis normalises
     every passage a trace shows, and the per-character test there costs ~20× more on passage-length text."""
     return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split())
 

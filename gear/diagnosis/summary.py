@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gear.eval.diagnosis.model import CATEGORIES, FOUND_STATUS, LOST_STATUS, OPEN_STATUS, Diagnosis
+from gear.diagnosis.model import CATEGORIES, FOUND_STATUS, LOST_STATUS, OPEN_STATUS, Diagnosis
 
 UNDETERMINED = "undetermined"  # a run cut short with no loss yet, or nothing to judge against
 

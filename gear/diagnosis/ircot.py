@@ -3,8 +3,8 @@ rank in that retrieval's hits, and whether it was new to the collection then."""
 
 from __future__ import annotations
 
-from gear.eval.diagnosis.facts import TraceFacts, rank_of
-from gear.eval.diagnosis.model import RETRIEVAL, Family, StageMark
+from gear.diagnosis.facts import TraceFacts, rank_of
+from gear.diagnosis.model import RETRIEVAL, Family, StageMark
 from gear.trace import BaseRetrieved, PassagesAdded
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gear.eval.diagnosis.grounding import Attribution, PassageTokens
+from gear.diagnosis.grounding import Attribution, PassageTokens
 from gear.trace import (
     BaseRetrieved,
     BeamsSearched,
@@ -116,7 +116,7 @@ class TraceFacts:
         return view.passage_id if view is not None else None
 
     def attributions(self, read: ProximalTriples) -> list[Attribution]:
-        """Where each triple of one read came from (gear.eval.diagnosis.grounding), worked out once per read."""
+        """Where each triple of one read came from (gear.diagnosis.grounding), worked out once per read."""
         key = id(read)
         if key not in self._attributions:
             self._attributions[key] = [self.tokens.attribute(t, read.passage_ids) for t in read.triples]

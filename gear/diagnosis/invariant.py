@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from gear.eval.diagnosis.model import (
+from gear.diagnosis.model import (
     BASE,
     BASE_RETRIEVER,
     BEAM,

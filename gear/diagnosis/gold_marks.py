@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gear.data.reading import InputError
-from gear.eval.diagnosis import DEFAULT_K, Diagnosis, diagnose
-from gear.eval.diagnosis.facts import TraceFacts, spo
-from gear.eval.diagnosis.grounding import normalise
+from gear.diagnosis import DEFAULT_K, Diagnosis, diagnose
+from gear.diagnosis.facts import TraceFacts, spo
+from gear.diagnosis.grounding import normalise
 from gear.store.base import SearchBackend
 from gear.trace import Answered, FinalRanking, PassageView, ProximalTriples, RunStarted, Trace
 from gear.types import Passage, Retriever
@@ -72,7 +72,7 @@ def diagnose_marked(trace: Trace, gold_ids: Sequence[int], answers: Sequence[str
     """The diagnosis of the run with these gold passages: `passages` gives the (title, text) of marked passages the
     run never showed (from the index: `passages_of`), so a passage no list of the run held is named and reported as
     lost at the first stage, not guessed at. `missing_gold`: titles of named gold passages the index lacks (no
-    category without a gold passage known, unless one is named and missing: gear.eval.diagnosis.categories)."""
+    category without a gold passage known, unless one is named and missing: gear.diagnosis.categories)."""
     d = diagnose(with_gold(trace, gold_ids, answers), k, passages, missing_gold)
     shown = {view.id for view in run_passages(trace)}
     for p in d.passages:

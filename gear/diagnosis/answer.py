@@ -1,15 +1,15 @@
 """The answer side of a diagnosis: EM/F1 against the gold answers (SQuAD normalisation, best over aliases), whether a
 gold answer occurs in the passages the QA step read and in the gold passages at all, and the reasoner's verdicts —
 "answerable" with a wrong answer, rejected as ungrounded (small profile), the verdict that ended the run — and the
-causes a wrong answer points to (gear.eval.diagnosis.categories orders them with the rest)."""
+causes a wrong answer points to (gear.diagnosis.categories orders them with the rest)."""
 
 from __future__ import annotations
 
-from gear.eval.diagnosis.evidence import quoted
-from gear.eval.diagnosis.facts import TraceFacts, spo
-from gear.eval.diagnosis.grounding import cover
-from gear.eval.diagnosis.model import DATASET, READER, REASONER, AnswerCheck, Cause
-from gear.eval.measures import exact_match, f1_score, normalize_answer
+from gear.diagnosis.evidence import quoted
+from gear.diagnosis.facts import TraceFacts, spo
+from gear.diagnosis.grounding import cover
+from gear.diagnosis.model import DATASET, READER, REASONER, AnswerCheck, Cause
+from gear.measures import exact_match, f1_score, normalize_answer
 from gear.trace import Answered, BaseRetrieved, PassagesAdded, ProximalTriples, Reasoned, ThoughtWritten
 
 

@@ -5,11 +5,11 @@ method not registered is recognised by the events its trace holds."""
 from __future__ import annotations
 
 from gear import methods
-from gear.eval.diagnosis.expansion import BASE_ONLY, GEAR, NAIVE, SYNC
-from gear.eval.diagnosis.facts import TraceFacts
-from gear.eval.diagnosis.ircot import IRCOT
-from gear.eval.diagnosis.model import Family
-from gear.eval.diagnosis.ppr import PPR
+from gear.diagnosis.expansion import BASE_ONLY, GEAR, NAIVE, SYNC
+from gear.diagnosis.facts import TraceFacts
+from gear.diagnosis.ircot import IRCOT
+from gear.diagnosis.model import Family
+from gear.diagnosis.ppr import PPR
 from gear.trace import InitialNodes, PassagesAdded, PassagesLinked, PPRRanked, ProximalTriples
 
 #: family name → Family: what a Method's `diagnosis` names

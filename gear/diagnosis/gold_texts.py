@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from gear.data.corpus import Question
 from gear.data.qa_set import question_key
-from gear.eval.diagnosis.facts import TraceFacts
+from gear.diagnosis.facts import TraceFacts
 from gear.trace import RunStarted, Trace
 
 Find = Callable[[str, str | None], int | None]  # (title, text or None) -> the index's id: SearchBackend.find_passage

@@ -72,7 +72,7 @@ class Cause:
     weak: bool = False  # a suspicion the trace cannot confirm: ranked after the default explanation
     ranking: bool = False  # a list ranked the passage out: after the loss at a stage it explains (same passage)
     passage: int | None = None  # the gold passage and the stage it was lost at that the cause explains (a category
-    stage: str | None = None    # named after a stage needs both: gear.eval.diagnosis.invariant)
+    stage: str | None = None    # named after a stage needs both: gear.diagnosis.invariant)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ ranks, gist read, passageLink)."""
 
 from __future__ import annotations
 
-from gear.eval.diagnosis.facts import TraceFacts, rank_of, spo
-from gear.eval.diagnosis.model import (
+from gear.diagnosis.facts import TraceFacts, rank_of, spo
+from gear.diagnosis.model import (
     BASE,
     BEAM,
     EXPANDED,

@@ -2,15 +2,15 @@
 fact is one of the passage's triples, or a seed entity is one of its entities), and PPR's ranking.
 
 Which entities a passage holds is not in the trace; a seed entity counts as one of the passage's when a context edge
-PPRRanked draws joins them, or else when the passage's text names it (every content token; gear.eval.diagnosis.
+PPRRanked draws joins them, or else when the passage's text names it (every content token; gear.diagnosis.
 grounding.names_in) — the same lexical rule the diagnosis uses wherever the trace is silent."""
 
 from __future__ import annotations
 
-from gear.eval.diagnosis.expansion import base_marks, more
-from gear.eval.diagnosis.facts import TraceFacts, rank_of, spo
-from gear.eval.diagnosis.grounding import names_in
-from gear.eval.diagnosis.model import BASE, RANKED, SEED, Family, StageMark
+from gear.diagnosis.expansion import base_marks, more
+from gear.diagnosis.facts import TraceFacts, rank_of, spo
+from gear.diagnosis.grounding import names_in
+from gear.diagnosis.model import BASE, RANKED, SEED, Family, StageMark
 from gear.trace import PPRRanked, PPRSeeded
 
 
