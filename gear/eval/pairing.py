@@ -606,12 +606,14 @@ def trace_path(report_path: Path | None, entry: Mapping[str, Any]) -> Path | Non
 
 def diagnoses_from_traces(report: Mapping[str, Any], report_path: Path | None) -> dict[str, Diagnosis]:
     """Diagnoses for the questions whose report entry carries none but whose trace was kept (a report saved before
-    reports carried the diagnosis), at the report's smallest cut-off as `gear eval` diagnoses."""
+    reports carried the diagnosis), at the cut-off `gear eval` diagnoses at (gear.eval.protocol.diagnosis_k: the
+    smallest, or the largest — the traced run's — in a per-cut-off report)."""
     from gear.diagnosis import DEFAULT_K, diagnose
+    from gear.eval.protocol import diagnosis_k, per_cutoff, report_ks
     from gear.trace import Trace, TraceError
 
-    ks = [int(k) for k in report.get("recall") or {} if str(k).isdigit()]
-    k = min(ks) if ks else DEFAULT_K
+    ks = report_ks(report)
+    k = diagnosis_k(ks, per_cutoff(report)) if ks else DEFAULT_K
     out = {}
     for entry in report.get("per_question") or []:
         if entry.get("diagnosis"):

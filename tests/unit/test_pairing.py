@@ -24,6 +24,7 @@ from gear.eval.pairing import (
     PairingError,
     ending,
     pair_reports,
+    trace_path,
 )
 from gear.eval.report import index_info
 from gear.viz.pairing import band_choices, end_words, flow_figure
@@ -290,6 +291,25 @@ def test_the_docs_hand_counts_are_the_tools() -> None:
     # diversity in SyncGE: "at R@5 ... more gold on 2 questions and less on none; at R@10 and R@15 not one"
     assert counts("hotpotqa_every1_n100_sync_nodiv", "hotpotqa_every1_n100_sync") == (2, 0)
     assert counts("hotpotqa_every1_n100_sync_nodiv", "hotpotqa_every1_n100_sync", 10) == (0, 0)
+
+
+def test_the_20_question_reports_say_where_each_gold_passage_went() -> None:
+    """docs/diagnosis.md's MuSiQue 20 rows: the bundled reports carry their diagnoses and traces now
+    (scripts/keep_subset_traces.py), so the flow of gold passages is known, not "unknown"."""
+    def flow(a: str, b: str) -> dict[tuple[str, str], int]:
+        p = pair_reports(bundled(f"dev50_every2_n20_{a}"), bundled(f"dev50_every2_n20_{b}"), 5)
+        return {(band.source, band.target): band.count for band in p.passage_flow}
+
+    assert flow("naive", "gear_paper") == {("found", "found"): 29, ("found", "read"): 2, ("base", "found"): 1,
+                                           ("base", "base"): 6, ("beam", "found"): 2, ("beam", "read"): 3}
+    assert flow("ppr", "ircot_ppr") == {("found", "found"): 32, ("base", "retrieval"): 4, ("base", "final@5"): 1,
+                                        ("seed", "final@5"): 6}
+    assert flow("ircot_ppr", "gear_paper") == {
+        ("found", "found"): 28, ("found", "read"): 2, ("found", "base"): 2, ("retrieval", "found"): 1,
+        ("retrieval", "base"): 3, ("final@5", "found"): 3, ("final@5", "read"): 3, ("final@5", "base"): 1}
+    for name in ("naive", "ppr", "gear_paper", "gear_small", "ircot_ppr", "ircot_base"):  # each question's run kept
+        report = EVALS / f"dev50_every2_n20_{name}.json"
+        assert all(trace_path(report, row) is not None for row in bundled(report.stem)["per_question"]), name
 
 
 def test_the_ending_at_the_diagnosis_k_is_its_lost_at() -> None:
