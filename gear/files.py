@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -161,3 +162,10 @@ def atomic_directory(out: Path, write: Callable[[Path], None], keep: Sequence[st
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)
+
+
+def slug(text: str) -> str:
+    """A short file-name form of a text a person wrote (a question, a label): ASCII letters and digits, every other
+    run of characters one "-", at most 48 characters, lower case; "run" when nothing is left. One rule for every file
+    named after a question (saved traces, reports, handouts), so one question's files sort together."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:48].rstrip("-").lower() or "run"

@@ -11,15 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gear import methods
+from gear.files import slug  # a method label as a report name holds it ("GeAR (hybrid)" → "gear-hybrid")
 
 #: the Evaluate page's file names (studio.evaluate.run_evaluations): date, time, a random part, index, method slug
 _SAVED = re.compile(r"^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})\d{2}-[0-9a-f]+_(?P<index>.+)_(?P<slug>[a-z0-9-]+)$")
 NO_ANSWER = "—"
-
-
-def slug(label: str) -> str:
-    """A method's label as its report's file name holds it ("GeAR (hybrid)" → "gear-hybrid")."""
-    return re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-").lower()
 
 
 def report_title(stem: str, labels: Sequence[str] = ()) -> str:

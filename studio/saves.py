@@ -5,17 +5,13 @@ reports."""
 from __future__ import annotations
 
 import json
-import re
 import time
 import uuid
 from pathlib import Path
 
+from gear.files import slug
 from gear.trace import Trace
 from studio import demo
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:48].lower() or "run"
 
 
 def save_name(trace: Trace) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 import networkx as nx
 
 from gear import trace as t
+from gear.files import slug
 from gear.viz import beam_lesson, charts, layout, sub_steps
 from gear.viz.graph import beam_graph, esc_html, node_boxes, passage_lookup, place, short, shown_label, spo_text
 from gear.viz.lesson import LessonStep, lesson_steps, step_query
@@ -68,8 +69,7 @@ tr, svg, .alg1, .figure { break-inside: avoid; }
 
 
 def file_name(trace: t.Trace) -> str:
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", trace.question).strip("-")[:48].lower() or "run"
-    return f"lesson_{slug}.html"
+    return f"lesson_{slug(trace.question)}.html"
 
 
 # -- pieces -----------------------------------------------------------------------------------------------------------

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gear.files import atomic_write_bytes, atomic_write_json
 
@@ -83,3 +86,13 @@ def test_writes_from_threads_keep_every_files_permissions(tmp_path: Path, umask:
     whole = {f"{n}:{i}".encode() * 100 for n in range(writers) for i in range(rounds)}
     assert (tmp_path / "shared.bin").read_bytes() in whole  # one writer's whole content, never a mix
     assert os.umask(umask) == umask
+
+
+@given(st.text())
+def test_a_slug_is_a_short_safe_file_name_part(text: str) -> None:
+    """Saved traces, reports and handouts are named by one rule (gear.files.slug): whatever a person typed."""
+    from gear.files import slug
+
+    name = slug(text)
+    assert re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,46}[a-z0-9])?", name), name  # no "-" at either end, ≤ 48
+    assert slug("GeAR (hybrid)") == "gear-hybrid" and slug("¿?") == "run"
