@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,8 +52,13 @@ def no_local_model(*args, **kwargs) -> None:
 
 
 @pytest.fixture
-def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
-    """A data dir with a tiny index (+ its QA set) and a replay cache recorded for the default Ask settings."""
+def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
+    """A data dir with a tiny index (+ its QA set) and a replay cache recorded for the default Ask settings.
+
+    A demo build a test's page queued and that has not started when the test ends is dropped: it would start after
+    the test's data folder and encoder are restored, so build a real demo into the checkout's data/ with the real
+    embedder (minutes, holding the demo build lock while later tests wait on it — how test_app_waiting failed in a
+    fresh clone, where no demo is built yet)."""
     from studio import resources
 
     data = tmp_path / "data"
@@ -82,8 +88,10 @@ def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setenv("GEAR_STUDIO_BUILD_DEMOS", "0")
     monkeypatch.setenv("GEAR_LLM_CACHE_DIR", str(cache))
     monkeypatch.setenv("GEAR_LLM", "replay")
-    return {"data": data, "index": index, "cache": cache, "trace": recorded.trace, "ircot": ircot.trace,
-            "ppr": ppr.trace}
+    yield {"data": data, "index": index, "cache": cache, "trace": recorded.trace, "ircot": ircot.trace,
+           "ppr": ppr.trace}
+    with resources._builds_lock:
+        resources._queue.clear()
 
 
 def start(studio: dict) -> AppTest:

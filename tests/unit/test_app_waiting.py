@@ -47,8 +47,14 @@ def held_demo(studio: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(resources, "_builds", {})
     monkeypatch.setattr(resources, "_queue", [])
     monkeypatch.setattr(resources, "_builder", [])
+    # its own build lock: a demo build another test left running (a real one takes minutes) must not hold this one up
+    monkeypatch.setattr(demo, "_build_lock", threading.Lock())
     yield release
-    release.set()
+    with resources._builds_lock:  # nothing more starts; what is under way ends while this test's demos, data
+        resources._queue.clear()  # folder and encoder are still in force (after them a queued "musique" is the
+    release.set()                 # real one, built into the checkout's data/ with the real embedder)
+    for thread in resources._builder:
+        thread.join(120)
 
 
 def built(name: str) -> None:
