@@ -197,7 +197,6 @@ def missing_when_stopped(lost: Sequence[GoldPassage], d: Diagnosis) -> list[Gold
     return [p for p in lost if not any(m.stage == seen and m.reached and m.iteration <= stopped for m in p.marks)]
 
 
-
 # -- one lost gold passage ---------------------------------------------------------------------------------------
 def _where(p: GoldPassage) -> str | None:
     return p.dropped_at or p.lost_at

@@ -144,8 +144,6 @@ def gist_cause(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts, ende
     return [Cause(READER, (named(p, GIST, d.k, text),), passage=p.id, stage=GIST)]
 
 
-
-
 def ranking_causes(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts, ended: str) -> list[Cause]:
     """Lost at the final ranking (past k, or not in it): the lists that ranked it out, as the table shows them —
     a base list that held it only past k (base retriever), IRCoT's retrieval that brought it after others (retrieval
@@ -186,7 +184,6 @@ def ranking_causes(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts, 
     return out
 
 
-
 def link_cause(p: GoldPassage, facts: TraceFacts, k: int) -> Cause:
     """Read from the passage, linked elsewhere: graph when the link took a same-named triple of another passage,
     extraction when no index triple of the passage is close to the fact (tripleLink's best lies elsewhere)."""
@@ -218,10 +215,9 @@ def link_cause(p: GoldPassage, facts: TraceFacts, k: int) -> Cause:
     return cause(EXTRACTION, "a triple was read from it but none of its index triples was linked")
 
 
-
-
-#: the stage a gold passage is judged at → its rule (docs/diagnosis.md, "The rules", item 3); a stage not named here
-#: (the final ranking, final@k) is judged by the lists that ranked the passage out
+#: the stage a gold passage is judged at → its rule (docs/diagnosis.md, "The rules", item 3); the final ranking and
+#: final@k are judged by the lists that ranked the passage out, as is a stage a new method family adds before it has a
+#: rule of its own (`stage_causes`)
 STAGE_RULES: dict[str, Rule] = {
     BASE: base_cause,
     RETRIEVAL: base_cause,
@@ -283,8 +279,6 @@ def _lists(p: GoldPassage, stage: str) -> str:
 def _reached_list(p: GoldPassage, d: Diagnosis) -> str:
     reached = [stage_label(s, d.k) for s in d.stages if p.reached(s) and s not in (FINAL, FOUND)]
     return ", ".join(reached) if reached else "no stage"
-
-
 
 
 def _read_in(p: GoldPassage, stage: str) -> list[int]:
