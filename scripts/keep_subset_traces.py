@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gear.data.corpus import load_qa  # noqa: E402
-from gear.diagnosis import Diagnosis, diagnose, summarise  # noqa: E402
+from gear.diagnosis import diagnose, summarise  # noqa: E402
 from gear.diagnosis.gold_texts import QATexts  # noqa: E402
 from gear.eval.protocol import diagnosis_k, per_cutoff, report_ks, traced_k  # noqa: E402
 from gear.files import atomic_write_json  # noqa: E402
@@ -81,7 +81,7 @@ def keep(name: str, folder: Path, texts: QATexts, write: bool) -> list[str]:
         traces[file.name] = file.read_bytes()
     if problems or not write:
         return problems
-    summary = summarise((Diagnosis.from_dict(e["diagnosis"]) for e in report["per_question"]), same_run).to_dict()
+    summary = summarise(diagnoses, same_run).to_dict()
     questions = report.pop("per_question")
     report["diagnosis"], report["per_question"] = summary, questions  # as gear eval writes them: the list last
     out = path.with_suffix("") / "traces"
