@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gear.diagnosis.evidence import named
+from gear.diagnosis.evidence import lost_cause
 from gear.diagnosis.facts import TraceFacts, spo
 from gear.diagnosis.grounding import entity_tokens, names_in
 from gear.diagnosis.model import BASE, BASE_RETRIEVER, EXTRACTION, GRAPH, Cause, Diagnosis, GoldPassage, stage_label
@@ -36,7 +36,7 @@ def bridge(p: GoldPassage, d: Diagnosis, facts: TraceFacts, step: str) -> Cause 
     complete = p.reached(BASE) and any(e.source == "naive" for e in facts.trace.of(InitialNodes))
 
     def cause(category: str, at: str, text: str, weak: bool = False) -> Cause:
-        return Cause(category, (named(p, at, d.k, text),), weak, passage=p.id, stage=at)
+        return lost_cause(category, p, at, d.k, text, weak)
 
     for how, triple in _graph_triples(facts):
         if triple.passage_id not in others:

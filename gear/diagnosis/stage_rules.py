@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from gear.diagnosis.evidence import at, describe, named
+from gear.diagnosis.evidence import at, describe, lost_cause, named
 from gear.diagnosis.facts import TraceFacts, spo
 from gear.diagnosis.grounding import GROUNDED, cover
 from gear.diagnosis.invariant import LIST_STAGES, first_retrieval, loss_stages
@@ -58,7 +58,7 @@ def ended_words(p: GoldPassage) -> str:
 
 
 def _cause(category: str, p: GoldPassage, stage: str, k: int, text: str) -> list[Cause]:
-    return [Cause(category, (named(p, stage, k, text),), passage=p.id, stage=stage)]
+    return [lost_cause(category, p, stage, k, text)]
 
 
 def base_cause(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts, ended: str) -> list[Cause]:
@@ -199,7 +199,7 @@ def link_cause(p: GoldPassage, facts: TraceFacts, k: int) -> Cause:
                 pairs.append((list(link.proximal), link.linked, link.similarity))
 
     def cause(category: str, text: str) -> Cause:
-        return Cause(category, (named(p, LINK, k, text),), passage=p.id, stage=LINK)
+        return lost_cause(category, p, LINK, k, text)
 
     for proximal, linked, sim in pairs:
         shared = _same_name(proximal, linked)
