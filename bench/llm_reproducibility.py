@@ -165,7 +165,7 @@ def ask_pairs(clock: Clock, questions: int) -> None:
 
     done = {(line["source"], line["id"]) for line in read_journal() if line["kind"] in ("pair", "unreplayed")}
     warm, cold = EmbeddedLLM(parallel=1), EmbeddedLLM(parallel=1, exact=True)
-    seen = len({key for key in done})
+    seen = len(done)
     for source in SOURCES:
         if seen >= questions:
             return
@@ -213,6 +213,18 @@ def repeat_requests(m: int) -> list[tuple[str, dict[str, Any]]]:
     return [(key, found[key]) for _, _, key in wanted]
 
 
+def pending(groups: list[list[tuple[str, dict[str, Any]]]], kind: str, done: set[tuple[str, tuple[str, ...]]],
+            clock: Clock) -> Iterator[tuple[tuple[str, ...], list[dict[str, Any]]]]:
+    """The groups with no journal line of this kind yet, each as its keys and requests, until the clock is up."""
+    for group in groups:
+        keys = tuple(k for k, _ in group)
+        if (kind, keys) in done:
+            continue
+        if clock.up():
+            return
+        yield keys, [r for _, r in group]
+
+
 def ask_repeats(clock: Clock, m: int) -> None:
     """The repeat ways on the first m requests, GROUP at a time: cold again and warm twice on the 1-slot server, then
     the 4-slot server (read whole, GROUP at once)."""
@@ -222,29 +234,21 @@ def ask_repeats(clock: Clock, m: int) -> None:
     done = {(line["kind"], tuple(line["keys"])) for line in read_journal() if "keys" in line}
     groups = [todo[i: i + GROUP] for i in range(0, len(todo) - len(todo) % GROUP, GROUP)]
     warm, cold = EmbeddedLLM(parallel=1), EmbeddedLLM(parallel=1, exact=True)
-    for group in groups:
-        keys = tuple(k for k, _ in group)
-        if ("repeat", keys) in done:
-            continue
-        if clock.up():
-            return
-        again = [ask(cold, r) for _, r in group]
+    for keys, requests in pending(groups, "repeat", done, clock):
+        again = [ask(cold, r) for r in requests]
         firsts, seconds = [], []
-        for _, r in group:
+        for r in requests:
             firsts.append(ask(warm, r))
             seconds.append(ask(warm, r))
         write_line({"kind": "repeat", "keys": list(keys), "cold_again": again, "warm_first": firsts,
                     "warm_second": seconds})
         print(f"  repeat: {len(keys)} requests ({dt.datetime.now():%H:%M})", flush=True)
+    if clock.up():
+        return
     warm.server.stop()
     four = EmbeddedLLM(parallel=GROUP, exact=True)
-    for group in groups:
-        keys = tuple(k for k, _ in group)
-        if ("four_slots", keys) in done:
-            continue
-        if clock.up():
-            break
-        write_line({"kind": "four_slots", "keys": list(keys), "answers": ask_together(four, [r for _, r in group])})
+    for keys, requests in pending(groups, "four_slots", done, clock):
+        write_line({"kind": "four_slots", "keys": list(keys), "answers": ask_together(four, requests)})
         print(f"  4 slots: {len(keys)} requests ({dt.datetime.now():%H:%M})", flush=True)
     four.server.stop()
 
