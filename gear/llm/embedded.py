@@ -85,6 +85,8 @@ class EmbeddedLLM:
                  flash_attn: bool | None = None, exact: bool = False) -> None:
         if parallel is not None and parallel < 1:
             raise LLMError(f"the embedded model needs at least one slot, got {parallel}: fix GEAR_LLM_PARALLEL")
+        if exact and parallel is None:
+            parallel = 1  # read whole but batched with other requests, 2 texts of 40 differed (docs/results.md)
         self.model = DEFAULT_MODEL.name
         self.timeout = timeout
         #: every request read whole, never from the server's prompt cache (llama-server's `cache_prompt: false`): at

@@ -29,7 +29,9 @@ def test_the_docs_reproducibility_numbers_are_the_journals() -> None:
     section = text[text.index("**Asked again: "):text.index("## Table 1 on 2Wiki")]
     assert f"**Asked again: {summary['requests']} recorded requests" in section
     assert f"of {summary['questions']} real GeAR" in section.replace("\n", " ")
-    for name, row in zip(("warm vs recorded", "cold vs recorded", "cold vs warm"), summary["table"], strict=False):
+    names = ("warm vs recorded", "cold vs recorded", "cold vs warm", "cold again vs cold",
+             "warm twice: the second vs the first", "warm twice: the second vs cold", "4 slots")
+    for name, row in zip(names, summary["table"], strict=True):
         t, p = row["text_ci_pct"], row["parse_ci_pct"]
         cells = (f"| {row['requests']} | {row['differ_text']} ({t[0]}–{t[1]} %) "
                  f"| {row['differ_parse']} ({p[0]}–{p[1]} %) |")
@@ -38,3 +40,6 @@ def test_the_docs_reproducibility_numbers_are_the_journals() -> None:
     assert f"×{summary['seconds']['exact_cost']:.2f}" in section
     quartiles = " / ".join(f"{q:.2f}" for q in summary["seconds"]["per_question"])
     assert quartiles in section
+    for row, name in zip(summary["runs"], ("cache on (warm)", "exact mode"), strict=True):
+        line = next(line for line in section.splitlines() if line.startswith(f"| {name} |"))
+        assert line.startswith(f"| {name} | {row['questions']} | {row['same_answer']} | {row['same_recall']} |"), line

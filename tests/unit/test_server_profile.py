@@ -103,3 +103,14 @@ def test_the_line_printed_at_start_names_each_choice_and_its_setting() -> None:
     for part in ("cpu build", "slot(s) (GEAR_LLM_PARALLEL)", "micro-batch 256 (GEAR_LLM_UBATCH)",
                  "batch 256 (GEAR_LLM_BATCH)", "flash attention off (GEAR_LLM_FLASH_ATTN)"):
         assert part in line
+
+
+def test_exact_mode_runs_one_slot_unless_slots_are_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Several slots batch requests together, and a batch changes the text (docs/results.md, "Reproducibility": 2 of 40
+    read whole on 4 slots): exact mode takes one slot where a machine would choose more; a set count stays."""
+    monkeypatch.setenv("GEAR_LLAMA_SERVER", str(_binary(tmp_path, "cuda")))
+    monkeypatch.setattr("gear.llm.embedded.physical_cores", lambda: 16)
+    assert EmbeddedLLM().profile.parallel == 16
+    assert EmbeddedLLM(exact=True).profile.parallel == 1
+    assert EmbeddedLLM(exact=True).queue.slots == 1
+    assert EmbeddedLLM(exact=True, parallel=4).profile.parallel == 4
