@@ -137,7 +137,7 @@ def main() -> None:
         diagnoses: list[Diagnosis] = []
         for p in good:
             trace = Trace.load(p)
-            diagnoses.append(diagnose(trace, args.k, texts.for_trace(trace)))
+            diagnoses.append(diagnose(trace, args.k, texts.for_trace(trace), hop=texts.hop_for(trace)))
         markdown(summarise(diagnoses).runs, against_first_retrieval(diagnoses))
 
 

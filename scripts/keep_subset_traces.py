@@ -74,7 +74,7 @@ def keep(name: str, folder: Path, texts: QATexts, write: bool) -> list[str]:
             continue
         trace = Trace.load(file)
         problems += [f"{path.name}: {entry['id']}: {m}" for m in mismatches(entry, trace, same_run)]
-        d = diagnose(trace, diagnosis_k(ks, separate), texts.for_trace(trace))
+        d = diagnose(trace, diagnosis_k(ks, separate), texts.for_trace(trace), hop=texts.hop_for(trace))
         entry["diagnosis"] = d.to_dict()
         entry["trace_file"] = str((path.with_suffix("") / "traces" / file.name).relative_to(ROOT))
         diagnoses.append(d)

@@ -151,7 +151,7 @@ def _diagnosed(path: str, mtime: float, k: int, texts_key: str, _texts: QATexts)
     trace = Trace.load(path)
     if nothing_to_diagnose(trace):
         return None
-    return diagnose(trace, k, _texts.for_trace(trace)).to_dict()
+    return diagnose(trace, k, _texts.for_trace(trace), hop=_texts.hop_for(trace)).to_dict()
 
 
 def diagnosed_file(path: Path, k: int, texts: QATexts) -> Diagnosis | None:

@@ -102,6 +102,11 @@ class QATexts:
             return {}
         return gold_texts(question, list(dict.fromkeys(start.gold_passage_ids)))
 
+    def hop_for(self, trace: Trace) -> str | None:
+        """The question's type as its record names it (2Wiki's comparison, …; the trace's id says only MuSiQue's)."""
+        question = self.record(trace)
+        return question.hop_type if question is not None else None
+
     def fingerprint(self) -> str:
         return hashlib.sha1(repr(sorted(self.by_key)).encode()).hexdigest()[:12]
 

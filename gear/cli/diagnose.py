@@ -3,6 +3,8 @@ alone (no index, no LLM, nothing re-run)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -69,8 +71,9 @@ def diagnose_(
                 if start is not None and not start.gold_passage_ids else None
             if from_record is not None:
                 ids, passages, answers = from_record
-                return labelled(diagnose(with_gold(trace, ids, answers or None), k, passages), trace)
-            return labelled(diagnose(trace, k, texts.for_trace(trace)), trace)
+                return labelled(diagnose(with_gold(trace, ids, answers or None), k, passages,
+                                         hop=texts.hop_for(trace)), trace)
+            return labelled(diagnose(trace, k, texts.for_trace(trace), hop=texts.hop_for(trace)), trace)
 
         if path.is_file():
             d = run(path)
@@ -237,8 +240,8 @@ def print_folder(folder: Path, rows: list[tuple[Path, Diagnosis]], summary: Summ
         lost = ", ".join(dict.fromkeys(_stage(p.lost_at, d.k) for p in d.passages
                                        if p.status != "found" and p.lost_at))
         category = esc_term(d.category or "undetermined") + (f"\n[dim]{esc_term(d.second)}[/dim]" if d.second else "")
-        table.add_row(esc_term(name.replace("/", "/\n")), esc_term(d.run), d.hop, f"{d.found}/{len(d.passages)}",
-                      lost or "—", category)
+        table.add_row(esc_term(name.replace("/", "/\n")), esc_term(d.run), esc_term(d.hop),
+                      f"{d.found}/{len(d.passages)}", lost or "—", category)
     out.print(table)
     for run in summary.runs.values():
         out.print(esc_term(f"{run.run}: {_count(run.questions, 'question')}, {_count(run.gold, 'gold passage')}, "
@@ -254,14 +257,24 @@ def print_folder(folder: Path, rows: list[tuple[Path, Diagnosis]], summary: Summ
                   ("; second: " + ", ".join(f"{c} {n}" for c, n in run.second.items()) if run.second else ""),
                   highlight=False)
         for hop, counts in run.by_hop.items():
-            out.print(f"  {hop}: {_count(counts.questions, 'question')}, {counts.found}/{counts.gold} found; lost at "
-                      + (", ".join(f"{stage_label(s, run.k)} {n}" for s, n in counts.lost_at.items()) or "—")
-                      + "; " + ", ".join(f"{c} {n}" for c, n in counts.categories.items()), highlight=False)
+            out.print(esc_term(hop_line(hop, asdict(counts), run.k)), highlight=False)
         if run.answers:
             out.print("answers: " + ", ".join(f"{name.replace('_', ' ')} {n}" for name, n in run.answers.items()),
                       highlight=False)
         if run.cut_short:
             out.print(f"[yellow]{run.cut_short} run(s) cut short[/yellow]: diagnosed as far as they went")
+
+
+def hop_line(hop: str, counts: Mapping[str, Any], k: int) -> str:
+    """One hop type's line of a diagnosis summary (`gear diagnose`, `gear eval`): questions, gold passages found,
+    where the others were lost and the proposed categories — where a comparison question loses its second entity.
+    Plain text: the hop type is the QA set's, so the printer escapes it."""
+    from gear.diagnosis import stage_label
+
+    lost = ", ".join(f"{stage_label(s, k)} {n}" for s, n in counts["lost_at"].items()) or "—"
+    categories = ", ".join(f"{c} {n}" for c, n in counts["categories"].items())
+    return f"  {hop}: {_count(counts['questions'], 'question')}, {counts['found']}/{counts['gold']} found; " \
+           f"lost at {lost}; {categories}"
 
 
 def _stage(stage: str | None, k: int) -> str:

@@ -132,6 +132,12 @@ def _print_report(data: dict[str, Any], ks: list[int]) -> None:
         out.print(f"{run}{f' (the k={traced_k(ks)} run)' if separate else ''}: gold passages found "
                   f"{found_line(diag, [traced_k(ks)] if separate else ks)}; lost at {lost or '—'}; categories "
                   + ", ".join(f"{c} {n}" for c, n in diag["categories"].items()), highlight=False)
+        hops = diag.get("by_hop") or {}
+        if set(hops) != {"all"}:  # by question type (MuSiQue's hops, 2Wiki's comparison, inference, …)
+            from gear.cli.diagnose import hop_line
+
+            for hop, counts in hops.items():
+                out.print(esc_term(hop_line(hop, counts, diag["k"])), highlight=False)
     if note := source_note(data):
         out.print(note, highlight=False, soft_wrap=True)
     if note := gold_note(data, name=repr):

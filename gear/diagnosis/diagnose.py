@@ -61,7 +61,7 @@ def follow(p: GoldPassage, stages: list[str], complete: bool) -> None:
 
 
 def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str, str]] | None = None,
-             missing_gold: Sequence[str] = ()) -> Diagnosis:
+             missing_gold: Sequence[str] = (), hop: str | None = None) -> Diagnosis:
     """Follow every gold passage of the run through its method's stages and propose an error category.
 
     `passages`: (title, text) by id for passages the trace may not show — a gold passage no stage reached has only
@@ -69,7 +69,9 @@ def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str,
     passage) stay silent about it unless the caller knows it (`gear eval` from its index, `gear diagnose --qa`).
     `missing_gold`: titles of gold passages the question names that the index lacks (a trace holds ids only, so the
     caller says so): the only ground for "no gold passage of the question is in the index". A run with no gold
-    passage known and none named missing gets no category: its gold passages are to be marked first."""
+    passage known and none named missing gets no category: its gold passages are to be marked first.
+    `hop`: the question's type where its QA record names one (2Wiki's comparison, inference, …; HotpotQA's bridge):
+    a trace holds only the id, from which MuSiQue's hop type is read and no other set's."""
     facts = TraceFacts.of(trace, passages)
     method, family = family_for(facts)
     stages = [*family.stages, FINAL, FOUND]
@@ -100,7 +102,7 @@ def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str,
         notes.append(f"method {facts.method!r} is not registered: diagnosed with the {family.name} stages its "
                      "events show")
     d = Diagnosis(facts.question_id, facts.start.question if facts.start else "", method,
-                  run_name(method, family, facts), family.name, hop_type(facts.question_id), k, stages,
+                  run_name(method, family, facts), family.name, hop or hop_type(facts.question_id), k, stages,
                   facts.iterations, facts.finished, gold_passages, check_answer(facts, family.name == "IRCoT"), None,
                   notes=notes, missing_gold=list(dict.fromkeys(missing_gold)))
     graph = family.graph or bool(trace.of(PPRSeeded))

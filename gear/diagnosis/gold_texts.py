@@ -42,6 +42,12 @@ class QATexts:
             return self.by_id[start.question_id]
         return self.by_words.get(question_key(start.question))
 
+    def hop_for(self, trace: Trace) -> str | None:
+        """The question's type as its record names it (MuSiQue's hop type, 2Wiki's comparison, …), None when no
+        record asks the question."""
+        question = self.record(trace)
+        return question.hop_type if question is not None else None
+
     def for_trace(self, trace: Trace) -> dict[int, tuple[str, str]]:
         start = trace.first(RunStarted)
         question = self.record(trace)

@@ -272,7 +272,7 @@ def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: S
             result.recall_per_iteration = _per_iteration_recall(last.trace, gold, ks, settings.rrf_k)
         result.diagnosis = diagnose(last.trace, diagnosis_k(ks, separate),
                                     {p.id: (p.title, p.text) for p in engine.backend.passages(gold)},
-                                    missing_gold=lacking).to_dict()
+                                    missing_gold=lacking, hop=q.hop_type).to_dict()
         if trace_dir is not None:
             path = trace_dir / f"{_safe(q.id)}.json"
             last.trace.save(path)

@@ -748,6 +748,40 @@ def test_eval_reports_carry_each_questions_diagnosis_and_the_counts(tiny_index: 
     assert Diagnosis.from_dict(rows[0]["diagnosis"]).to_dict() == rows[0]["diagnosis"]
 
 
+def test_a_typed_questions_diagnosis_is_counted_under_its_type(tiny_index: Path, make_encoder, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """2Wiki's ids say nothing of the question's type (MuSiQue's do): the diagnosis counts each question under the
+    type its QA record names, in `gear eval`'s report, in `gear diagnose --qa` of the saved traces, and in the
+    per-type lines both print — where a comparison question loses its second entity's passage."""
+    from gear.agent.engine import Engine
+    from gear.cli.evaluate import _print_report
+    from gear.config import Settings
+    from gear.data.corpus import Question
+    from gear.diagnosis.gold_texts import QATexts
+    from gear.eval.report import evaluate
+
+    engine = Engine.open(tiny_index, Settings(retriever="bm25"), encoder=make_encoder())
+    questions = [Question("5a8b", "Is Mount Etna or Sicily in the Mediterranean Sea?", ("Sicily",),
+                          (("Mount Etna", None), ("Sicily", None)), kind="comparison"),
+                 Question("ab12", "Who wrote the first computer program?", ("Ada Lovelace",),
+                          (("Ada Lovelace", None), ("Lonely", None)), kind="inference")]
+    settings = Settings(retriever="bm25", expand="naive")
+    data = json.loads(json.dumps(evaluate(engine, questions, settings, ks=(1, 2), trace_dir=tmp_path).to_dict()))
+    assert [r["diagnosis"]["hop"] for r in data["per_question"]] == ["comparison", "inference"]
+    by_type = data["diagnosis"]["naive"]["by_hop"]
+    assert set(by_type) == {"comparison", "inference"}
+    assert by_type["inference"]["lost_at"] == {"base": 1} and by_type["inference"]["questions"] == 1
+    texts = QATexts(questions)
+    for row in data["per_question"]:
+        trace = Trace.load(row["trace_file"])
+        assert diagnose(trace, 1).hop == "all"  # the trace alone cannot tell
+        assert texts.hop_for(trace) == row["hop"] == row["diagnosis"]["hop"]
+    _print_report(data, [1, 2])
+    printed = capsys.readouterr().out
+    assert "  inference: 1 question, 1/2 found; lost at base 1; base_retriever 1" in printed
+    assert "  comparison: 1 question" in printed
+
+
 def test_the_rules_page_and_the_rules_table_name_the_same_stages() -> None:
     """docs/diagnosis.md holds the rules in words, gear/diagnosis/stage_rules.py one rule per stage: every stage a
     passage can be lost at has a rule, and the page's list of rules (item 3) names exactly the table's stages."""
