@@ -58,11 +58,6 @@ if [[ "$WHAT" == ircot || "$WHAT" == all ]]; then
     --prompts paper "${sub[@]}" --k "$K" --json "$OUT/${tag}_ircot_ppr.json"
 fi
 # sync_row BASE NAME [options]: BASE + SyncGE, single-step, one run per cut-off (the paper's R@5 / 10 / 15)
-sync_row() {
-  local base=$1 name=$2; shift 2
-  "${record[@]}" $EVAL "$INDEX" "$QA" -r "$base" -m sync --prompts paper "$@" "${sub[@]}" --k 5,10,15 \
-    --json "$OUT/${tag}_${name}.json"
-}
 if [[ "$WHAT" == sync || "$WHAT" == all ]]; then sync_row hybrid sync; fi
 if [[ "$WHAT" == sync-nodiv || "$WHAT" == all ]]; then sync_row hybrid sync_nodiv --no-diversity; fi
 if [[ "$WHAT" == sync-bases || "$WHAT" == all ]]; then sync_row bm25 bm25_sync; sync_row dense dense_sync; fi

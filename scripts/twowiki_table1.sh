@@ -9,8 +9,10 @@
 #     killed run, or the next session's, goes on from the passages already there. The export runs once all are done.
 #   single (no LLM): BM25, dense, hybrid, each alone, + NaiveGE, + NaiveGE without diversity; PPR (HippoRAG 2-style)
 #   LLM rows (embedded model, paper prompts, every answer recorded into assets/llm_cache so CI replays them):
-#     sync: hybrid + SyncGE; gear: GeAR, at most 2 iterations (the paper's 2Wiki setting); ircot: HippoRAG w/ IRCoT
-# Usage: scripts/twowiki_table1.sh [extract|single|sync|gear|ircot|all] [EVERY] [LIMIT]   (default: all 1 82)
+#     gear: GeAR, at most 2 iterations (the paper's 2Wiki setting); ircot: HippoRAG w/ IRCoT (2 retrieval steps);
+#     sync: hybrid + SyncGE; sync-nodiv: the same without diversity; sync-bases: BM25 + SyncGE, dense + SyncGE
+# Usage: scripts/twowiki_table1.sh [extract|single|gear|ircot|sync|sync-nodiv|sync-bases|all] [EVERY] [LIMIT]
+#   (default: all 1 82)
 # Run it on a quiet machine: timings under parallel jobs mean nothing (recall and answers do not depend on it).
 source "$(dirname "$0")/eval_common.sh"
 WHAT="${1:-all}"
@@ -41,10 +43,6 @@ if [[ "$WHAT" == single || "$WHAT" == all ]]; then
   done
   $EVAL "$INDEX" "$QA" -r dense -m ppr --k "$K" --json "$OUT/twowiki_ppr.json"
 fi
-if [[ "$WHAT" == sync || "$WHAT" == all ]]; then
-  "${record[@]}" $EVAL "$INDEX" "$QA" -r hybrid -m sync --prompts paper "${sub[@]}" --k 5,10,15 \
-    --json "$OUT/${tag}_sync.json"
-fi
 if [[ "$WHAT" == gear || "$WHAT" == all ]]; then
   "${record[@]}" $EVAL "$INDEX" "$QA" -r hybrid -m gear --prompts paper --max-iterations 2 "${sub[@]}" \
     --k "$K" --json "$OUT/${tag}_gear_paper.json"
@@ -53,3 +51,6 @@ if [[ "$WHAT" == ircot || "$WHAT" == all ]]; then
   "${record[@]}" GEAR_IRCOT_RETRIEVER=ppr GEAR_IRCOT_MAX_STEPS=2 $EVAL "$INDEX" "$QA" -r hybrid -m ircot \
     --prompts paper "${sub[@]}" --k "$K" --json "$OUT/${tag}_ircot_ppr.json"
 fi
+if [[ "$WHAT" == sync || "$WHAT" == all ]]; then sync_row hybrid sync; fi
+if [[ "$WHAT" == sync-nodiv || "$WHAT" == all ]]; then sync_row hybrid sync_nodiv --no-diversity; fi
+if [[ "$WHAT" == sync-bases || "$WHAT" == all ]]; then sync_row bm25 bm25_sync; sync_row dense dense_sync; fi

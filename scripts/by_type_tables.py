@@ -1,0 +1,72 @@
+"""Markdown tables by question type from saved `gear eval` reports, for docs/results.md (2Wiki's comparison,
+bridge_comparison, compositional and inference; MuSiQue's hop types): recall per type, and each report's diagnosis
+per type — gold passages found, where the others were lost, the proposed categories.
+
+    .venv/bin/python scripts/by_type_tables.py docs/evals/twowiki_hybrid.json docs/evals/twowiki_hybrid_naive.json …
+
+Reads the reports only (nothing re-run); a report saved before its diagnosis counted questions under their QA
+record's type has a single group "all" and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _cells(values: dict[str, float], ks: list[str]) -> str:
+    return " / ".join(f"{values[k]:.1f}".removesuffix(".0") if values[k] == 100 else f"{values[k]:.1f}"
+                      for k in ks if k in values)
+
+
+def recall_table(reports: dict[str, dict[str, Any]]) -> list[str]:
+    ks = sorted({k for r in reports.values() for k in r["recall"]}, key=int)
+    types = list(dict.fromkeys(t for r in reports.values() for t in r["by_hop"]))
+    counts = {t: next(r["by_hop"][t]["n"] for r in reports.values() if t in r["by_hop"]) for t in types}
+    lines = [f"R@{' / R@'.join(ks)} by type", "",
+             "| type | n | " + " | ".join(reports) + " |", "| --- | --- |" + " --- |" * len(reports)]
+    for t in types:
+        lines.append(f"| {t} | {counts[t]} | " + " | ".join(
+            _cells(r["by_hop"][t]["recall"], ks) if t in r["by_hop"] else "—" for r in reports.values()) + " |")
+    return lines
+
+
+def diagnosis_table(name: str, report: dict[str, Any]) -> list[str]:
+    lines = []
+    for run, summary in (report.get("diagnosis") or {}).items():
+        hops = summary["by_hop"]
+        lines += [f"{name} — diagnosis of run {run!r} at k = {summary['k']}"
+                  + (" (one group: saved before the diagnosis counted questions by type)" if set(hops) == {"all"}
+                     else ""), "",
+                  "| type | questions | gold found | lost at | proposed categories |",
+                  "| --- | --- | --- | --- | --- |"]
+        for hop, h in hops.items():
+            lost = ", ".join(f"{s} {n}" for s, n in h["lost_at"].items()) or "—"
+            categories = ", ".join(f"{c} {n}" for c, n in h["categories"].items())
+            lines.append(f"| {hop} | {h['questions']} | {h['found']} / {h['gold']} | {lost} | {categories} |")
+        lines.append("")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("reports", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    reports: dict[str, dict[str, Any]] = {}
+    for path in args.reports:
+        try:
+            reports[path.stem] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"{path}: not a readable report ({exc})", file=sys.stderr)
+            return 1
+    print("\n".join(recall_table(reports)), end="\n\n")
+    for name, report in reports.items():
+        print("\n".join(diagnosis_table(name, report)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
