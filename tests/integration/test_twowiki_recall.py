@@ -18,6 +18,7 @@ from gear.config import Settings
 from gear.data.corpus import load_corpus, load_qa, unique_documents
 from gear.eval.report import EvalReport, evaluate
 from gear.index import build_index
+from tests.integration.conftest import ties_as_recorded
 
 pytestmark = pytest.mark.slow
 TWOWIKI = Path(__file__).resolve().parents[2] / "assets" / "2wikimultihopqa"
@@ -57,10 +58,14 @@ def test_every_gold_title_is_one_passage(twowiki: Engine, twowiki_questions) -> 
 
 
 def test_base_retrievers_on_twowiki(twowiki: Engine, twowiki_questions) -> None:
+    # hybrid's k = 5 run holds a tie at its cut-off: question 27944f24… ("What nationality of the company that
+    # published Qs World University Rankings?") has one gold passage within its top 5 on the CPUs that order ties as
+    # the bundled runs were recorded (AVX-512 here: 75.0) and none on an AVX2-only EPYC (74.4, as measured for
+    # docs/results.md); the probe of conftest.ties_as_recorded tells the two apart
     pinned = {
         "bm25": {"2": 54.9, "5": 70.1, "10": 80.2, "15": 81.4},
         "dense": {"2": 52.7, "5": 72.3, "10": 79.0, "15": 80.8},
-        "hybrid": {"2": 56.1, "5": 74.4, "10": 80.5, "15": 84.1},
+        "hybrid": {"2": 56.1, "5": 75.0 if ties_as_recorded() else 74.4, "10": 80.5, "15": 84.1},
     }
     for retriever, expected in pinned.items():
         report = run(twowiki, twowiki_questions, retriever)
