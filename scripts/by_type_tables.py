@@ -1,6 +1,8 @@
 """Markdown tables by question type from saved `gear eval` reports, for docs/results.md (2Wiki's comparison,
 bridge_comparison, compositional and inference; MuSiQue's hop types): recall per type, and each report's diagnosis
-per type — gold passages found, where the others were lost, the proposed categories.
+per type — gold passages found, where the others were lost, the proposed categories — and the same per type for the
+gold passages the question names against those it does not (a comparison's two entities against a bridge comparison's
+directors or fathers, reached only through the first passage).
 
     .venv/bin/python scripts/by_type_tables.py docs/evals/twowiki_hybrid.json docs/evals/twowiki_hybrid_naive.json …
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +54,39 @@ def diagnosis_table(name: str, report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def named_in(question: str, title: str) -> bool:
+    """Whether the question names the passage's title (case aside, and without a "(film)"-style qualifier)."""
+    return title.split(" (")[0].casefold() in question.casefold()
+
+
+def named_table(name: str, report: dict[str, Any]) -> list[str]:
+    """Gold passages the question names against the others, per type: found, and where the others were lost, in the
+    run the diagnosis kept."""
+    groups: dict[tuple[str, bool], Counter[str]] = {}
+    k = None
+    for q in report["per_question"]:
+        d = q.get("diagnosis")
+        if not d:
+            continue
+        k = d["k"]
+        for p in d["passages"]:
+            where = "found" if p["status"] == "found" else (p["lost_at"] or p["status"])
+            groups.setdefault((q.get("hop") or "all", named_in(q["question"], p["title"])), Counter())[where] += 1
+    if not groups:
+        return []
+    lines = [f"{name} — gold passages the question names and the others, at k = {k}", "",
+             "| type | named: found / all | named: lost at | not named: found / all | not named: lost at |",
+             "| --- | --- | --- | --- | --- |"]
+    for hop in dict.fromkeys(h for h, _ in groups):
+        cells = []
+        for named in (True, False):
+            c = groups.get((hop, named), Counter())
+            lost = ", ".join(f"{s} {n}" for s, n in c.most_common() if s != "found") or "—"
+            cells += [f"{c['found']} / {c.total()}", lost]
+        lines.append(f"| {hop} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("reports", nargs="+", type=Path)
@@ -64,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     print("\n".join(recall_table(reports)), end="\n\n")
     for name, report in reports.items():
-        print("\n".join(diagnosis_table(name, report)))
+        print("\n".join(diagnosis_table(name, report) + named_table(name, report)))
     return 0
 
 

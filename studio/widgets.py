@@ -84,7 +84,8 @@ def iframe(page: str, height: int) -> None:
         components.html(page, height=height)
 
 
-FORMATS = {"score": "{:.4f}", "similarity": "{:.3f}"}
+# (a rank column that holds None for "not there" comes to pandas as floats, shown as 1.000000 unless formatted)
+FORMATS = {"score": "{:.4f}", "similarity": "{:.3f}", "base rank": "{:.0f}"}
 
 
 def gold_style(df: pd.DataFrame) -> Any:

@@ -1,4 +1,4 @@
-"""Integration fixtures: servers started and stopped here, and the bundled indexes (MuSiQue, HotpotQA).
+"""Integration fixtures: servers started and stopped here, and the bundled indexes (MuSiQue, HotpotQA, 2Wiki).
 
 Elasticsearch: the noida-db emulator and a real cluster when GEAR_ES_URL is set. The emulator is the `noida-db` PyPI
 package (a single binary that speaks the Elasticsearch 8.15 REST API). In CI (CI=true) or with GEAR_REQUIRE_NOIDA=1 an
@@ -131,6 +131,7 @@ def real_es_url() -> str:
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 MUSIQUE = ASSETS / "musique"
 HOTPOTQA = ASSETS / "hotpotqa"
+TWOWIKI = ASSETS / "2wikimultihopqa"
 
 
 def bundled_engine(tmp_path_factory: pytest.TempPathFactory, corpus: Path, openie: Path) -> Engine:
@@ -184,6 +185,19 @@ def hotpotqa(tmp_path_factory: pytest.TempPathFactory) -> Engine:
 @pytest.fixture(scope="session")
 def hotpotqa_questions():
     return load_qa(HOTPOTQA / "hotpotqa_train100.json")[0]
+
+
+@pytest.fixture(scope="session")
+def twowiki(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    """The index the 2Wiki demo builds: the pooled 1,294 passages of 164 dev questions with the triples the embedded
+    model extracted (the bundled OpenIE file), as `studio.demo.ensure_demo_index("2wiki")` reads them."""
+    return bundled_engine(tmp_path_factory, TWOWIKI / "2wikimultihopqa_dev164_corpus.json",
+                          TWOWIKI / "openie_2wikimultihopqa_qwen2.5-coder-1.5b_1294.json")
+
+
+@pytest.fixture(scope="session")
+def twowiki_questions():
+    return load_qa(TWOWIKI / "2wikimultihopqa_dev82.json")[0]
 
 
 # -- a recorded LLM report, run again over its recordings (test_agent_replay.py, test_hotpotqa_replay.py) ------------
@@ -247,6 +261,37 @@ def replay_report(path: Path, engine: Engine, questions) -> tuple[dict, dict]:
                         f"{str(exc)[:120]}")
         raise
     return recorded, replayed
+
+
+def assert_replays_as_recorded(path: Path, engine: Engine, questions) -> None:
+    """A recorded LLM report (a Table 1 row) replayed over its recordings gives the same recall (overall, and by
+    question type where the report has the split), answers, EM/F1, iterations and tokens."""
+    recorded, report = replay_report(path, engine, questions)
+    for key in ("recall", "em", "f1", "iterations_mean"):
+        assert report[key] == pytest.approx(recorded[key]), key
+    assert [q["answer"] for q in report["per_question"]] == [q["answer"] for q in recorded["per_question"]]
+    assert report["tokens_per_question"] == pytest.approx(recorded["tokens_per_question"])
+    if set(recorded["by_hop"]) != {"all"}:  # (a report saved before reports split by the QA record's type has one)
+        assert set(report["by_hop"]) == set(recorded["by_hop"])
+        for kind, group in recorded["by_hop"].items():
+            assert report["by_hop"][kind]["recall"] == pytest.approx(group["recall"]), kind
+
+
+def paper_recall(engine: Engine, questions, **settings) -> dict[str, float]:
+    """R@2/5/10/15 under the paper's per-cut-off protocol, rounded as docs/results.md prints it."""
+    from gear.eval.report import evaluate
+
+    report = evaluate(engine, questions, Settings().with_(**settings), (2, 5, 10, 15), protocol="paper")
+    assert report.skipped == []  # every question's gold titles are passages of the index
+    return {k: round(v, 1) for k, v in report.recall().items()}
+
+
+def assert_naive_rows(engine: Engine, questions, pinned: dict[str, tuple[dict[str, float], dict[str, float]]]) -> None:
+    """Each base retriever + NaiveGE with diversity (the paper's setting), then without (the ablation), as pinned."""
+    for retriever, (diverse, plain) in pinned.items():
+        assert paper_recall(engine, questions, retriever=retriever, expand="naive") == diverse, retriever
+        assert paper_recall(engine, questions, retriever=retriever, expand="naive", diversity=False) == plain, \
+            retriever
 
 
 # -- the embedded model behind `gear serve-llm` (tests/integration/test_llm_server.py) -------------------------------

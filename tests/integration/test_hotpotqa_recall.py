@@ -11,16 +11,9 @@ from __future__ import annotations
 import pytest
 
 from gear.agent.engine import Engine
-from gear.config import Settings
-from gear.eval.report import evaluate
+from tests.integration.conftest import assert_naive_rows, paper_recall
 
 pytestmark = pytest.mark.slow
-
-
-def recall(engine: Engine, questions, **settings) -> dict[str, float]:
-    report = evaluate(engine, questions, Settings().with_(**settings), (2, 5, 10, 15), protocol="paper")
-    assert report.skipped == []  # every question's gold titles are passages of the index
-    return {k: round(v, 1) for k, v in report.recall().items()}
 
 
 def test_every_gold_title_is_one_passage(hotpotqa: Engine, hotpotqa_questions) -> None:
@@ -30,9 +23,11 @@ def test_every_gold_title_is_one_passage(hotpotqa: Engine, hotpotqa_questions) -
 
 
 def test_base_retrievers_on_hotpotqa(hotpotqa: Engine, hotpotqa_questions) -> None:
-    assert recall(hotpotqa, hotpotqa_questions, retriever="bm25") == {"2": 59.5, "5": 77.5, "10": 89.0, "15": 92.0}
-    assert recall(hotpotqa, hotpotqa_questions, retriever="dense") == {"2": 62.5, "5": 78.5, "10": 85.0, "15": 87.5}
-    assert recall(hotpotqa, hotpotqa_questions, retriever="hybrid") == {"2": 62.0, "5": 83.0, "10": 90.0, "15": 93.0}
+    pinned = {"bm25": {"2": 59.5, "5": 77.5, "10": 89.0, "15": 92.0},
+              "dense": {"2": 62.5, "5": 78.5, "10": 85.0, "15": 87.5},
+              "hybrid": {"2": 62.0, "5": 83.0, "10": 90.0, "15": 93.0}}
+    for retriever, expected in pinned.items():
+        assert paper_recall(hotpotqa, hotpotqa_questions, retriever=retriever) == expected, retriever
 
 
 def test_naive_ge_on_hotpotqa(hotpotqa: Engine, hotpotqa_questions) -> None:
@@ -42,12 +37,9 @@ def test_naive_ge_on_hotpotqa(hotpotqa: Engine, hotpotqa_questions) -> None:
         "dense": ({"2": 64.5, "5": 82.5, "10": 88.5, "15": 91.0}, {"2": 62.5, "5": 82.5, "10": 87.5, "15": 89.5}),
         "hybrid": ({"2": 62.5, "5": 86.5, "10": 91.5, "15": 94.5}, {"2": 63.5, "5": 84.0, "10": 90.0, "15": 93.5}),
     }
-    for retriever, (diverse, plain) in pinned.items():
-        assert recall(hotpotqa, hotpotqa_questions, retriever=retriever, expand="naive") == diverse, retriever
-        assert recall(hotpotqa, hotpotqa_questions, retriever=retriever, expand="naive", diversity=False) == plain, \
-            retriever
+    assert_naive_rows(hotpotqa, hotpotqa_questions, pinned)
 
 
 def test_ppr_on_hotpotqa(hotpotqa: Engine, hotpotqa_questions) -> None:
-    assert recall(hotpotqa, hotpotqa_questions, retriever="dense", expand="ppr") == {
+    assert paper_recall(hotpotqa, hotpotqa_questions, retriever="dense", expand="ppr") == {
         "2": 58.5, "5": 81.5, "10": 92.0, "15": 93.5}

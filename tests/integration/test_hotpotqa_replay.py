@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gear.agent.engine import Engine
-from tests.integration.conftest import replay_report
+from tests.integration.conftest import assert_replays_as_recorded
 
 EVALS = Path(__file__).resolve().parents[2] / "docs" / "evals"
 REPORTS = sorted(p for pattern in ("hotpotqa_*_gear_*.json", "hotpotqa_*_ircot_*.json", "hotpotqa_*_sync*.json")
@@ -21,11 +21,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.stem)
 def test_recorded_hotpotqa_runs_replay_to_the_same_numbers(path: Path, hotpotqa: Engine, hotpotqa_questions) -> None:
-    recorded, report = replay_report(path, hotpotqa, hotpotqa_questions)
-    for key in ("recall", "em", "f1", "iterations_mean"):
-        assert report[key] == pytest.approx(recorded[key]), key
-    assert [q["answer"] for q in report["per_question"]] == [q["answer"] for q in recorded["per_question"]]
-    assert report["tokens_per_question"] == pytest.approx(recorded["tokens_per_question"])
+    assert_replays_as_recorded(path, hotpotqa, hotpotqa_questions)
 
 
 def test_there_are_recorded_hotpotqa_runs_to_replay() -> None:

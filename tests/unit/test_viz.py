@@ -219,3 +219,19 @@ def test_reports_sharing_a_label_are_told_apart_in_a_legend() -> None:
     assert viz.report_labels([paper, gear_paper]) == ["Hybrid + NaiveGE", "Hybrid GeAR"]  # nothing to tell apart
     names = [bar.name for bar in viz.recall_by_method_figure([paper, one]).data]
     assert len(set(names)) == 2
+
+
+def test_a_base_rank_reads_as_a_whole_number_and_a_new_passage_has_none() -> None:
+    """The fusion table's base rank holds None for a passage the graph brought in, so pandas stores the column as
+    floats: its ranks are shown as 1 and 2, not 1.000000 (the browser marks the missing one as Streamlit marks any
+    empty cell)."""
+    import pandas as pd
+
+    from studio.widgets import gold_style
+
+    base = [PassageView(1, "A", ""), PassageView(2, "B", "")]
+    fused = [PassageView(1, "A", "", gold=True), PassageView(9, "N", ""), PassageView(2, "B", "")]
+    html = gold_style(pd.DataFrame(viz.rank_movement(base, fused))).to_html()
+    cells = [c.split(">", 1)[1].split("<", 1)[0] for c in html.split('<td id="T_')[1:]]
+    assert [cells[i] for i in range(3, len(cells), 7)] == ["1", "", "2"]  # the base rank column, row by row
+    assert "1.000000" not in html and "None" not in html
