@@ -54,9 +54,14 @@ def diagnosis_table(name: str, report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def bare(title: str) -> str:
+    """A title without its "(film)"-style qualifier, case aside: how a question or a triple names the passage."""
+    return title.split(" (")[0].casefold().strip()
+
+
 def named_in(question: str, title: str) -> bool:
-    """Whether the question names the passage's title (case aside, and without a "(film)"-style qualifier)."""
-    return title.split(" (")[0].casefold() in question.casefold()
+    """Whether the question names the passage's title."""
+    return bare(title) in question.casefold()
 
 
 def named_table(name: str, report: dict[str, Any]) -> list[str]:

@@ -20,15 +20,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+# the one rule for "the question names this passage" (scripts/ is on the path when a script runs)
+from by_type_tables import bare, named_in
+
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "2wikimultihopqa"
 QA = ASSETS / "2wikimultihopqa_dev82.json"
 OPENIE = ASSETS / "openie_2wikimultihopqa_qwen2.5-coder-1.5b_1294.json"
 LINKS = ("in both", "first only", "second only", "neither", "no evidence names it")
-
-
-def bare(title: str) -> str:
-    """A title without its "(film)"-style qualifier, case aside: how a question or a triple names the passage."""
-    return title.split(" (")[0].casefold().strip()
 
 
 def entities(triples: list[list[str]]) -> set[str]:
@@ -56,7 +54,7 @@ def bridges(report: dict[str, Any], qa: dict[str, dict[str, Any]],
         if not diagnosis or record is None:
             continue
         for passage in diagnosis["passages"]:
-            if bare(passage["title"]) in q["question"].casefold():
+            if named_in(q["question"], passage["title"]):
                 continue
             where = "found" if passage["status"] == "found" else "lost"
             link = bridge_link(record.get("evidences") or [], passage["title"], triples)

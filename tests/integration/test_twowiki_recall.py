@@ -9,21 +9,9 @@ from __future__ import annotations
 import pytest
 
 from gear.agent.engine import Engine
-from gear.config import Settings
-from gear.eval.report import EvalReport, evaluate
-from tests.integration.conftest import assert_naive_rows, paper_recall, ties_as_recorded
+from tests.integration.conftest import assert_naive_rows, paper_recall, paper_report, rounded, ties_as_recorded
 
 pytestmark = pytest.mark.slow
-
-
-def run(engine: Engine, questions, retriever: str) -> EvalReport:
-    report = evaluate(engine, questions, Settings().with_(retriever=retriever), (2, 5, 10, 15), protocol="paper")
-    assert report.skipped == []  # every question's gold titles are passages of the index
-    return report
-
-
-def rounded(recall: dict[str, float]) -> dict[str, float]:
-    return {k: round(v, 1) for k, v in recall.items()}
 
 
 def test_every_gold_title_is_one_passage(twowiki: Engine, twowiki_questions) -> None:
@@ -43,7 +31,7 @@ def test_base_retrievers_on_twowiki(twowiki: Engine, twowiki_questions) -> None:
         "hybrid": {"2": 56.1, "5": 75.0 if ties_as_recorded() else 74.4, "10": 80.5, "15": 84.1},
     }
     for retriever, expected in pinned.items():
-        report = run(twowiki, twowiki_questions, retriever)
+        report = paper_report(twowiki, twowiki_questions, retriever=retriever)
         assert rounded(report.recall()) == expected, retriever
         if retriever == "hybrid":  # by 2Wiki's type: a comparison names both entities, a bridge comparison does not
             by_type = {t: rounded(v["recall"]) for t, v in report.to_dict()["by_hop"].items()}

@@ -12,6 +12,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def script(name: str) -> ModuleType:
+    """A script of scripts/ as a module; scripts/ goes on the path as when the script runs (one imports another)."""
+    if str(ROOT / "scripts") not in sys.path:
+        sys.path.insert(0, str(ROOT / "scripts"))
     spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
