@@ -64,22 +64,35 @@ def named_in(question: str, title: str) -> bool:
     return bare(title) in question.casefold()
 
 
-def named_table(name: str, report: dict[str, Any]) -> list[str]:
+def where_at(passage: dict[str, Any], diagnosed_k: int, k: int | None) -> str:
+    """"found", or the stage a gold passage was lost at, at cut-off k. A multi-step run (GeAR, IRCoT) is one run
+    diagnosed at its report's smallest cut-off, so at a larger k a passage its final list ranks within k is found; a
+    single-step report's diagnosis is of its k = 15 run and stands as it is (its other cut-offs are other runs)."""
+    if passage["status"] == "found":
+        return "found"
+    if k is not None and k > diagnosed_k:
+        final = next((m["rank"] for m in passage.get("marks", []) if m["stage"] == "final" and m["reached"]), None)
+        if final is not None and final <= k:
+            return "found"
+    return passage["lost_at"] or passage["status"]
+
+
+def named_table(name: str, report: dict[str, Any], k: int | None = None) -> list[str]:
     """Gold passages the question names against the others, per type: found, and where the others were lost, in the
-    run the diagnosis kept."""
+    run the diagnosis kept (at cut-off k where it is a multi-step run's: `where_at`)."""
     groups: dict[tuple[str, bool], Counter[str]] = {}
-    k = None
+    at = None
     for q in report["per_question"]:
         d = q.get("diagnosis")
         if not d:
             continue
-        k = d["k"]
+        at = max(d["k"], k or 0)
         for p in d["passages"]:
-            where = "found" if p["status"] == "found" else (p["lost_at"] or p["status"])
+            where = where_at(p, d["k"], k)
             groups.setdefault((q.get("hop") or "all", named_in(q["question"], p["title"])), Counter())[where] += 1
     if not groups:
         return []
-    lines = [f"{name} — gold passages the question names and the others, at k = {k}", "",
+    lines = [f"{name} — gold passages the question names and the others, at k = {at}", "",
              "| type | named: found / all | named: lost at | not named: found / all | not named: lost at |",
              "| --- | --- | --- | --- | --- |"]
     for hop in dict.fromkeys(h for h, _ in groups):
@@ -95,6 +108,9 @@ def named_table(name: str, report: dict[str, Any]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("reports", nargs="+", type=Path)
+    parser.add_argument("--k", type=int, default=None,
+                        help="the cut-off of the named / not named tables of multi-step runs, which are diagnosed at "
+                             "their smallest cut-off (default: as diagnosed)")
     args = parser.parse_args(argv)
     reports: dict[str, dict[str, Any]] = {}
     for path in args.reports:
@@ -105,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     print("\n".join(recall_table(reports)), end="\n\n")
     for name, report in reports.items():
-        print("\n".join(diagnosis_table(name, report) + named_table(name, report)))
+        print("\n".join(diagnosis_table(name, report) + named_table(name, report, args.k)))
     return 0
 
 

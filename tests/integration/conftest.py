@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from gear.agent.engine import Engine
-from gear.config import Settings
+from gear.config import Settings, renamed
 from gear.data.corpus import align_openie, load_corpus, load_openie, load_qa, unique_documents
 from gear.index import build_index
 
@@ -201,7 +201,7 @@ def twowiki_questions():
 
 
 # -- a recorded LLM report, run again over its recordings (test_agent_replay.py, test_hotpotqa_replay.py) ------------
-REPLAYED_SETTINGS = ("retriever", "expand", "prompts", "max_iterations", "diversity", "ppr_filter", "ircot_retriever",
+REPLAYED_SETTINGS = ("retriever", "method", "prompts", "max_iterations", "diversity", "ppr_filter", "ircot_retriever",
                      "ircot_max_steps")
 
 
@@ -246,7 +246,8 @@ def replay_report(path: Path, engine: Engine, questions) -> tuple[dict, dict]:
     wanted = [q["id"] for q in recorded["per_question"]]
     subset = [q for q in questions if q.id in set(wanted)]
     assert [q.id for q in subset] == wanted, f"{path.name}: its questions are not in the bundled file, in order"
-    settings = Settings(_env_file=None).with_(**{key: recorded["settings"][key] for key in REPLAYED_SETTINGS},
+    as_saved = renamed(recorded["settings"])  # a report saved before `expand` was renamed `method` says "expand"
+    settings = Settings(_env_file=None).with_(**{key: as_saved[key] for key in REPLAYED_SETTINGS},
                                                llm="replay", llm_cache_dir=BUNDLED_LLM_CACHE)
     engine.set_llm(settings, MemoLLM(make_llm("replay", cache_dir=BUNDLED_LLM_CACHE)))
     # under the protocol it was recorded with ("paper" for every report saved before reports said: gear.eval.protocol)
@@ -301,6 +302,20 @@ def assert_naive_rows(engine: Engine, questions, pinned: dict[str, tuple[dict[st
         assert paper_recall(engine, questions, retriever=retriever, expand="naive") == diverse, retriever
         assert paper_recall(engine, questions, retriever=retriever, expand="naive", diversity=False) == plain, \
             retriever
+
+
+def llm_reports(dataset: str) -> list[Path]:
+    """The reports of a Table 1 script's rows that used the embedded model (GeAR, IRCoT, + SyncGE), named
+    docs/evals/<dataset>_every…_<row>.json."""
+    evals = Path(__file__).resolve().parents[2] / "docs" / "evals"
+    return sorted(p for row in ("gear_*", "ircot_*", "sync*") for p in evals.glob(f"{dataset}_*_{row}.json"))
+
+
+def assert_rows_recorded(reports: list[Path], prefix: str, rows: tuple[str, ...], script: str) -> None:
+    """Every LLM row the results table shows has its report on all the questions (`prefix`, e.g.
+    hotpotqa_every1_n100)."""
+    missing = sorted({f"{prefix}_{row}" for row in rows} - {p.stem for p in reports})
+    assert not missing, f"missing: {missing}; run {script}"
 
 
 # -- the embedded model behind `gear serve-llm` (tests/integration/test_llm_server.py) -------------------------------

@@ -10,11 +10,9 @@ from pathlib import Path
 import pytest
 
 from gear.agent.engine import Engine
-from tests.integration.conftest import assert_replays_as_recorded
+from tests.integration.conftest import assert_replays_as_recorded, assert_rows_recorded, llm_reports
 
-EVALS = Path(__file__).resolve().parents[2] / "docs" / "evals"
-REPORTS = sorted(p for pattern in ("hotpotqa_*_gear_*.json", "hotpotqa_*_ircot_*.json", "hotpotqa_*_sync*.json")
-                 for p in EVALS.glob(pattern))
+REPORTS = llm_reports("hotpotqa")
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +24,5 @@ def test_recorded_hotpotqa_runs_replay_to_the_same_numbers(path: Path, hotpotqa:
 
 def test_there_are_recorded_hotpotqa_runs_to_replay() -> None:
     """Every LLM row of docs/results.md's HotpotQA table is on all 100 questions."""
-    stems = {p.stem for p in REPORTS}
-    on_all = {f"hotpotqa_every1_n100_{kind}"
-              for kind in ("gear_paper", "ircot_ppr", "sync", "sync_nodiv", "bm25_sync", "dense_sync")}
-    assert on_all <= stems, f"missing: {sorted(on_all - stems)}; run scripts/hotpotqa_table1.sh"
+    rows = ("gear_paper", "ircot_ppr", "sync", "sync_nodiv", "bm25_sync", "dense_sync")
+    assert_rows_recorded(REPORTS, "hotpotqa_every1_n100", rows, "scripts/hotpotqa_table1.sh")

@@ -59,3 +59,24 @@ def test_the_bridge_entity_must_be_named_alike_in_both_passages_triples() -> Non
     counts = b.bridges(REPORT, QA, triples)["bridge_comparison"]
     assert counts == {("lost", "first only"): 1, ("found", "in both"): 1}
     assert "| bridge_comparison | 1 | 1 | 0 | 1 | 0 | 0 | 0 |" in b.table("r", {"bridge_comparison": counts})
+
+
+def test_a_multi_step_run_is_recut_at_a_larger_k_by_its_final_ranks() -> None:
+    """GeAR's one run is diagnosed at its report's smallest cut-off; at k = 5 a passage its final list ranks 3rd is
+    found, one ranked 7th is not, and a single-step report (diagnosed at k = 15) is never re-cut."""
+    tables = script("by_type_tables")
+
+    def ranked(title: str, rank: int | None, lost_at: str) -> dict:
+        marks = [{"stage": "final", "reached": rank is not None, "rank": rank}]
+        return {**passage(title, False, lost_at), "marks": marks}
+
+    passages = [passage("Custodio de señoras", True), ranked("Wolves of the Range (film)", 3, "final@k"),
+                ranked("Hugo Sofovich", 7, "final@k"), ranked("Sam Newfield", None, "base")]
+    report = {"per_question": [{"id": "q1", "question": QUESTION, "hop": "bridge_comparison",
+                                "diagnosis": {"k": 2, "passages": passages}}]}
+    assert "| bridge_comparison | 1 / 2 | final@k 1 | 0 / 2 | final@k 1, base 1 |" in tables.named_table("r", report)
+    recut = tables.named_table("r", report, 5)
+    assert recut[0].endswith("at k = 5")
+    assert "| bridge_comparison | 2 / 2 | — | 0 / 2 | final@k 1, base 1 |" in recut
+    assert "| bridge_comparison | 2 / 2 | — | 1 / 2 | base 1 |" in tables.named_table("r", report, 10)
+    assert tables.named_table("r", REPORT, 5) == tables.named_table("r", REPORT)  # diagnosed at k = 15

@@ -1,0 +1,28 @@
+"""Table 1's LLM rows on 2Wiki, pinned (issue 39): each report of scripts/twowiki_table1.sh that used the embedded
+model (docs/evals/twowiki_*_{gear,ircot,sync}*.json) runs again on the same questions with the answers it recorded
+(assets/llm_cache, replay only: a prompt that differs from the recorded one fails loudly) over the index of the
+bundled triples, and must give the same recall, answers, EM/F1 and tokens, overall and by 2Wiki's question type."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gear.agent.engine import Engine
+from tests.integration.conftest import assert_replays_as_recorded, assert_rows_recorded, llm_reports
+
+REPORTS = llm_reports("twowiki")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.stem)
+def test_recorded_twowiki_runs_replay_to_the_same_numbers(path: Path, twowiki: Engine, twowiki_questions) -> None:
+    assert_replays_as_recorded(path, twowiki, twowiki_questions)
+
+
+def test_there_are_recorded_twowiki_runs_to_replay() -> None:
+    """The LLM rows of docs/results.md's 2Wiki table recorded so far are on all 82 questions (GeAR; HippoRAG w/ IRCoT
+    and the + SyncGE rows join this list as they are recorded)."""
+    assert_rows_recorded(REPORTS, "twowiki_every1_n82", ("gear_paper",), "scripts/twowiki_table1.sh")
