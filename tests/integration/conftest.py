@@ -293,6 +293,7 @@ def rounded(recall: dict[str, float]) -> dict[str, float]:
 
 
 def paper_recall(engine: Engine, questions, **settings) -> dict[str, float]:
+    """A Table 1 row's recall as docs/results.md prints it."""
     return rounded(paper_report(engine, questions, **settings).recall())
 
 
