@@ -42,6 +42,9 @@ PASSAGES, ANSWERS = "passages", "answers"  # what a kind judges by: gold passage
 SETTINGS_SAID = ("retriever", "method", "prompts", "diversity", "score_mode", "max_iterations", "agent_k",
                  "ircot_retriever", "ircot_max_steps", "ppr_filter", "embedder", "backend", "llm_model", "gist_read",
                  "passage_link_k", "beam_width", "beam_length", "qa_top_k")
+# settings that one method alone reads (gear/agent/methods): IRCoT's report still carries max_iterations and GeAR's
+# ircot_max_steps, and a value no method read is not a difference between the runs
+READ_ONLY_BY = {"max_iterations": "gear", "gist_read": "gear", "ircot_retriever": "ircot", "ircot_max_steps": "ircot"}
 
 
 class PairingError(ValueError):
@@ -548,9 +551,9 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any], names: tuple[str, st
     triples, another backend), which part of the index differs."""
     out = []
     sa, sb = renamed(a.get("settings") or {}), renamed(b.get("settings") or {})  # older reports say "expand"
-    changed = [key for key in SETTINGS_SAID if sa.get(key) != sb.get(key)]
+    changed = [said for key in SETTINGS_SAID if (said := _setting_said(key, sa, sb, names))]
     if changed:
-        out.append("settings: " + "; ".join(f"{key} {sa.get(key)!r} → {sb.get(key)!r}" for key in changed))
+        out.append("settings: " + "; ".join(changed))
     if a.get("protocol", PAPER) != b.get("protocol", PAPER):
         out.append(f"protocol: {a.get('protocol', PAPER)} → {b.get('protocol', PAPER)}")
     ia, ib = _index(a), _index(b)
@@ -572,10 +575,7 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any], names: tuple[str, st
         parts.append(f"the same {ia.get('passages')} passages")
     elif ia.get("passages_sha256") or ib.get("passages_sha256"):
         parts.append(f"other passages ({ia.get('passages')} → {ib.get('passages')})")
-    if ia.get("triples_sha256") != ib.get("triples_sha256") or ia.get("triples") != ib.get("triples"):
-        source_a, source_b = (i.get("source", {}).get("openie") for i in (ia, ib))
-        where = f", from {source_a} → {source_b}" if source_a != source_b else ""
-        parts.append(f"other triples ({ia.get('triples')} → {ib.get('triples')}{where})")
+    parts += _triples_differ(ia, ib)
     if ia.get("backend") != ib.get("backend"):
         parts.append(f"backend {ia.get('backend')} → {ib.get('backend')}")
     if ia.get("embedder") != ib.get("embedder"):
@@ -585,6 +585,39 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any], names: tuple[str, st
     else:
         out.append("index: " + ", ".join(parts))
     return out
+
+
+def _setting_said(key: str, sa: Mapping[str, Any], sb: Mapping[str, Any], names: tuple[str, str]) -> str | None:
+    """One setting the runs differ in, in words; a setting one method alone reads is said with the value of the run
+    that read it, and not at all when neither did."""
+    if sa.get(key) == sb.get(key):
+        return None
+    reader = READ_ONLY_BY.get(key)
+    read_a, read_b = (reader is None or s.get("method") == reader for s in (sa, sb))
+    if read_a and read_b:
+        return f"{key} {sa.get(key)!r} → {sb.get(key)!r}"
+    for name, settings, read in ((names[0], sa, read_a), (names[1], sb, read_b)):
+        if read:
+            return f"{key} {settings.get(key)!r} ({name}'s method alone reads it)"
+    return None
+
+
+def _triples_differ(ia: Mapping[str, Any], ib: Mapping[str, Any]) -> list[str]:
+    """How two indexes' triples differ, in words. An index built again from the same triples file embeds them again,
+    and the vectors need not be bit for bit the same: that is not "other triples". Reports since triple_texts_sha256
+    tell the two apart; for older ones the same count from the same file is said as what it is, a rebuild that the
+    checksums cannot tell further."""
+    if ia.get("triples_sha256") == ib.get("triples_sha256") and ia.get("triples") == ib.get("triples"):
+        return []
+    source_a, source_b = (i.get("source", {}).get("openie") for i in (ia, ib))
+    texts_a, texts_b = ia.get("triple_texts_sha256"), ib.get("triple_texts_sha256")
+    if texts_a and texts_b and texts_a == texts_b:
+        return [f"the same {ia.get('triples')} triples, embedded again (their vectors differ)"]
+    if not (texts_a and texts_b) and source_a and source_a == source_b and ia.get("triples") == ib.get("triples"):
+        return [f"{ia.get('triples')} triples from the same file, in an index built again (the triples' checksum, "
+                "which covers their vectors, differs; these reports cannot tell whether their text does)"]
+    where = f", from {source_a} → {source_b}" if source_a != source_b else ""
+    return [f"other triples ({ia.get('triples')} → {ib.get('triples')}{where})"]
 
 
 # -- kept traces -------------------------------------------------------------------------------------------------------

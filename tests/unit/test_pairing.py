@@ -261,6 +261,45 @@ def test_two_indexes_of_the_same_passages_are_said_apart() -> None:
     assert "B does not record its index" in " ".join(pair_reports(a, b, 2).differences)
 
 
+def test_settings_that_neither_method_reads_are_not_said() -> None:
+    """IRCoT against GeAR: IRCoT's report carries max_iterations 4 and GeAR's ircot_max_steps 4, neither read by
+    the other method; the app listed them as differences beside the one that matters."""
+    a, b = two()
+    a["settings"] = {"method": "ircot", "max_iterations": 4, "ircot_max_steps": 2, "ircot_retriever": "ppr"}
+    b["settings"] = {"method": "gear", "max_iterations": 2, "ircot_max_steps": 4, "ircot_retriever": "base"}
+    said = " ".join(pair_reports(a, b, 2).differences)
+    assert "method 'ircot' → 'gear'" in said and "max_iterations 2 (B's method alone reads it)" in said
+    assert "ircot_max_steps 2 (A's method alone reads it)" in said and "4 →" not in said and "→ 4" not in said
+    a["settings"] = {"method": "gear", "max_iterations": 2, "ircot_max_steps": 2, "ircot_retriever": "ppr"}
+    said = " ".join(pair_reports(a, b, 2).differences)
+    assert "ircot" not in said  # two GeAR runs: the IRCoT settings they carry changed nothing
+
+
+def test_an_index_built_again_from_the_same_triples_is_not_said_to_have_other_triples() -> None:
+    """The 2Wiki demo index, built again in another session from the same OpenIE file, embedded its triples to vectors
+    that were not bit for bit the same; the app said "other triples (8917 → 8917)"."""
+    class Manifest:
+        backend, embedder, n_passages, n_triples = "memory", "all-MiniLM-L6-v2", 1294, 8917
+
+        def __init__(self, subjects: str, vectors: str) -> None:
+            self.source = {"openie": "openie_2wiki.json"}
+            self.files = {"passage_texts.utf8.npy": {"sha256": "p"}, "passage_vectors.npy": {"sha256": vectors},
+                          "triple_subjects.utf8.npy": {"sha256": subjects}, "triple_vectors.npy": {"sha256": vectors}}
+
+    a, b = two()
+    a["index_info"] = index_info(Manifest("s", "v1"), "2wiki")
+    b["index_info"] = index_info(Manifest("s", "v2"), "2wiki")
+    assert a["index_info"]["passages_sha256"] == b["index_info"]["passages_sha256"]  # passage vectors never counted
+    said = " ".join(pair_reports(a, b, 2).differences)
+    assert "the same 8917 triples, embedded again (their vectors differ)" in said and "other triples" not in said
+    b["index_info"] = index_info(Manifest("other", "v2"), "2wiki")  # the same count, other text: other triples
+    assert "other triples (8917 → 8917)" in " ".join(pair_reports(a, b, 2).differences)
+    for info in (a["index_info"], b["index_info"]):  # reports saved before the triples' text had its own checksum
+        del info["triple_texts_sha256"]
+    said = " ".join(pair_reports(a, b, 2).differences)
+    assert "8917 triples from the same file, in an index built again" in said and "other triples" not in said
+
+
 # -- the bundled reports -----------------------------------------------------------------------------------------------
 def bundled(name: str) -> dict[str, Any]:
     return json.loads((EVALS / f"{name}.json").read_text(encoding="utf-8"))
