@@ -42,9 +42,9 @@ PASSAGES, ANSWERS = "passages", "answers"  # what a kind judges by: gold passage
 SETTINGS_SAID = ("retriever", "method", "prompts", "diversity", "score_mode", "max_iterations", "agent_k",
                  "ircot_retriever", "ircot_max_steps", "ppr_filter", "embedder", "backend", "llm_model", "gist_read",
                  "passage_link_k", "beam_width", "beam_length", "qa_top_k")
-# settings that one method alone reads (gear/agent/methods): IRCoT's report still carries max_iterations and GeAR's
-# ircot_max_steps, and a value no method read is not a difference between the runs
-READ_ONLY_BY = {"max_iterations": "gear", "gist_read": "gear", "ircot_retriever": "ircot", "ircot_max_steps": "ircot"}
+# the settings some method reads and another does not (gear.methods): IRCoT's report still carries max_iterations and
+# GeAR's ircot_max_steps, and a value the run's method did not read is not a difference between the runs
+METHOD_SETTINGS = frozenset(key for method in methods.METHODS for key in method.settings)
 
 
 class PairingError(ValueError):
@@ -587,13 +587,18 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any], names: tuple[str, st
     return out
 
 
+def _reads(settings: Mapping[str, Any], key: str) -> bool:
+    """Whether the run's method reads the setting (a method the registry does not know is taken to read all)."""
+    method = methods.find(str(settings.get("method")))
+    return key not in METHOD_SETTINGS or method is None or key in method.settings
+
+
 def _setting_said(key: str, sa: Mapping[str, Any], sb: Mapping[str, Any], names: tuple[str, str]) -> str | None:
     """One setting the runs differ in, in words; a setting one method alone reads is said with the value of the run
     that read it, and not at all when neither did."""
     if sa.get(key) == sb.get(key):
         return None
-    reader = READ_ONLY_BY.get(key)
-    read_a, read_b = (reader is None or s.get("method") == reader for s in (sa, sb))
+    read_a, read_b = (_reads(settings, key) for settings in (sa, sb))
     if read_a and read_b:
         return f"{key} {sa.get(key)!r} → {sb.get(key)!r}"
     for name, settings, read in ((names[0], sa, read_a), (names[1], sb, read_b)):
