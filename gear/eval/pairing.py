@@ -589,7 +589,7 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any], names: tuple[str, st
 
 def _reads(settings: Mapping[str, Any], key: str) -> bool:
     """Whether the run's method reads the setting (a method the registry does not know is taken to read all)."""
-    method = methods.find(str(settings.get("method")))
+    method = methods.find(settings.get("method") or "")
     return key not in METHOD_SETTINGS or method is None or key in method.settings
 
 
