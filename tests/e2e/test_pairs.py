@@ -118,7 +118,7 @@ def pick(page, label: str, option: str) -> None:
 
 
 def test_pick_two_reports_filter_b_fixes_and_open_both_runs(pairs_server, browser_page) -> None:  # noqa: F811
-    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect
 
     url, _data = pairs_server
@@ -148,24 +148,27 @@ def test_pick_two_reports_filter_b_fixes_and_open_both_runs(pairs_server, browse
     # select the first row of the questions table (its row marker, left of the pinned question column)
     page.wait_for_timeout(1_500)
     settled(page)
-    for _ in range(3):  # a rerun may replace the table between finding it and clicking it
-        table = page.locator('[data-testid="stDataFrame"]').last
+    # one click selects the row and a second deselects it, so click again only when the first click's rerun has had
+    # time to draw the two runs and did not (a rerun may replace the table between finding it and clicking it). A
+    # second click at once — before the first click's rerun had started, so nothing was drawn yet — undoes the
+    # selection: the likeliest cause of the heading that CI saw and then lost.
+    parting = page.get_by_text("Where they part")
+    for attempt in range(3):
+        table = page.locator('[class*="st-key-pair_questions_"] [data-testid="stDataFrame"]')
         table.scroll_into_view_if_needed(timeout=30_000)
         box = table.bounding_box()
         assert box is not None
         page.mouse.click(box["x"] + 18, box["y"] + 35 + 17)
-        settled(page)
-        if page.get_by_text("Where they part").count():
-            break
-    expect(page.get_by_text("Where they part")).to_be_visible(timeout=60_000)
-    for attempt in range(3):  # a rerun that lands now replaces the heading found a moment ago (seen in a fresh clone)
-        settled(page)
         try:
-            page.get_by_text("Where they part").scroll_into_view_if_needed(timeout=15_000)
+            parting.wait_for(state="visible", timeout=45_000)
             break
-        except PlaywrightError:
+        except PlaywrightTimeout:
             if attempt == 2:
                 raise
+            settled(page)
+    settled(page)
+    expect(parting).to_be_visible(timeout=60_000)
+    parting.scroll_into_view_if_needed(timeout=30_000)
     shot(page, "pairs_question")
     expect(page.get_by_text(re.compile(r"^its \S+ step"))).to_have_count(2)  # each run's step, from its trace
     assert_local(page.requests)
