@@ -58,7 +58,7 @@ unit: $(DEV_STAMP)
 test: $(DEV_STAMP) $(LLM_STAMP) browser
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	GEAR_REQUIRE_LOCAL_LLM=1 $(PY) -m pytest tests -q --timeout 1200
+	GEAR_REQUIRE_LOCAL_LLM=1 $(PY) -m pytest tests -q --timeout 1200 --durations=25
 
 bench: $(DEPS_STAMP)
 	$(PY) bench/expand.py
