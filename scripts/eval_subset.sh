@@ -21,6 +21,7 @@ tag="dev50_every${EVERY}_n${LIMIT}"
 # sync_row's mode: auto, as published (its reads are partly GeAR's; record mode would ask them again and may overwrite
 # GeAR's recordings with other text: docs/results.md, "dev50 subset")
 record=(env GEAR_LLM=auto GEAR_LLM_CACHE_DIR=assets/llm_cache)
+one_recorder
 sub=(--every "$EVERY" --limit "$LIMIT")
 $EVAL "$INDEX" "$QA" -r hybrid "${sub[@]}" --k 2,5,10,15 --json "$OUT/${tag}_hybrid.json"
 $EVAL "$INDEX" "$QA" -r hybrid -m naive --every "$EVERY" --limit "$LIMIT" --json "$OUT/${tag}_naive.json"

@@ -30,6 +30,7 @@ mkdir -p "$OUT"
 # answers recorded before (in assets/llm_cache) are served at once, the rest asked live and recorded there: a row
 # run again on more questions asks only the new ones (record mode would ask every one anew)
 record=(env GEAR_LLM=auto GEAR_LLM_CACHE_DIR=assets/llm_cache)
+one_recorder
 sub=(--every "$EVERY" --limit "$LIMIT")
 tag="hotpotqa_every${EVERY}_n${LIMIT}"
 if [[ "$WHAT" == single || "$WHAT" == all ]]; then

@@ -33,6 +33,7 @@ fi
 demo_index 2wiki  # the index the app's "2wiki" demo builds (studio/demo.py): the corpus with the bundled triples
 mkdir -p "$OUT"
 record=(env GEAR_LLM=auto GEAR_LLM_CACHE_DIR=assets/llm_cache)
+one_recorder
 sub=(--every "$EVERY" --limit "$LIMIT")
 tag="twowiki_every${EVERY}_n${LIMIT}"
 if [[ "$WHAT" == single || "$WHAT" == all ]]; then
