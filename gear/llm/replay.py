@@ -148,7 +148,9 @@ class CachedLLM:
             )
         with self._lock:
             self.misses += 1
-        # no lock around the call: remote servers run calls in parallel; the atomic write makes races harmless
+        # no lock around the call: remote servers run calls in parallel. The atomic write keeps every entry whole, but
+        # two processes recording the same request at once each write their own answer and the later one stays, so
+        # the earlier run's report no longer replays: the recording scripts hold one lock (scripts/eval_common.sh)
         started = time.perf_counter()
         streaming = {"on_text": on_text} if on_text is not None else {}  # older LLMs may not stream
         result = self.inner.complete(messages, json_schema=json_schema, max_tokens=max_tokens, **streaming)
