@@ -31,7 +31,7 @@ from typing import Any
 from gear import methods
 from gear.diagnosis import CATEGORY_LABELS, FOUND, RUN_LEVEL, Diagnosis, GoldPassage, describe, stage_label
 from gear.eval.paired import PairedMeasure, paired_measure
-from gear.eval.protocol import PAPER
+from gear.eval.protocol import PAPER, protocol_of
 from gear.eval.run_differences import differences, recorded_index
 
 FOUND_END, OPEN_END, UNKNOWN_END = "found", "open", "unknown"  # where a gold passage ended, besides a stage's name
@@ -331,7 +331,7 @@ def _side(report: Mapping[str, Any], name: str, diagnoses: Mapping[str, Diagnosi
     method = str(report.get("method", ""))
     known = methods.find(method)
     multi_step = bool(known and known.multi_step)
-    protocol = str(report.get("protocol") or PAPER)
+    protocol = protocol_of(report)
     ks = _ks(report, name)
     made = [d for d in diagnoses.values() if d is not None]
     diagnosis_k = Counter(d.k for d in made).most_common(1)[0][0] if made else None

@@ -11,7 +11,7 @@ from typing import Any
 
 from gear import methods
 from gear.config import renamed
-from gear.eval.protocol import PAPER
+from gear.eval.protocol import protocol_of
 
 SETTINGS_SAID = ("retriever", "method", "prompts", "diversity", "score_mode", "max_iterations", "agent_k",
                  "ircot_retriever", "ircot_max_steps", "ppr_filter", "embedder", "backend", "llm_model", "gist_read",
@@ -29,8 +29,8 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any], names: tuple[str, st
     changed = [said for key in SETTINGS_SAID if (said := _setting_said(key, sa, sb, names))]
     if changed:
         out.append("settings: " + "; ".join(changed))
-    if a.get("protocol", PAPER) != b.get("protocol", PAPER):
-        out.append(f"protocol: {a.get('protocol', PAPER)} → {b.get('protocol', PAPER)}")
+    if protocol_of(a) != protocol_of(b):
+        out.append(f"protocol: {protocol_of(a)} → {protocol_of(b)}")
     ia, ib = recorded_index(a), recorded_index(b)
     if not ia.get("passages") or not ib.get("passages"):
         if ia.get("name") and ib.get("name") and ia["name"] != ib["name"]:
