@@ -161,14 +161,24 @@ def open_page(page, label: str) -> None:
 
 
 def open_every_expander(page) -> None:
-    """Open them one at a time (an opened one may hold more), each at most once."""
+    """Open them one at a time (an opened one may hold more) until none is closed once the page has settled.
+
+    A page still drawing (its rerun had not begun when open_page's wait returned) may draw an expander after the
+    last one was opened, or draw again one that was opened: so open, settle, and look again, a few rounds.
+    """
     closed = page.locator("[data-testid='stExpander'] details:not([open]) > summary")
-    for _ in range(100):
+    for _ in range(5):
+        page.wait_for_timeout(500)  # a rerun a click or a page switch starts may not have begun: settled() would pass
+        settled(page)
         if closed.count() == 0:
-            break
-        closed.first.click()
-    assert closed.count() == 0
-    settled(page)
+            return
+        for _ in range(100):
+            if closed.count() == 0:
+                break
+            closed.first.click()
+            page.wait_for_timeout(50)
+    still = closed.all_inner_texts() if closed.count() else []
+    assert not still, f"expanders that stay closed: {still}"
 
 
 def test_payloads_show_as_text_on_every_page(payload_server: str, payload_data: Path, page_1280) -> None:
