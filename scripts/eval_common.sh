@@ -2,7 +2,8 @@
 # twowiki_table1.sh, musique_local_triples.sh): strict mode, the repository root as working directory, the project's
 # own `gear`, the embedder offline, `demo_index NAME`, which builds a bundled demo index (data/indexes/NAME) when it
 # is missing, `sync_row BASE NAME [OPTION …]`, one + SyncGE row of a Table 1 script (its INDEX, QA, OUT, tag,
-# record and sub), and `one_recorder`, which every script that records answers calls first.
+# record and sub; its cut-offs SYNC_K, by default the paper's 5,10,15), and `one_recorder`, which every script that
+# records answers calls first.
 # Every row they run is a Table 1 row, so `$EVAL` is `gear eval --protocol paper`: a single-step method once per
 # cut-off, as in the paper and every report in docs/evals (gear.eval.protocol), so the published tables do not move.
 set -euo pipefail
@@ -14,9 +15,10 @@ demo_index() {
   [[ -f "data/indexes/$1/manifest.json" ]] \
     || .venv/bin/python -c "import sys; from studio.demo import ensure_demo_index as e; e(sys.argv[1])" "$1"
 }
-sync_row() {  # SyncGE is single-step: one run per cut-off (k = 5, 10, 15), each answering over its top 5
+sync_row() {  # SyncGE is single-step: one run per cut-off (SYNC_K: k = 5, 10, 15 unless the script adds R@2), each
+  # answering over the top 5 of its list
   local base=$1 name=$2; shift 2
-  "${record[@]}" $EVAL "$INDEX" "$QA" -r "$base" -m sync --prompts paper "$@" "${sub[@]}" --k 5,10,15 \
+  "${record[@]}" $EVAL "$INDEX" "$QA" -r "$base" -m sync --prompts paper "$@" "${sub[@]}" --k "${SYNC_K:-5,10,15}" \
     --json "$OUT/${tag}_${name}.json"
 }
 one_recorder() {  # two runs recording at once (a second launch of the same row) ask the model the same prompt and

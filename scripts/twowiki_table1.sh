@@ -25,6 +25,7 @@ INDEX=data/indexes/2wiki
 QA=$ASSETS/2wikimultihopqa_dev82.json
 OUT=docs/evals
 K=2,5,10,15
+SYNC_K=$K  # the + SyncGE rows too: one run per cut-off, R@2 included (HotpotQA's have the paper's three)
 if [[ "$WHAT" == extract ]]; then
   GEAR_LLM=local $GEAR index "$CORPUS" --out data/twowiki/index --work-dir "$ASSETS/extraction"
   $GEAR export-openie data/twowiki/index "$OPENIE"

@@ -312,11 +312,17 @@ def llm_reports(dataset: str) -> list[Path]:
     return sorted(p for row in ("gear_*", "ircot_*", "sync*") for p in evals.glob(f"{dataset}_*_{row}.json"))
 
 
-def assert_rows_recorded(reports: list[Path], prefix: str, rows: tuple[str, ...], script: str) -> None:
+def assert_rows_recorded(reports: list[Path], prefix: str, rows: tuple[str, ...], script: str,
+                         ks: tuple[int, ...] = ()) -> None:
     """Every LLM row the results table shows has its report on all the questions (`prefix`, e.g.
-    hotpotqa_every1_n100)."""
+    hotpotqa_every1_n100), with a recall at each cut-off in `ks` that the table gives for every row."""
     missing = sorted({f"{prefix}_{row}" for row in rows} - {p.stem for p in reports})
     assert not missing, f"missing: {missing}; run {script}"
+    wanted = {f"{prefix}_{row}" for row in rows}
+    short = {p.stem: sorted(set(ks) - {int(k) for k in json.loads(p.read_text())["recall"]})
+             for p in reports if p.stem in wanted}
+    short = {stem: lacking for stem, lacking in short.items() if lacking}
+    assert not short, f"reports without these cut-offs: {short}; run {script}"
 
 
 # -- the embedded model behind `gear serve-llm` (tests/integration/test_llm_server.py) -------------------------------
