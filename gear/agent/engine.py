@@ -17,6 +17,7 @@ import numpy as np
 
 from gear import methods
 from gear.agent import steps
+from gear.agent.beam_replay import BeamReplay, BeamReplayError, recorded_params, replay_beams, with_knobs
 from gear.agent.context import RunContext
 from gear.agent.event_builders import passage_views
 from gear.agent.methods import runner
@@ -31,7 +32,7 @@ from gear.measures import recall_at_cutoffs
 from gear.retrieve.ppr import PPRIndex
 from gear.retrieve.scoring import ExactScorer, FastScorer, SequenceScorer
 from gear.store.base import SearchBackend
-from gear.trace import FinalRanking, RunFinished, RunStarted, Trace
+from gear.trace import BeamsSearched, FinalRanking, RunFinished, RunStarted, Trace
 
 MAX_LLMS = 8  # LLM configurations an engine keeps (least recently used dropped first)
 
@@ -134,6 +135,16 @@ class Engine:
         if alone is not None and same_text(self.backend.passages([alone])[0].text, text):
             return alone
         return None
+
+    def replay_beams(self, trace: Trace, iteration: int, **knobs: object) -> BeamReplay:
+        """The beam search of `iteration` of a run made on this index, searched again with other knobs (width,
+        length, max_neighbours, gamma, diversity; gear.agent.beam_replay): no model asked, the run unchanged."""
+        recorded = trace.first(BeamsSearched, iteration)
+        if recorded is None:
+            raise BeamReplayError(f"iteration {iteration} of this run has no beam search")
+        scorer = FastScorer(self.backend) if recorded.score_mode == "fast" else ExactScorer(self.backend, self.encoder)
+        return replay_beams(trace, iteration, self.backend, self.encoder.encode_cached, scorer,
+                            with_knobs(recorded_params(recorded), **knobs), self.settings.rrf_k)
 
     # -- runs -------------------------------------------------------------------------------------------------------
     def context(self, settings: Settings, trace: Trace, gold: Collection[int], llm: LLM | None = None) -> RunContext:
