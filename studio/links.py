@@ -71,7 +71,7 @@ def apply_link(show: Callable[[Trace, Path], None], steps_of: Callable[[Trace], 
         try:
             trace = open_trace(path)  # a link in the data folder that points out of it is not followed
         except (TraceError, OSError) as exc:
-            problem = f"Cannot open {path.name}: {one_line(exc)}"
+            problem = f"Cannot open {path.name}: {one_line(exc).removeprefix(f'{path}: ')}"
         else:
             show(trace, path)
             n = steps_of(trace)
@@ -83,7 +83,7 @@ def apply_link(show: Callable[[Trace, Path], None], steps_of: Callable[[Trace], 
     st.session_state["teaching"] = True
     st.session_state[TEACH_STEP] = step - 1
     if problem:
-        st.session_state[NOTE] = problem + " The lesson opens at its start."
+        st.session_state[NOTE] = problem.rstrip(".") + ". The lesson opens at its start."
 
 
 def link_note() -> None:

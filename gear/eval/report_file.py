@@ -166,17 +166,19 @@ def trace_path(report_path: Path | None, entry: Mapping[str, Any], roots: Iterab
     candidates = [path]
     if report_path is not None:
         candidates.append(report_path.with_suffix("") / "traces" / path.name)
-    refused: SavedFileError | None = None
+    refused: Path | None = None
     for candidate in candidates:
         if not (candidate.is_file() or candidate.is_symlink()):
             continue
         try:
             return inside(candidate, allowed, "the report's folder and the data folder")
-        except SavedFileError as exc:
-            refused = refused or exc
+        except SavedFileError:
+            refused = refused or candidate
     if refused is not None:
-        raise ReportError(f"{entry.get('id', 'a question')}: its trace_file {str(refused).split(': ', 1)[-1]} "
-                          f"({recorded[:120]})")
+        how = "a link to a file" if refused.is_symlink() else "a file"
+        shown = recorded if len(recorded) <= 120 else recorded[:119] + "…"
+        raise ReportError(f"{entry.get('id', 'a question')}: its trace_file {shown!r} is {how} outside the report's "
+                          "folder and the data folder: not opened")
     return None
 
 

@@ -283,8 +283,8 @@ def test_a_report_s_trace_is_followed_only_inside_its_folder_or_the_data_folder(
         report = read_report(paths[name])
         entry = report["per_question"][0]
         monkeypatch.chdir(tmp_path / "data")
-        with pytest.raises(ReportError, match=r"its trace_file .*outside the report's folder and the data folder: "
-                                              r"not opened"):
+        with pytest.raises(ReportError, match=r"^2hop__\S+: its trace_file '.*' is a file outside the report's folder "
+                                              r"and the data folder: not opened$"):
             trace_path(paths[name], entry)
         good = report["per_question"][1]
         assert trace_path(paths[name], good) == Path(good["trace_file"])  # inside: followed
