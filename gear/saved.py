@@ -29,11 +29,11 @@ from typing import Annotated, Any, NotRequired, TypeVar, Union
 from pydantic import AfterValidator, Field, StrictBool, TypeAdapter, ValidationError
 from typing_extensions import TypeAliasType, TypedDict
 
-MAX_DEPTH = 64  # nesting of arrays and objects: a trace nests 7 deep, a report 8
+MAX_DEPTH = 64  # nesting of arrays and objects: the bundled traces and reports nest 8 deep at most
 MAX_ITEMS = 100_000  # items in one list or object
-MAX_TEXT = 200_000  # characters of one string: a passage, a model's raw answer
-MAX_NAME = 2_000  # a title, an entity's name, a part of a triple
-MAX_WORD = 300  # an id, a kind, a method's, a model's or a stage's name
+MAX_TEXT = 1_000_000  # characters of one string: a passage, a model's raw answer, a triple the model wrote
+MAX_NAME = 10_000  # a title, an entity's name, an answer
+MAX_WORD = 1_000  # an id, a kind, a method's, a model's or a stage's name
 SAFE_INT = 2**53  # an integer a browser's number holds exactly
 
 T = TypeVar("T")
@@ -258,7 +258,8 @@ def _shape(tp: Any, name: str, rules: Rules, objects: bool, made: dict[type, Any
 # -- where a saved file may be opened ----------------------------------------------------------------------------------
 def inside(path: Path, roots: Iterable[Path], what: str, error: type[SavedFileError] = SavedFileError) -> Path:
     """`path` when it lies inside one of `roots` once every link is resolved; else `error` (`what` names the folders
-    allowed: "the data folder"). A link that points out, or a path with "..", is refused before anything is read."""
+    allowed: "the data folder"). A path that leads out — by a link, by "..", or absolute — is refused before anything
+    is read."""
     try:
         real = path.resolve()
     except (OSError, RuntimeError) as exc:  # a loop of links

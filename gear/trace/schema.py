@@ -59,8 +59,7 @@ _WORD, _NAME = Field(max_length=MAX_WORD), Field(max_length=MAX_NAME)
 TEXTS: dict[str, Any] = {
     **dict.fromkeys(("role", "source", "method", "retriever", "question_id", "score_mode", "step", "model", "request",
                      "stage", "kind"), _WORD),
-    **dict.fromkeys(("title", "passage_title", "subject", "predicate", "object", "name", "label", "answers",
-                     "proximal", "triple", "triples", "added", "memory"), _NAME),
+    **dict.fromkeys(("title", "passage_title", "name", "label", "answers"), _NAME),
 }
 KEYS: dict[str, Any] = {"recall": Cutoff}
 
