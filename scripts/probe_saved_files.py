@@ -2,8 +2,8 @@
 
     .venv/bin/python scripts/probe_saved_files.py [--checkout DIR] [--out probe.json] [--no-app] [--shots DIR]
 
-Writes the files of tests/hostile_files.py into a fresh data folder (traces in data/traces, with a link pointing out;
-reports in data/evals) and a trace outside it, then records, for each file:
+Writes the files of tests/hostile_files.py into a fresh data folder (traces in data/traces, with a link pointing out
+and two good runs; reports in data/evals) and a trace outside it, then records, for each file:
 - the CLI (`gear diagnose FILE`, `gear export-html FILE`, `gear compare REPORT GOOD`, `gear diagnose FOLDER`, each
   under a pty): the exit code, the number of lines, whether a traceback showed, whether a file outside was opened;
 - the app (Chromium, 1280 px): the trace opened by its link (`?saved=FILE&step=5`), the Traces page, and Evaluate's
@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e.sessions import studio_server  # noqa: E402
 from tests.hostile_files import (  # noqa: E402
     BASE_REPORTS,
+    BUNDLED,
     LEAK_URL,
     OUTSIDE_MARKER,
     PWNED,
@@ -265,6 +266,8 @@ def main() -> None:
     data, outside = workdir / "data", workdir / "outside"
     secret = outside_trace(outside)
     traces = write_hostile_traces(data / "traces", outside=secret)
+    for name in ("walkthrough.json", "walkthrough_ppr.json"):  # two good runs beside them, to be listed
+        (data / "traces" / name).write_text((BUNDLED / name).read_text(encoding="utf-8"), encoding="utf-8")
     reports = write_hostile_reports(data / "evals", secret)
     log = workdir / "opened.txt"
     os.environ["PROBE_OPENED"], os.environ["PROBE_OUTSIDE"] = str(log), str(outside)
