@@ -11,6 +11,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import time
 import types
 import typing
@@ -310,3 +311,65 @@ def test_inside_resolves_links_and_dots(tmp_path: Path) -> None:
     for path in (home / "link.json", home / ".." / "away" / "secret.json", away / "secret.json"):
         with pytest.raises(SavedFileError, match="outside home: not opened"):
             inside(path, [home], "home")
+
+
+# -- an index's manifest and its own QA set ----------------------------------------------------------------------------
+MANIFEST = {"format_version": 2, "backend": "memory", "embedder": "all-MiniLM-L6-v2", "dims": 384, "n_passages": 2,
+            "n_triples": 3, "n_entities": 4, "created": "2026-12-06T08:00:00", "source": {"qa": "qa.json"},
+            "files": {"passages.json": {"bytes": 10, "sha256": "ab"}}}
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    ({"dims": "<img src=x onerror=alert(1)>"}, "manifest.json: dims: input should be a valid integer, not a string"),
+    ({"n_passages": float("nan")}, "manifest.json: n_passages: input should be a valid integer, not a number"),
+    ({"files": {"../../etc/passwd": {"bytes": 1, "sha256": "x"}}}, "manifest.json: files['../../etc/passwd'] (its "
+                                                                   "key): string should match pattern"),
+    ({"files": {"passages.json": {"bytes": "10"}}}, "manifest.json: files['passages.json'].bytes: input should be a "
+                                                    "valid integer, not a string"),
+])
+def test_a_hostile_manifest_is_refused_in_one_line_naming_the_field(tmp_path: Path, change: dict, said: str) -> None:
+    from gear.index.manifest import Manifest
+    from gear.store.base import StoreError
+
+    (tmp_path / "manifest.json").write_text(json.dumps({**MANIFEST, **change}), encoding="utf-8")
+    with pytest.raises(StoreError) as caught:
+        Manifest.read(tmp_path)
+    assert said in str(caught.value) and "\n" not in str(caught.value), str(caught.value)
+    (tmp_path / "manifest.json").write_text("[" * 50_000 + "]" * 50_000, encoding="utf-8")
+    with pytest.raises(StoreError, match="nested more than 64 levels deep"):
+        Manifest.read(tmp_path)
+
+
+def test_a_good_manifest_reads_typed(tmp_path: Path) -> None:
+    from gear.index.manifest import Manifest
+
+    (tmp_path / "manifest.json").write_text(json.dumps(MANIFEST), encoding="utf-8")
+    assert_typed(Manifest.read(tmp_path))
+
+
+@pytest.mark.parametrize(("record", "said"), [
+    ({"question": "q?" * 600_000, "paragraphs": [{"title": "T", "paragraph_text": "x"}]},
+     "field 'question' has 1,200,000 characters, more than the 1,000,000 it may have"),
+    ({"question": "q?", "answer": ["a" * 20_000], "paragraphs": [{"title": "T", "paragraph_text": "x"}]},
+     "field 'answer' has 20,000 characters"),
+    ({"question": "q?", "paragraphs": [{"title": "T", "paragraph_text": "x", "passage_id": 2**60}]},
+     "'passage_id' must be a whole number from 0"),
+    ({"question": "q?", "id": "i" * 5_000, "paragraphs": [{"title": "T", "paragraph_text": "x"}]},
+     "field 'id' has 5,000 characters"),
+])
+def test_an_own_qa_set_bounds_its_fields(tmp_path: Path, record: dict, said: str) -> None:
+    from gear.data.qa_set import QASetError, load_own_qa, qa_path
+
+    (tmp_path / "manifest.json").write_text("{}", encoding="utf-8")
+    qa_path(tmp_path).write_text(json.dumps([record]), encoding="utf-8")
+    with pytest.raises(QASetError, match=re.escape(said)):
+        load_own_qa(tmp_path)
+
+
+def test_a_brought_json_file_nested_too_deep_is_refused_before_parsing(tmp_path: Path) -> None:
+    from gear.data.reading import InputError, read_json
+
+    path = tmp_path / "qa.json"
+    path.write_text("[" * 50_000 + "]" * 50_000, encoding="utf-8")
+    with pytest.raises(InputError, match=r"qa\.json: nested more than 64 levels deep"):
+        read_json(path)
