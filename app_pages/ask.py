@@ -103,6 +103,7 @@ def while_building(result: FreshSlots, name: str, index: Path, question: str, as
     if ask:
         wait_for_index(index, question)
     with result.fresh() if ask else result.same():
+        link_note()  # what was wrong with the link just opened: said while the demo builds too
         build_progress(name)
         if waiting_question(index):
             waiting_note(waiting_question(index))

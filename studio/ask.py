@@ -18,7 +18,7 @@ from studio.links import LINK, link_for
 from studio.question_marks import Marks, chosen_question, example_marks, marks_note
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import esc_md, one_line
-from studio.saves import save_name
+from studio.saves import open_trace, save_name
 from studio.session import EXAMPLE, INDEX_SELECTED, QUESTION, RAN_HERE, TEACH_STEP, TRACE, TRACE_SOURCE, remember
 from studio.sidebar import show_answer_origins
 from studio.trace_view import StatusLine, TraceView
@@ -52,7 +52,7 @@ def show_trace(trace: Trace, label: str, example: str | None = None) -> None:
 
 
 def load_trace(path: Path, label: str) -> None:
-    show_file(Trace.load(path), path, label)
+    show_file(open_trace(path), path, label)
 
 
 def show_file(trace: Trace, path: Path, label: str = "") -> None:

@@ -25,14 +25,14 @@ def run_method(view: View) -> methods.Method | None:
 
 # -- one function per event --------------------------------------------------------------------------------------------
 def iteration_started(e: t.IterationStarted, view: View) -> None:
-    st.markdown(f"<div style='font-size:1.05rem'>q<sup>({e.iteration})</sup> = <i>{esc_md(e.query)}</i></div>",
+    st.markdown(f"<div style='font-size:1.05rem'>q<sup>({e.iteration:d})</sup> = <i>{esc_md(e.query)}</i></div>",
                 unsafe_allow_html=True)
     if view.live and e.iteration == 1:
         peers_view.first_use_note(view.events)
 
 
 def base_retrieved(e: t.BaseRetrieved, view: View) -> None:
-    step_heading(e, f", k = {e.k}")
+    step_heading(e, f", k = {e.k:d}")
     method = run_method(view)
     if method is not None and method.base_note:
         st.caption(method.base_note)
@@ -63,7 +63,7 @@ def initial_nodes(e: t.InitialNodes, view: View) -> None:
 
 def beams_searched(e: t.BeamsSearched, view: View) -> None:
     n = e.iteration
-    step_heading(e, f"b = {e.width}, l = {e.length}, γ = {e.gamma:g}, neighbours ≤ {e.max_neighbours}")
+    step_heading(e, f"b = {e.width:d}, l = {e.length:d}, γ = {e.gamma:g}, neighbours ≤ {e.max_neighbours:d}")
     st.caption(f"Beams keep the top b sequences; the n-th candidate of a beam is weighted by exp(−min(n, γ)/γ) "
                f"(diversity {'on' if e.diversity else 'off'}); {e.candidates_scored:,} candidate sequences scored.")
     initial = next((x for x in reversed(view.events) if isinstance(x, t.InitialNodes) and x.iteration == n), None)
@@ -96,7 +96,7 @@ def passages_fused(e: t.PassagesFused, view: View) -> None:
 
 
 def gist_updated(e: t.GistUpdated, view: View) -> None:
-    step_heading(e, f" — {len(e.memory)} triple(s)")
+    step_heading(e, f" — {len(e.memory):d} triple(s)")
     table(triple_rows(e.memory, {tuple(x) for x in e.added}))
 
 

@@ -16,12 +16,14 @@ import streamlit as st
 from gear.trace import Trace, TraceError
 from studio import demo
 from studio.safe import esc_md, one_line
+from studio.saves import open_trace
 from studio.session import TEACH_STEP
 
 LINK = "lesson_link"  # session state: the shown trace's address parameters ({"trace": stem} or {"saved": name})
 APPLIED = "lesson_link_applied"  # session state: the address last applied or written (so it is applied once)
 NOTE = "lesson_link_note"  # session state: what was wrong with the link just opened
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+_STEP = re.compile(r"^[0-9]{1,6}$")  # ASCII digits only: "²" is a digit to str.isdigit, not to int
 
 
 def link_for(path: Path) -> dict[str, str] | None:
@@ -67,21 +69,21 @@ def apply_link(show: Callable[[Trace, Path], None], steps_of: Callable[[Trace], 
     step = 1
     if path is not None:
         try:
-            trace = Trace.load(path)
+            trace = open_trace(path)  # a link in the data folder that points out of it is not followed
         except (TraceError, OSError) as exc:
-            problem = f"Cannot open {path.name}: {one_line(exc)}"
+            problem = f"Cannot open {path.name}: {one_line(exc).removeprefix(f'{path}: ')}"
         else:
             show(trace, path)
             n = steps_of(trace)
             raw = params.get("step", "1")
-            if not raw.isdigit() or not 1 <= int(raw) <= n:
+            if not _STEP.match(raw) or not 1 <= int(raw) <= n:
                 problem = f"This lesson has steps 1 to {n}; there is no step “{raw}”."
             else:
                 step = int(raw)
     st.session_state["teaching"] = True
     st.session_state[TEACH_STEP] = step - 1
     if problem:
-        st.session_state[NOTE] = problem + " The lesson opens at its start."
+        st.session_state[NOTE] = problem.rstrip(".") + ". The lesson opens at its start."
 
 
 def link_note() -> None:

@@ -69,7 +69,7 @@ def teach(trace: t.Trace, key: str = TEACH_STEP) -> None:
     # explanation is escaped all the same, as it carries the run's numbers
     st.markdown(f"<div class='teach-title'>{esc_md(step.title)}</div><div class='teach-notation'>{step.notation}"
                 f"</div><div class='teach-text'>{esc_md(step.explanation)}</div>", unsafe_allow_html=True)
-    st.markdown(f"<div class='teach-query'>q<sup>({event.iteration})</sup> = {esc_md(step_query(trace, step))}</div>",
+    st.markdown(f"<div class='teach-query'>q<sup>({event.iteration:d})</sup> = {esc_md(step_query(trace, step))}</div>",
                 unsafe_allow_html=True)
     if step.missing:
         st.caption(":material/info: " + esc_md(step.missing))

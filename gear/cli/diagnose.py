@@ -52,6 +52,7 @@ def diagnose_(
         from gear.diagnosis import diagnose, summarise
         from gear.diagnosis.gold_marks import diagnose_marked, with_gold
         from gear.diagnosis.gold_texts import QATexts
+        from gear.saved import SavedFileError, inside
         from gear.trace import RunStarted, Trace, TraceError
 
         texts = QATexts(qa_questions(qa) if qa is not None else [])
@@ -87,9 +88,10 @@ def diagnose_(
         reports: list[Path] = []
         for file in trace_files(path):
             try:
+                inside(file, [path], str(path))  # a link in the folder that points out of it is not followed
                 rows.append((file, run(file)))
-            except TraceError as exc:
-                if is_report(file):  # an evaluation's report beside its traces: said once, below
+            except SavedFileError as exc:
+                if file.resolve().is_relative_to(path.resolve()) and is_report(file):  # said once, below
                     reports.append(file)
                     continue
                 skipped.append(str(exc))

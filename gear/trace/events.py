@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import types
-import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from gear.files import atomic_write_text
-
-FORMAT_VERSION = 1
+from gear.trace import schema
+from gear.trace.schema import FORMAT, FORMAT_VERSION, TraceError
 
 __all__ = [
     "EVENT_TYPES",
@@ -63,10 +61,6 @@ __all__ = [
     "TriplesLinked",
     "Warned",
 ]
-
-
-class TraceError(ValueError):
-    """A trace file that cannot be read; the message names the file and the problem."""
 
 
 # -- views: what a trace keeps of passages, triples and beams ---------------------------------------------------------
@@ -470,27 +464,6 @@ E = TypeVar("E", bound=Event)
 Listener = Callable[[Event], None]
 
 
-def _decode(tp: Any, value: Any) -> Any:
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        if value is None:
-            return None
-        inner = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _decode(inner[0], value)
-    if origin is list:
-        (arg,) = typing.get_args(tp)
-        return [_decode(arg, v) for v in value]
-    if origin is dict:
-        return dict(value)
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # a dataclass type (not an instance)
-        hints = typing.get_type_hints(tp)
-        names = {f.name for f in dataclasses.fields(tp)}
-        return tp(**{k: _decode(hints[k], v) for k, v in value.items() if k in names})
-    if tp is float and isinstance(value, int):
-        return float(value)
-    return value
-
-
 class Trace:
     """An ordered list of events; listeners see each event as it is recorded."""
 
@@ -547,7 +520,7 @@ class Trace:
 
     # -- JSON ---------------------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"format": "gear-trace", "version": FORMAT_VERSION,
+        return {"format": FORMAT, "version": FORMAT_VERSION,
                 "events": [{"kind": e.kind, **dataclasses.asdict(e)} for e in self.events]}
 
     def to_json(self) -> str:
@@ -555,37 +528,17 @@ class Trace:
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "trace") -> Trace:
-        if not isinstance(data, dict) or data.get("format") != "gear-trace":
-            raise TraceError(f"{source}: not a GeAR trace (missing \"format\": \"gear-trace\")")
-        if data.get("version") != FORMAT_VERSION:
-            raise TraceError(f"{source}: trace version {data.get('version')} is not supported (expected "
-                             f"{FORMAT_VERSION})")
-        events: list[Event] = []
-        for n, raw in enumerate(data.get("events", [])):
-            kind = raw.get("kind") if isinstance(raw, dict) else None
-            etype = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
-            if etype is None:
-                raise TraceError(f"{source}: event {n} has unknown kind {kind!r}")
-            try:
-                events.append(_decode(etype, {k: v for k, v in raw.items() if k != "kind"}))
-            except (TypeError, ValueError, AttributeError, KeyError) as exc:
-                raise TraceError(f"{source}: event {n} ({kind}) is malformed: {exc}") from None
-        return cls(events)
+        """A trace file's data, every field checked by gear.trace.schema; TraceError names the field that fails."""
+        return cls(schema.decode(data, source, EVENT_TYPES))
 
     @classmethod
     def from_json(cls, text: str, source: str = "trace") -> Trace:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TraceError(f"{source}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
-        return cls.from_dict(data, source)
+        return cls(schema.decode_json(text, source, EVENT_TYPES))
 
     def save(self, path: str | Path) -> None:
         atomic_write_text(Path(path), self.to_json())
 
     @classmethod
     def load(cls, path: str | Path) -> Trace:
-        p = Path(path)
-        if not p.exists():
-            raise TraceError(f"{p}: file not found")
-        return cls.from_json(p.read_text(encoding="utf-8"), str(p))
+        """A saved trace (untrusted: its size, nesting and every field checked before it is used)."""
+        return cls(schema.load(Path(path), EVENT_TYPES))

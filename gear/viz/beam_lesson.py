@@ -82,7 +82,7 @@ def source_line(tv: TripleView, passages: Mapping[int, PassageView]) -> str:
     """"source passage #12: <i>Title</i> ★ gold" (escaped)."""
     passage = passages.get(tv.passage_id)
     title = passage.title if passage else tv.passage_title
-    return f"source passage #{tv.passage_id}: <i>{esc_html(title)}</i>" + (" ★ gold" if tv.gold else "")
+    return f"source passage #{tv.passage_id:d}: <i>{esc_html(title)}</i>" + (" ★ gold" if tv.gold else "")
 
 
 def tooltip(tv: TripleView, lines: list[str], passages: Mapping[int, PassageView]) -> str:
@@ -249,7 +249,7 @@ def algorithm_html(highlight: Iterable[int], lines: Sequence[tuple[int, str]] | 
     from gear.viz.lesson import ALGORITHM_1
 
     on = set(highlight)
-    body = "".join(f"<span class='{'on' if n in on else 'off'}'><span class='ln'>{n}</span>{esc_html(text)}</span>"
+    body = "".join(f"<span class='{'on' if n in on else 'off'}'><span class='ln'>{n:d}</span>{esc_html(text)}</span>"
                    for n, text in (lines if lines is not None else ALGORITHM_1))
     return ("<div class='alg1-title'>Algorithm 1 · Diverse Triple Beam Search</div>"
             f"<div class='alg1'>{body}</div>")

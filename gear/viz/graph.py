@@ -129,7 +129,7 @@ def beam_graph(beams: BeamsSearched, initial: InitialNodes | None = None,
     for _, data in g.nodes(data=True):
         data["color"] = START_ENTITY_COLOUR if data["start"] else ENTITY_COLOUR
         n = len(set(data["triples"]))
-        data["title"] = (f"<b>{esc_html(data['label'])}</b><br>entity in {n} beam triple{'s' if n != 1 else ''}"
+        data["title"] = (f"<b>{esc_html(data['label'])}</b><br>entity in {n:d} beam triple{'s' if n != 1 else ''}"
                          + ("<br>★ in a gold passage" if data["gold"] else ""))
     return g
 
@@ -138,12 +138,12 @@ def _triple_tooltip(t: TripleView, uses: Sequence[TripleUse], passage: PassageVi
     lines = [f"<b>{esc_html(spo_text(t.spo))}</b>"]
     for u in sorted(uses, key=lambda u: u.beam)[:6]:
         where = "initial node" if u.position == 0 else f"hop {u.position}"
-        lines.append(f"beam {u.beam} · {where} · beam score {u.beam_score:.3f} · step score {u.hop_score:.3f} · "
+        lines.append(f"beam {u.beam:d} · {where} · beam score {u.beam_score:.3f} · step score {u.hop_score:.3f} · "
                      f"diversity penalty ×{u.penalty:.3f}")
     if len(uses) > 6:
-        lines.append(f"… in {len(uses) - 6} more beams")
+        lines.append(f"… in {len(uses) - 6:d} more beams")
     title = passage.title if passage else t.passage_title
-    lines.append(f"source passage #{t.passage_id}: <i>{esc_html(title)}</i>" + (" ★ gold" if t.gold else ""))
+    lines.append(f"source passage #{t.passage_id:d}: <i>{esc_html(title)}</i>" + (" ★ gold" if t.gold else ""))
     if passage is not None:
         lines.append(f"<span style='color:#555'>{esc_html(short(passage.text, 240))}</span>")
     return "<br>".join(lines)
@@ -168,10 +168,28 @@ _CDN_TAG = re.compile(r"<(link|script)\b[^>]*\b(?:href|src)\s*=\s*[\"']https?://
 
 _FIXUP = """
 <script type="text/javascript">
-// Tooltips are escaped HTML built by gear.viz; show them formatted, and show labels with entities decoded.
+// Tooltips are escaped HTML built by gear.viz; show them formatted, and show labels with entities decoded. Nothing a
+// trace holds is ever parsed into this page: a tooltip is parsed in an inert document (DOMParser: no script runs, no
+// image loads there) and copied over node by node — text as text, and only the few tags gear.viz writes, with no
+// attribute but a colour.
 (function () {
-  function decode(s) { var t = document.createElement('textarea'); t.innerHTML = s; return t.value; }
-  function fragment(s) { var d = document.createElement('div'); d.className = 'gear-tip'; d.innerHTML = s; return d; }
+  var TAGS = {B: 1, I: 1, BR: 1, SPAN: 1, SMALL: 1, SUP: 1, SUB: 1};
+  var COLOUR = /^color:\\s*#[0-9a-fA-F]{3,6};?$/;
+  function inert(s) { return new DOMParser().parseFromString(String(s), 'text/html').body; }
+  function decode(s) { return inert(s).textContent; }
+  function copy(from, to) {
+    from.childNodes.forEach(function (n) {
+      if (n.nodeType === 3) { to.appendChild(document.createTextNode(n.nodeValue)); return; }
+      if (n.nodeType !== 1) { return; }
+      if (!TAGS[n.tagName]) { copy(n, to); return; }
+      var e = document.createElement(n.tagName.toLowerCase());
+      var style = n.getAttribute('style');
+      if (style && COLOUR.test(style.trim())) { e.style.color = style.split(':')[1].replace(';', '').trim(); }
+      copy(n, e);
+      to.appendChild(e);
+    });
+  }
+  function fragment(s) { var d = document.createElement('div'); d.className = 'gear-tip'; copy(inert(s), d); return d; }
   function fix(set) {
     var updates = [];
     set.forEach(function (item) {
@@ -387,14 +405,15 @@ def neighbourhood(backend: Any, entity: str, hops: int = 1, limit: int = 60) -> 
                         seen_e.add(ent)
                         nxt.append(ent)
                         g.add_node(names[ent], label=names[ent], color=ENTITY_COLOUR if depth > 1 else "#74c0fc",
-                                   size=16, depth=depth, title=f"<b>{esc_html(names[ent])}</b><br>{depth} hop(s) away")
+                                   size=16, depth=depth,
+                                   title=f"<b>{esc_html(names[ent])}</b><br>{depth:d} hop(s) away")
                 for ent, surface in ((h, s), (t, o)):
                     if g.nodes[names[ent]].get("label") == names[ent] and ent != start:
                         g.nodes[names[ent]]["label"] = surface  # show the name as written, not normalised
                 pid = backend.passage_of(tid)
                 title = backend.titles[pid] if hasattr(backend, "titles") else ""
                 g.add_edge(names[h], names[t], key=tid, label=p, color=HOP_COLOURS[min(depth, 3)], width=2.0,
-                           title=f"<b>{esc_html(spo_text((s, p, o)))}</b><br>source passage #{pid}: "
+                           title=f"<b>{esc_html(spo_text((s, p, o)))}</b><br>source passage #{int(pid):d}: "
                                  f"<i>{esc_html(title)}</i>")
         frontier = nxt
     return g

@@ -162,13 +162,13 @@ def graph_svg(g: nx.MultiDiGraph, positions: Mapping[Any, layout.Point] | None =
         if data.get("shape") == "box":
             b = boxes[key]
             out.append(f"<g>{title}<rect x='{x - b.left:.1f}' y='{y - b.up:.1f}' width='{b.width:.1f}' "
-                       f"height='{b.height:.1f}' rx='5' fill='{colour}' stroke='{border}' stroke-width='{stroke}'/>"
+                       f"height='{b.height:.1f}' rx='5' fill='{colour}' stroke='{border}' stroke-width='{stroke:d}'/>"
                        f"<text x='{x:.1f}' y='{y:.1f}' font-size='{layout.NODE_FONT - 2}' text-anchor='middle' "
                        f"dominant-baseline='middle' fill='{fill}'>{text}</text></g>")
             continue
         r = float(data.get("size", 16))
         out.append(f"<g>{title}<circle cx='{x:.1f}' cy='{y:.1f}' r='{r:.1f}' fill='{colour}' stroke='{border}' "
-                   f"stroke-width='{stroke}'/><text x='{x:.1f}' y='{y + r + layout.NODE_FONT:.1f}' "
+                   f"stroke-width='{stroke:d}'/><text x='{x:.1f}' y='{y + r + layout.NODE_FONT:.1f}' "
                    f"font-size='{layout.NODE_FONT}' text-anchor='middle' fill='{fill}' stroke='#ffffff' "
                    f"stroke-width='3' paint-order='stroke'>{text}</text></g>")
     out.append("</svg>")
@@ -264,12 +264,12 @@ def step_body(events: Sequence[t.Event], step: LessonStep, passages: Mapping[int
 
 def step_html(events: Sequence[t.Event], step: LessonStep, number: int, total: int,
               passages: Mapping[int, t.PassageView]) -> str:
-    where = f"Step {number} of {total} · iteration {step.iteration}"
+    where = f"Step {number:d} of {total:d} · iteration {step.iteration:d}"
     missing = f"<p class='missing'>{esc_html(step.missing)}</p>" if step.missing else ""
     words = "" if step.phase == "repeat" else f"<p>{esc_html(step.explanation)}</p>"
-    return (f"<section class='step' id='step-{number}'><div class='where'>{where}</div>"
+    return (f"<section class='step' id='step-{number:d}'><div class='where'>{where}</div>"
             f"<h2>{esc_html(step.title)}</h2><div class='notation'>{step.notation}</div>{words}"
-            f"<div class='query'>q<sup>({step.iteration})</sup> = {esc_html(step_query(events, step))}</div>"
+            f"<div class='query'>q<sup>({step.iteration:d})</sup> = {esc_html(step_query(events, step))}</div>"
             f"{missing}{step_body(events, step, passages)}</section>")
 
 
@@ -290,7 +290,7 @@ def lesson_html(trace: t.Trace | Sequence[t.Event], title: str = "") -> str:
             facts.append(f"prompts {s.get('prompts')}")
         if start.question_id:
             facts.append(f"question {start.question_id}")
-    toc = "".join(f"<li><a href='#step-{n}'>{n}. {esc_html(s.title)}</a> · iteration {s.iteration}</li>"
+    toc = "".join(f"<li><a href='#step-{n:d}'>{n:d}. {esc_html(s.title)}</a> · iteration {s.iteration:d}</li>"
                   for n, s in enumerate(steps, 1))
     body = "".join(step_html(events, s, n, len(steps), passages) for n, s in enumerate(steps, 1))
     heading = esc_html(title or "GeAR — a run, step by step")

@@ -171,7 +171,7 @@ def lesson_steps(trace: t.Trace | Sequence[t.Event]) -> list[LessonStep]:
     for n, e in enumerate(events):
         if n in fold.notes:
             f = fold.notes[n]
-            steps.append(LessonStep(e, "Repeated iterations", f"q<sup>({f.first})</sup> … = q<sup>({f.of})</sup>",
+            steps.append(LessonStep(e, "Repeated iterations", f"q<sup>({f.first:d})</sup> … = q<sup>({f.of:d})</sup>",
                                     f.text, phase="repeat", fold=f))
         if n in fold.skipped or type(e) not in TAUGHT:
             continue
@@ -219,7 +219,7 @@ def beam_steps(e: t.BeamsSearched) -> list[LessonStep]:
         last = i == len(e.hops)
         beams = len(e.steps[i - 1]) if i - 1 < len(e.steps) else 0
         steps += [
-            LessonStep(e, f"Hop {i} · candidates", f"V = get_neighbours(T.last()) ∖ B<sub>{i - 1}</sub>",
+            LessonStep(e, f"Hop {i} · candidates", f"V = get_neighbours(T.last()) ∖ B<sub>{i - 1:d}</sub>",
                        f"For each of the {beams} beams ⟨s, T⟩ of B{i - 1}, the candidates are the triples that "
                        f"share an entity with its last triple, less those already in a beam (at most "
                        f"{e.max_neighbours}, the most query-similar). {total} candidates in all"
@@ -238,7 +238,7 @@ def beam_steps(e: t.BeamsSearched) -> list[LessonStep]:
                        "compare the order before and after the penalty." if e.diversity else
                        "Diversity is off in this run: every factor is 1, the order stays that of s′.",
                        "penalty", i, PHASE_LINES["penalty"]),
-            LessonStep(e, f"Hop {i} · the top b kept", f"B<sub>{i}</sub> = top(B, b)",
+            LessonStep(e, f"Hop {i} · the top b kept", f"B<sub>{i:d}</sub> = top(B, b)",
                        f"Of all beams' weighted candidates, the best b = {b} become B{i}: {kept} kept, the rest "
                        "(greyed out) dropped." + (" These are the beams whose triples' passages join the ranking."
                                                   if last else " The next hop grows these."),

@@ -51,13 +51,13 @@ def match_picture(e: TriplesLinked, passages: Mapping[int, PassageView] | None =
     g = nx.MultiDiGraph()
     for n, link in enumerate(e.links):
         text = spo_text(link.proximal)
-        g.add_node(f"p{n}", label=short(text, BOX_TEXT), shape="box", color=PROXIMAL_COLOUR, gold=False,
-                   title=f"<b>{esc_html(text)}</b><br>proximal triple {n + 1}: written by the reader"
+        g.add_node(f"p{n:d}", label=short(text, BOX_TEXT), shape="box", color=PROXIMAL_COLOUR, gold=False,
+                   title=f"<b>{esc_html(text)}</b><br>proximal triple {n + 1:d}: written by the reader"
                          + ("" if link.linked else "<br>no index triple found"))
     for tid, (tv, links) in _linked(e).items():
         text = spo_text(tv.spo)
-        g.add_node(f"t{tid}", label=short(text, BOX_TEXT), shape="box", color=INDEX_COLOUR, gold=tv.gold,
-                   title=f"<b>{esc_html(text)}</b><br>index triple #{tid}, found by {len(links)} proximal "
+        g.add_node(f"t{tid:d}", label=short(text, BOX_TEXT), shape="box", color=INDEX_COLOUR, gold=tv.gold,
+                   title=f"<b>{esc_html(text)}</b><br>index triple #{tid:d}, found by {len(links)} proximal "
                          f"triple{'s' if len(links) != 1 else ''}<br>{source_line(tv, passages)}")
     for n, link in enumerate(e.links):
         if link.linked is None:

@@ -27,7 +27,7 @@ class StepText:
 
 def at_iteration(notation: str, n: int) -> str:
     """Notation with the iteration filled in: q<sup>(n)</sup> → q<sup>(2)</sup>."""
-    return notation.replace("(n+1)", f"({n + 1})").replace("(n−1)", f"({n - 1})").replace("(n)", f"({n})")
+    return notation.replace("(n+1)", f"({n + 1:d})").replace("(n−1)", f"({n - 1:d})").replace("(n)", f"({n:d})")
 
 
 STEPS: dict[type[t.Event], StepText] = {
