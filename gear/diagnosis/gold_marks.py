@@ -3,9 +3,10 @@ when they see it and usually which document holds it. They find the passages by 
 passages the run showed, mark them as gold (and may type the right answer), and the diagnosis of that run follows those
 passages through it at once — a pure function of the trace and the marks, nothing re-run, no LLM asked.
 
-Suggestions help find them: the passages that hold the typed answer or one of its aliases (SQuAD-normalised, whole
-words, in the title or the text), the passages the QA step took the run's answer from, and those the gist reader drew
-its triples from. They are suggestions only: nothing here makes a passage gold without the person's say.
+Suggestions help find them: the passages that hold the typed answer or one of its aliases (whole words, in the title or
+the text, matched as the diagnosis matches answers: gear.diagnosis.matching), the passages the QA step took the run's
+answer from, and those the gist reader drew its triples from. They are suggestions only: nothing here makes a passage
+gold without the person's say.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, replace
 from gear.data.reading import InputError
 from gear.diagnosis import DEFAULT_K, Diagnosis, diagnose
 from gear.diagnosis.facts import TraceFacts, spo
-from gear.diagnosis.grounding import normalise
+from gear.diagnosis.matching import holds
 from gear.store.base import SearchBackend
 from gear.trace import Answered, FinalRanking, PassageView, ProximalTriples, RunStarted, Trace
 from gear.types import Passage, Retriever
@@ -109,12 +110,6 @@ class Suggestion:
     title: str
     text: str
     reasons: tuple[str, ...]
-
-
-def holds(text: str, answer: str) -> bool:
-    """The answer occurs in the text as whole words, after SQuAD normalisation (case, punctuation, articles)."""
-    words = normalise(answer)
-    return bool(words) and f" {words} " in f" {normalise(text)} "
 
 
 def suggest(backend: SearchBackend, question: str, answers: Sequence[str], trace: Trace | None = None,

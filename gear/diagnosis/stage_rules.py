@@ -25,10 +25,12 @@ from gear.diagnosis.model import (
     FUSED,
     GIST,
     GRAPH,
+    HIGH,
     INITIAL,
     LINK,
     LINKED,
     RANKED,
+    RANKING,
     READ,
     READER,
     RETRIEVAL,
@@ -147,8 +149,8 @@ def gist_cause(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts, ende
 def ranking_causes(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts, ended: str) -> list[Cause]:
     """Lost at the final ranking (past k, or not in it): the lists that ranked it out, as the table shows them —
     a base list that held it only past k (base retriever), IRCoT's retrieval that brought it after others (retrieval
-    order), PPR's walk or a graph list that ranked it past k (graph). None when every list held it within k: the
-    final fusion alone put it past k, which no category of the paper names (a note says so)."""
+    order), PPR's walk or a graph list that ranked it past k (graph); the final ranking when every list held it within
+    k and the final fusion alone put it past k."""
     out = []
     losses = loss_stages(p, d.stages, d.k)
     retrieval = first_retrieval(p)
@@ -178,9 +180,10 @@ def ranking_causes(p: GoldPassage, stage: str, d: Diagnosis, facts: TraceFacts, 
             out.append(Cause(GRAPH, (named(p, listed, d.k, (
                 f"{lists.get(listed, listed)} ranked it at best {at(best)}, past the top {d.k} ({how}); "
                 f"{ended}")),), weak=base_first, ranking=True, passage=p.id, stage=listed))
-    if not out:
-        d.notes.append(f"'{p.title}': every list that held it ranked it within the top {d.k}, but the final ranking "
-                       f"put it past k ({ended}): no error category of the paper names the final fusion")
+    if not out and p.best(FINAL) is not None:
+        out.append(Cause(RANKING, (named(p, FOUND, d.k, f"every list that held it ranked it within the top {d.k}, but "
+                                                        f"the final fusion put it past k: {ended}"),),
+                         ranking=True, passage=p.id, stage=FOUND, step="ranking", confidence=HIGH))
     return out
 
 
