@@ -319,8 +319,7 @@ def ircot_loss(p: GoldPassage, h: Hop, d: Diagnosis, facts: TraceFacts, supplier
     q = next((x for x in suppliers if first is not None and x.id in {v.id for v in retrievals[first].passages}),
              suppliers[0] if suppliers else None)
     via = f"'{h.name}'" + (f", which '{q.title}' gives" if q is not None else "")
-    naming = next((t for t in after if h.named_by(t.thought) and (t.iteration + 1) in retrievals and not t.final),
-                  None)
+    naming = next((t for t in after if h.named_by(t.thought)), None)
     if naming is None:
         if not after:
             return _cause(REASONER, p, RETRIEVAL, d, f"it is reached through {via}; no thought followed the retrieval "
@@ -336,6 +335,18 @@ def ircot_loss(p: GoldPassage, h: Hop, d: Diagnosis, facts: TraceFacts, supplier
         return _cause(READER, p, RETRIEVAL, d, f"it is reached through {via}; thought {t.iteration} ({t.thought!r}) "
                                                f"did not name '{h.name}', and no later thought asked for it", unnamed,
                       STEP_THOUGHT, MEDIUM)
+    named = (ref("names", STEP_THOUGHT, naming.iteration, None, " ".join(h.words)),)
+    if naming.final:
+        return _cause(REASONER, p, RETRIEVAL, d, f"it is reached through {via}; thought {naming.iteration} named it "
+                                                 f"but gave the final answer {naming.answer or naming.thought!r} while "
+                                                 f"'{p.title}' was still missing",
+                      (*named, ref("stopped", STEP_THOUGHT, naming.iteration)), STEP_THOUGHT, MEDIUM)
+    if naming.iteration + 1 not in retrievals:
+        return _cause(BASE_RETRIEVER, p, RETRIEVAL, d, f"it is reached through {via}; the retrievals brought "
+                                                       f"'{q.title if q else h.name}' only at retrieval {first}, and "
+                                                       f"no retrieval was left to search with thought "
+                                                       f"{naming.iteration}, which named it", named, STEP_RETRIEVAL,
+                      LOW)
     n = naming.iteration + 1
     refs: tuple[Ref, ...] = (ref("names", STEP_THOUGHT, naming.iteration, None, " ".join(h.words)),
                              ref("unlisted", STEP_RETRIEVAL, RUN_LEVEL, p.id))

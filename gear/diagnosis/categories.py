@@ -115,7 +115,8 @@ def propose(d: Diagnosis, facts: TraceFacts, graph: bool, probe: Probe | None = 
     causes: list[Cause] = []
     if answer is not None and answer.in_gold_passages is False:
         causes.append(Cause(DATASET, (f"no gold passage contains a gold answer ({quoted(answer.gold)}): no "
-                                      "retrieval could succeed",), step=STEP_DATASET, confidence=HIGH))
+                                      "retrieval could succeed",), step=STEP_DATASET, confidence=HIGH,
+                            refs=(ref("gold_lacks", STEP_DATASET, RUN_LEVEL, None, answer.gold[0]),)))
     followed = made_up_followed(d, facts, answer, lost) if answer is not None and wrong else None
     for p in lost:
         found = loss_causes(p, hop_of.get(p.id), d, facts, graph, hop_of, probe)

@@ -14,16 +14,19 @@ in themselves: a line says them only with the ref that shows them (`PHRASES`).
 | wrote | that read wrote the triple `value` ("s | p | o"); a thought: its text holds `value` |
 | unsupported | that triple is grounded in none of the passages that read had (gear.diagnosis.grounding) |
 | drew_nothing | no triple that read wrote names `value` (every word of it in one end) |
+| drew_none_from | that read had the passage in front of it and no triple it wrote is grounded in the passage |
 | names | the step's text in that iteration (its query; a written triple or thought) names `value` |
 | not_named | the step's text in that iteration does not name `value` |
 | repeats | the rewritten query of that iteration asks no word the question and the earlier queries did not |
 | linked | tripleLink in that iteration linked the triple `value` ("s | p | o => id") |
 | beam_missed | no kept beam of that iteration holds a triple of the passage |
+| reached | the step (kept beams, tripleLink, PPR's kept seed facts) in that iteration holds the index triple `value` |
 | gist_holds | the gist memory after that iteration holds a triple naming `value` |
 | stopped | that iteration's verdict (IRCoT: thought) said answerable (final) and the run asked no more |
 | answered | the QA step answered `value` |
 | qa_holds | the passages the QA step read include the passage, which holds the answer `value` |
 | found | the passage is within the final top `value` |
+| gold_lacks | no gold passage's text holds a gold answer (`value` the first): no retrieval could succeed |
 | rerun | a counterfactual re-run over the index (not a fact of the trace: said as "re-run") |
 """
 
@@ -33,13 +36,15 @@ from collections.abc import Sequence
 
 from gear.diagnosis.model import RUN_LEVEL, Ref
 
-CLAIMS = ("listed", "unlisted", "ranked", "read", "wrote", "unsupported", "drew_nothing", "names", "not_named",
-          "repeats", "linked", "beam_missed", "gist_holds", "stopped", "answered", "qa_holds", "found", "rerun")
+CLAIMS = ("listed", "unlisted", "ranked", "read", "wrote", "unsupported", "drew_nothing", "drew_none_from", "names",
+          "not_named", "repeats", "linked", "beam_missed", "reached", "gist_holds", "stopped", "answered", "qa_holds",
+          "found", "gold_lacks", "rerun")
 
-#: words that are claims themselves: a line says them only with a ref of that claim
-PHRASES = {"steered by": "names", "drew no triple": "drew_nothing", "asked nothing new": "repeats",
-           "repeats the question": "repeats", "repeated the question": "repeats", "re-run": "rerun",
-           "none of the passages it read holds": "unsupported"}
+#: words that are claims themselves: a line says them only with a ref of one of those claims
+PHRASES = {"steered by": ("names",), "drew no triple": ("drew_nothing", "drew_none_from"),
+           "asked nothing new": ("repeats",), "repeats the question": ("repeats",),
+           "repeated the question": ("repeats",), "re-run": ("rerun",),
+           "none of the passages it read holds": ("unsupported",), "still missing": ("stopped",)}
 
 
 def spo_value(triple: Sequence[str]) -> str:

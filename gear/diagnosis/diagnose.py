@@ -32,7 +32,7 @@ from gear.diagnosis.model import (
     StageMark,
     hop_type,
 )
-from gear.diagnosis.probe import Probe
+from gear.diagnosis.probe import Probe, index_texts
 from gear.diagnosis.registry import FAMILIES, family_for, run_name
 from gear.trace import PPRSeeded, QueryRewritten, Trace
 
@@ -78,6 +78,8 @@ def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str,
     a trace holds only the id, from which MuSiQue's hop type is read and no other set's.
     `probe`: the index the run was made on (an `Engine` over it): extraction told from graph by its triples, the
     beam search and the base retrievers re-run to test a claim (gear.diagnosis.probe); the stage table is unchanged."""
+    if probe is not None:  # gold passages no event shows, named from the run's index
+        passages = {**index_texts(probe, trace), **(passages or {})}
     facts = TraceFacts.of(trace, passages)
     method, family = family_for(facts)
     stages = [*family.stages, FINAL, FOUND]

@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 from gear.diagnosis.facts import TraceFacts, spo
 from gear.diagnosis.hops import Hop
 from gear.store.base import SearchBackend
-from gear.trace import BeamsSearched, Trace
+from gear.trace import BeamsSearched, RunStarted, Trace
 
 DEPTH = 30  # how deep the other retrievers' lists are searched for a passage the run's base lists missed
 RETRIEVERS = ("bm25", "dense", "hybrid")
@@ -35,6 +35,13 @@ class Probe(Protocol):
     def backend(self) -> SearchBackend: ...
 
     def replay_beams(self, trace: Trace, iteration: int, **knobs: object) -> Replayed: ...
+
+
+def index_texts(probe: Probe, trace: Trace) -> dict[int, tuple[str, str]]:
+    """(title, text) of the run's gold passages from its index (ids the index has)."""
+    start = trace.first(RunStarted)
+    ids = [i for i in (start.gold_passage_ids if start is not None else []) if 0 <= i < probe.backend.n_passages]
+    return {p.id: (p.title, p.text) for p in probe.backend.passages(ids)} if ids else {}
 
 
 def other_retrievers(probe: Probe, facts: TraceFacts, pid: int, query: str) -> str:
