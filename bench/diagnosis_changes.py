@@ -3,6 +3,7 @@ passage's marks, status, lost at and dropped at), only the categories and their 
 
     python bench/diagnosis_changes.py TRACES_DIR --before SRC [--qa assets/musique/musique_dev50.json] [--k 5]
     python bench/diagnosis_changes.py TRACES_DIR [--before SRC] --tables OUT.json.xz   # the stage tables (a fixture)
+    python bench/diagnosis_changes.py TRACES_DIR --hops      # each gold passage's hop against MuSiQue's decomposition
 
 TRACES_DIR: traces, searched recursively (the recorded subset: `tests/fixtures/subset_traces.tar.xz` unpacked, or
 `scripts/subset_traces.sh OUT`). SRC: another source tree whose `gear/` is the rules before (`git archive BASE gear |
@@ -84,6 +85,43 @@ def compare(before: dict[str, dict], after: dict[str, dict]) -> tuple[list[str],
     return moved, changed
 
 
+def hop_check(traces: Path, qa: Path) -> None:
+    """The hop gear.diagnosis.hops gives each gold passage against the hop of MuSiQue's `question_decomposition` (the
+    step whose supporting paragraph it is), over the traces of one method per question."""
+    from gear.data.corpus import load_qa
+    from gear.diagnosis.facts import TraceFacts
+    from gear.diagnosis.gold_texts import QATexts
+    from gear.diagnosis.hops import hops
+    from gear.trace import RunStarted, Trace
+
+    raw = {q["id"]: q for q in json.loads(qa.read_text(encoding="utf-8"))}
+    texts = QATexts(load_qa(qa)[0])
+    seen: set[str] = set()
+    agree = total = questions = whole = 0
+    for f in sorted(traces.rglob("*.json")):
+        trace = Trace.load(f)
+        start = trace.first(RunStarted)
+        if start is None or start.question_id in seen or start.question_id not in raw:
+            continue
+        seen.add(start.question_id)
+        record = raw[start.question_id]
+        want = {record["paragraphs"][step["paragraph_support_idx"]]["title"]: n
+                for n, step in enumerate(record["question_decomposition"], 1)}
+        facts = TraceFacts.of(trace, texts.for_trace(trace))
+        ok = True
+        for pid, h in hops(facts, facts.gold).items():
+            total += 1
+            if want.get(facts.title(pid)) == h.hop:
+                agree += 1
+            else:
+                ok = False
+                print(f"- {start.question_id} '{facts.title(pid)}': hop {h.hop}, the decomposition's "
+                      f"{want.get(facts.title(pid))}")
+        questions += 1
+        whole += ok
+    print(f"hops as the decomposition: {agree}/{total} gold passages, {whole}/{questions} questions")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("traces", type=Path)
@@ -92,7 +130,11 @@ def main() -> None:
                                                      "(.json.xz)")
     parser.add_argument("--qa", type=Path, default=ROOT / "assets" / "musique" / "musique_dev50.json")
     parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--hops", action="store_true", help="the hops against MuSiQue's decompositions (--qa)")
     args = parser.parse_args()
+    if args.hops:
+        hop_check(args.traces, args.qa)
+        return
     after = diagnoses(ROOT, args.traces, args.qa, args.k)
     before = diagnoses(args.before, args.traces, args.qa, args.k) if args.before is not None else None
     if args.tables is not None:

@@ -35,7 +35,8 @@ from studio.sidebar import PRESETS
 
 EVERY_FOLDER = "every trace listed above"
 SHORT_LABELS = {"base_retriever": "base retriever", "extraction": "extraction", "graph": "graph", "reader": "reader",
-                "reasoner": "reasoner", "dataset": "dataset", "none": "no error"}  # where seven long names crowd
+                "reasoner": "reasoner", "dataset": "dataset", "answer": "answer step", "rewriter": "rewriter",
+                "ranking": "final ranking", "none": "no error"}  # where ten long names crowd
 
 
 @dataclass(frozen=True)
@@ -247,6 +248,15 @@ def _lost_words(d: Diagnosis, attribute: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def proposed_words(d: Diagnosis) -> str:
+    """The proposal in a table cell: its category's name, or both when it is undetermined between two."""
+    if d.category is None:
+        return "—"
+    if d.undetermined:
+        return " or ".join(SHORT_LABELS.get(c, c) for c in d.undetermined) + " (undetermined)"
+    return CATEGORY_LABELS.get(d.category, d.category)
+
+
 def question_rows(runs: Sequence[DiagnosedRun]) -> pd.DataFrame:
     rows = []
     for r in runs:
@@ -257,7 +267,8 @@ def question_rows(runs: Sequence[DiagnosedRun]) -> pd.DataFrame:
                      "found": f"{sum(p.status == FOUND_STATUS for p in d.passages)}/{len(d.passages)}",
                      "lost at": ", ".join(_lost_words(d, "lost_at")) or "—",
                      "dropped at": ", ".join(_lost_words(d, "dropped_at")) or "—",
-                     "proposed": CATEGORY_LABELS.get(d.category, d.category) if d.category else "—",
+                     "proposed": proposed_words(d),
+                     "confidence": d.confidence or "—",
                      "yours": review.words,
                      "EM": NO_ANSWER if d.answer is None or d.answer.em is None else f"{d.answer.em:.0f}",
                      "run": r.group, "hop": d.hop,

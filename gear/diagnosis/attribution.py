@@ -110,8 +110,7 @@ def passage_loss(p: GoldPassage, h: Hop | None, d: Diagnosis, facts: TraceFacts,
     if suppliers and len(unseen) == len(suppliers):
         q = unseen[0]
         return _cause(BASE_RETRIEVER, p, base_stage, d,
-                      f"it is reached through '{h.name}', which '{q.title}' gives, and no list of the run held "
-                      f"'{q.title}'",
+                      f"{_via(h, q)}, and no list of the run held '{q.title}'",
                       (ref("unlisted", STEP_RETRIEVAL if d.family == "IRCoT" else STEP_BASE, RUN_LEVEL, q.id),),
                       STEP_RETRIEVAL if d.family == "IRCoT" else STEP_BASE, MEDIUM)
     if d.family == "IRCoT":
@@ -171,7 +170,7 @@ def base_cause(p: GoldPassage, h: Hop | None, d: Diagnosis, facts: TraceFacts, s
 def expansion_loss(p: GoldPassage, h: Hop, d: Diagnosis, facts: TraceFacts, suppliers: Sequence[GoldPassage],
                    probe: Probe | None) -> Cause | None:
     source = suppliers[0] if suppliers else None
-    via = f"'{h.name}'" + (f", which '{source.title}' gives" if source is not None else "")
+    via = _via(h, source)
     drawn = [x for x in _drawn(facts, h) if x.step in (STEP_READ, STEP_GIST)]
     if not drawn:
         return reader_cause(p, h, d, facts, suppliers, via)
@@ -197,7 +196,7 @@ def reader_cause(p: GoldPassage, h: Hop, d: Diagnosis, facts: TraceFacts, suppli
     refs: list[Ref] = [ref("read", step, read.iteration, q.id),
                        ref("drew_nothing", step, read.iteration, None, " ".join(h.words))]
     who = "the sync reader" if step == STEP_READ else "the gist reader"
-    text = f"it is reached through {via}; {who} read '{q.title}' (iteration {read.iteration}) and drew no triple " \
+    text = f"{via}; {who} read '{q.title}' (iteration {read.iteration}) and drew no triple " \
            f"naming '{h.name}'"
     confidence = MEDIUM
     if made_up:
@@ -225,7 +224,7 @@ def graph_cause(p: GoldPassage, h: Hop, d: Diagnosis, facts: TraceFacts, drawn: 
     wrote = ref("wrote", STEP_READ, n, None, spo_value(drawn.triple))
     link = facts.trace.first(TriplesLinked, n)
     linked = next((x for x in (link.links if link else []) if list(x.proximal) == list(drawn.triple)), None)
-    said = f"it is reached through {via}; the sync reader drew {spo(drawn.triple)} (iteration {n})"
+    said = f"{via}; the sync reader drew {spo(drawn.triple)} (iteration {n})"
     if linked is not None and linked.linked is not None and not h.named_by(linked.linked.subject) and \
             not h.named_by(linked.linked.object) and linked.linked.passage_id != p.id:
         target = linked.linked
@@ -270,7 +269,7 @@ def after_gist(p: GoldPassage, h: Hop, d: Diagnosis, facts: TraceFacts, gist: Dr
     or passageLink to find the passage from the fact."""
     n = gist.iteration
     holds = ref("gist_holds", STEP_GIST, n, None, " ".join(h.words))
-    said = f"it is reached through {via}; the gist reader drew {spo(gist.triple)} (iteration {n}), so the gist held " \
+    said = f"{via}; the gist reader drew {spo(gist.triple)} (iteration {n}), so the gist held " \
            f"'{h.name}'"
     rewrite = facts.trace.first(QueryRewritten, n)
     verdict = facts.trace.first(Reasoned, n)
@@ -318,31 +317,31 @@ def ircot_loss(p: GoldPassage, h: Hop, d: Diagnosis, facts: TraceFacts, supplier
     after = [t for t in thoughts if first is not None and t.iteration >= first]
     q = next((x for x in suppliers if first is not None and x.id in {v.id for v in retrievals[first].passages}),
              suppliers[0] if suppliers else None)
-    via = f"'{h.name}'" + (f", which '{q.title}' gives" if q is not None else "")
+    via = _via(h, q)
     naming = next((t for t in after if h.named_by(t.thought)), None)
     if naming is None:
         if not after:
-            return _cause(REASONER, p, RETRIEVAL, d, f"it is reached through {via}; no thought followed the retrieval "
+            return _cause(REASONER, p, RETRIEVAL, d, f"{via}; no thought followed the retrieval "
                                                      "that brought it", (ref("unlisted", STEP_RETRIEVAL, RUN_LEVEL,
                                                                              p.id),), STEP_THOUGHT, LOW)
         t = after[0]
         unnamed = (ref("not_named", STEP_THOUGHT, t.iteration, None, " ".join(h.words)),)
         if t.final:
-            return _cause(REASONER, p, RETRIEVAL, d, f"it is reached through {via}; thought {t.iteration} gave the "
+            return _cause(REASONER, p, RETRIEVAL, d, f"{via}; thought {t.iteration} gave the "
                                                      f"final answer {t.answer or t.thought!r} while '{p.title}' was "
                                                      "still missing",
                           (*unnamed, ref("stopped", STEP_THOUGHT, t.iteration)), STEP_THOUGHT, MEDIUM)
-        return _cause(READER, p, RETRIEVAL, d, f"it is reached through {via}; thought {t.iteration} ({t.thought!r}) "
+        return _cause(READER, p, RETRIEVAL, d, f"{via}; thought {t.iteration} ({t.thought!r}) "
                                                f"did not name '{h.name}', and no later thought asked for it", unnamed,
                       STEP_THOUGHT, MEDIUM)
     named = (ref("names", STEP_THOUGHT, naming.iteration, None, " ".join(h.words)),)
     if naming.final:
-        return _cause(REASONER, p, RETRIEVAL, d, f"it is reached through {via}; thought {naming.iteration} named it "
+        return _cause(REASONER, p, RETRIEVAL, d, f"{via}; thought {naming.iteration} named it "
                                                  f"but gave the final answer {naming.answer or naming.thought!r} while "
                                                  f"'{p.title}' was still missing",
                       (*named, ref("stopped", STEP_THOUGHT, naming.iteration)), STEP_THOUGHT, MEDIUM)
     if naming.iteration + 1 not in retrievals:
-        return _cause(BASE_RETRIEVER, p, RETRIEVAL, d, f"it is reached through {via}; the retrievals brought "
+        return _cause(BASE_RETRIEVER, p, RETRIEVAL, d, f"{via}; the retrievals brought "
                                                        f"'{q.title if q else h.name}' only at retrieval {first}, and "
                                                        f"no retrieval was left to search with thought "
                                                        f"{naming.iteration}, which named it", named, STEP_RETRIEVAL,
@@ -350,7 +349,7 @@ def ircot_loss(p: GoldPassage, h: Hop, d: Diagnosis, facts: TraceFacts, supplier
     n = naming.iteration + 1
     refs: tuple[Ref, ...] = (ref("names", STEP_THOUGHT, naming.iteration, None, " ".join(h.words)),
                              ref("unlisted", STEP_RETRIEVAL, RUN_LEVEL, p.id))
-    said = f"it is reached through {via}; thought {naming.iteration} named it ({naming.thought!r}), but retrieval " \
+    said = f"{via}; thought {naming.iteration} named it ({naming.thought!r}), but retrieval " \
            f"{n} with it missed the passage"
     seeded = facts.trace.first(PPRSeeded, n)
     if seeded is not None:
@@ -422,6 +421,13 @@ def new_words(facts: TraceFacts, triple: Sequence[str]) -> str:
     question = set(words_of(facts.start.question if facts.start else ""))
     words = [w for part in triple for w in words_of(part) if w not in question]
     return " ".join(dict.fromkeys(words))
+
+
+def _via(h: Hop, source: GoldPassage | None) -> str:
+    """How the passage's hop is reached, at the head of a line: "hop 2, named by 'Novair International Airways'"."""
+    if source is not None and h.source == source.id:
+        return f"hop {h.hop}, named by '{source.title}'"
+    return f"hop {h.hop} (the question does not name it)" + (f", after '{source.title}'" if source else "")
 
 
 def _cause(category: str, p: GoldPassage, stage: str, d: Diagnosis, text: str, refs: tuple[Ref, ...], step: str,

@@ -47,6 +47,22 @@ PHRASES = {"steered by": ("names",), "drew no triple": ("drew_nothing", "drew_no
            "none of the passages it read holds": ("unsupported",), "still missing": ("stopped",)}
 
 
+#: a ref's step in a person's words (the CLI's and the app's pointers to the step)
+STEP_WORDS = {"base": "base list", "retrieval": "retrieval", "read": "sync read", "link": "tripleLink",
+              "beam": "beam search", "expanded": "expanded list", "fused": "fused list", "gist": "gist read",
+              "rewriter": "rewriter", "reasoner": "reasoner", "passagelink": "passageLink", "ranking": "final ranking",
+              "thought": "thought", "seed": "PPR's seeds", "walk": "PPR's walk", "answer": "QA step",
+              "question": "the question", "dataset": "the gold", "extraction": "the index's triples"}
+
+
+def where(r: Ref) -> str:
+    """Where a ref points, in words: "base list (iteration 2)", "final ranking", "re-run of the beam search"."""
+    words = STEP_WORDS.get(r.step, r.step)
+    if r.claim == "rerun":
+        return f"re-run of the {words}"
+    return f"{words} (iteration {r.iteration})" if r.iteration != RUN_LEVEL else words
+
+
 def spo_value(triple: Sequence[str]) -> str:
     """A triple as a ref's value: "s | p | o"."""
     return " | ".join(str(x) for x in triple)

@@ -32,7 +32,7 @@ from gear.diagnosis.model import (
     StageMark,
     hop_type,
 )
-from gear.diagnosis.probe import Probe, index_texts
+from gear.diagnosis.probe import Probe, fits, index_texts
 from gear.diagnosis.registry import FAMILIES, family_for, run_name
 from gear.trace import PPRSeeded, QueryRewritten, Trace
 
@@ -78,8 +78,10 @@ def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str,
     a trace holds only the id, from which MuSiQue's hop type is read and no other set's.
     `probe`: the index the run was made on (an `Engine` over it): extraction told from graph by its triples, the
     beam search and the base retrievers re-run to test a claim (gear.diagnosis.probe); the stage table is unchanged."""
-    if probe is not None:  # gold passages no event shows, named from the run's index
+    unfit = probe is not None and not fits(probe, trace)
+    if probe is not None and not unfit:  # gold passages no event shows, named from the run's index
         passages = {**index_texts(probe, trace), **(passages or {})}
+    probe = None if unfit else probe
     facts = TraceFacts.of(trace, passages)
     method, family = family_for(facts)
     stages = [*family.stages, FINAL, FOUND]
@@ -105,6 +107,9 @@ def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str,
     if repeated:
         notes.append(f"the rewriter repeated an earlier query in iteration{'s' if len(repeated) > 1 else ''} "
                      f"{', '.join(map(str, repeated))}: the next iteration searched with the same words")
+    if unfit:
+        notes.append("the index given is not the one this run was made on (its passages differ): the diagnosis did "
+                     "not consult it")
     unregistered = facts.method not in FAMILIES
     if unregistered:
         notes.append(f"method {facts.method!r} is not registered: diagnosed with the {family.name} stages its "

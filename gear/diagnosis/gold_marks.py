@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gear.data.reading import InputError
-from gear.diagnosis import DEFAULT_K, Diagnosis, diagnose
+from gear.diagnosis import DEFAULT_K, Diagnosis, Probe, diagnose
 from gear.diagnosis.facts import TraceFacts, spo
 from gear.diagnosis.matching import holds
 from gear.store.base import SearchBackend
@@ -69,12 +69,13 @@ def passages_of(backend: SearchBackend, ids: Iterable[int]) -> dict[int, tuple[s
 
 def diagnose_marked(trace: Trace, gold_ids: Sequence[int], answers: Sequence[str] | None = None, *,
                     passages: Mapping[int, tuple[str, str]] | None = None, k: int = DEFAULT_K,
-                    missing_gold: Sequence[str] = ()) -> Diagnosis:
+                    missing_gold: Sequence[str] = (), probe: Probe | None = None) -> Diagnosis:
     """The diagnosis of the run with these gold passages: `passages` gives the (title, text) of marked passages the
     run never showed (from the index: `passages_of`), so a passage no list of the run held is named and reported as
     lost at the first stage, not guessed at. `missing_gold`: titles of named gold passages the index lacks (no
-    category without a gold passage known, unless one is named and missing: gear.diagnosis.categories)."""
-    d = diagnose(with_gold(trace, gold_ids, answers), k, passages, missing_gold)
+    category without a gold passage known, unless one is named and missing: gear.diagnosis.categories). `probe`: the
+    index the run was made on (gear.diagnosis.probe)."""
+    d = diagnose(with_gold(trace, gold_ids, answers), k, passages, missing_gold, probe=probe)
     shown = {view.id for view in run_passages(trace)}
     for p in d.passages:
         if p.id not in shown:

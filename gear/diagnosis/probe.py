@@ -37,6 +37,19 @@ class Probe(Protocol):
     def replay_beams(self, trace: Trace, iteration: int, **knobs: object) -> Replayed: ...
 
 
+def fits(probe: Probe, trace: Trace, sample: int = 8) -> bool:
+    """Whether the run was made on the probe's index: the first passages its events show have the same ids, titles
+    and texts there (a run made on another index, or on this one before it was built again, would be misread)."""
+    from gear.diagnosis.facts import TraceFacts
+
+    shown = [(pid, pair) for pid, pair in TraceFacts.of(trace).texts.items() if pair[1]][:sample]
+    backend = probe.backend
+    if any(not 0 <= pid < backend.n_passages for pid, _ in shown):
+        return False
+    here = {p.id: (p.title, p.text) for p in backend.passages([pid for pid, _ in shown])} if shown else {}
+    return all(here.get(pid) == pair for pid, pair in shown)
+
+
 def index_texts(probe: Probe, trace: Trace) -> dict[int, tuple[str, str]]:
     """(title, text) of the run's gold passages from its index (ids the index has)."""
     start = trace.first(RunStarted)
