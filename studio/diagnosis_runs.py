@@ -249,12 +249,13 @@ def _lost_words(d: Diagnosis, attribute: str) -> list[str]:
 
 
 def proposed_words(d: Diagnosis) -> str:
-    """The proposal in a table cell: its category's name, or both when it is undetermined between two."""
+    """The proposal in a table cell with its confidence: its category's name ("final ranking · high"), or both when it
+    is undetermined between two ("graph or extraction · low")."""
     if d.category is None:
         return "—"
-    if d.undetermined:
-        return " or ".join(SHORT_LABELS.get(c, c) for c in d.undetermined) + " (undetermined)"
-    return CATEGORY_LABELS.get(d.category, d.category)
+    name = " or ".join(SHORT_LABELS.get(c, c) for c in d.undetermined) if d.undetermined else \
+        CATEGORY_LABELS.get(d.category, d.category)
+    return f"{name} · {d.confidence}" if d.confidence else name
 
 
 def question_rows(runs: Sequence[DiagnosedRun]) -> pd.DataFrame:
@@ -268,7 +269,6 @@ def question_rows(runs: Sequence[DiagnosedRun]) -> pd.DataFrame:
                      "lost at": ", ".join(_lost_words(d, "lost_at")) or "—",
                      "dropped at": ", ".join(_lost_words(d, "dropped_at")) or "—",
                      "proposed": proposed_words(d),
-                     "confidence": d.confidence or "—",
                      "yours": review.words,
                      "EM": NO_ANSWER if d.answer is None or d.answer.em is None else f"{d.answer.em:.0f}",
                      "run": r.group, "hop": d.hop,
