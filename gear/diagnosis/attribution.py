@@ -62,6 +62,7 @@ from gear.diagnosis.model import (
     GoldPassage,
     Ref,
 )
+from gear.diagnosis.ppr import seed_marks
 from gear.diagnosis.probe import Probe, beam_reruns, index_names, other_retrievers
 from gear.trace import (
     BaseRetrieved,
@@ -95,7 +96,14 @@ def passage_loss(p: GoldPassage, h: Hop | None, d: Diagnosis, facts: TraceFacts,
                  probe: Probe | None) -> Cause | None:
     """The cause of a lost passage's loss for the families that iterate or read (GeAR, SyncGE, IRCoT) and the ranking
     of any family with a final fusion; None where the stage rules judge it (gear.diagnosis.stage_rules)."""
-    if d.family in ("GeAR", "SyncGE", "NaiveGE", "IRCoT"):
+    if d.family == "IRCoT":
+        # IRCoT's final ranking is retrieval order: the ranking's loss when a retrieval held it within k, the
+        # retrieval's own when every one that held it ranked it past k
+        best = p.best(RETRIEVAL)
+        if best is not None and best.reached:
+            return ranking_cause(p, d, RETRIEVAL, best.iteration, best.rank) if (best.rank or 0) <= d.k else \
+                retrieval_rank_cause(p, d, facts, best.iteration, best.rank or 0)
+    elif d.family in ("GeAR", "SyncGE", "NaiveGE"):
         listed = _listed(p, d)
         if listed is not None:
             return ranking_cause(p, d, *listed)
@@ -103,6 +111,8 @@ def passage_loss(p: GoldPassage, h: Hop | None, d: Diagnosis, facts: TraceFacts,
         return None
     base_stage = RETRIEVAL if d.family == "IRCoT" else BASE
     if h is None or h.hop <= 1:
+        if facts.trace.of(PPRSeeded) and d.family == "IRCoT":
+            return ppr_cause(p, d, facts, "no retrieval of the run held it", None)
         return base_cause(p, h, d, facts, base_stage, probe)
     suppliers = [q for q in d.passages if q.id != p.id and (q.id == h.source if h.source is not None else
                                                               hops.get(q.id, Hop(q.id, 0)).hop == h.hop - 1)]
@@ -141,6 +151,35 @@ def ranking_cause(p: GoldPassage, d: Diagnosis, stage: str, iteration: int, rank
     refs = (ref("listed", step, iteration, p.id, rank), ref("ranked", STEP_RANKING, RUN_LEVEL, p.id, final or ""))
     return Cause(RANKING, (named(p, FOUND, d.k, text),), passage=p.id, stage=FOUND, refs=refs, step=STEP_RANKING,
                  confidence=HIGH)
+
+
+def retrieval_rank_cause(p: GoldPassage, d: Diagnosis, facts: TraceFacts, n: int, rank: int) -> Cause:
+    """IRCoT: every retrieval that held the passage ranked it past k, and the final ranking kept retrieval order: the
+    retrieval's own ranking (PPR's, under IRCoT over PPR)."""
+    text = f"no retrieval held it within the top {d.k} (at best retrieval {n}, rank {rank} of its hits), and IRCoT's " \
+           f"final ranking keeps retrieval order (final rank {p.final_rank})"
+    if facts.trace.first(PPRSeeded, n) is not None:
+        return ppr_cause(p, d, facts, text, n)
+    refs = (ref("listed", STEP_RETRIEVAL, n, p.id, rank), ref("ranked", STEP_RANKING, RUN_LEVEL, p.id,
+                                                              p.final_rank or ""))
+    return _cause(BASE_RETRIEVER, p, RETRIEVAL, d, text, refs, STEP_RETRIEVAL, HIGH)
+
+
+def ppr_cause(p: GoldPassage, d: Diagnosis, facts: TraceFacts, text: str, n: int | None) -> Cause:
+    """IRCoT over PPR: each retrieval is PPR's walk from seeds; a passage none of whose facts or entities seeded the
+    walk is the seeds' miss, one that was seeded and still ranked low the walk's (both the graph's)."""
+    seeds = [m for m in seed_marks(facts, p.id) if n is None or m.iteration == n]
+    seeded = [m for m in seeds if m.reached]
+    held = next((m for m in p.marks if m.stage == RETRIEVAL and m.iteration == n and m.reached), None)
+    listed = ref("listed", STEP_RETRIEVAL, held.iteration, p.id, held.rank or "") if held is not None else \
+        ref("unlisted", STEP_RETRIEVAL, RUN_LEVEL, p.id)
+    if seeded:
+        m = seeded[0]
+        return _cause(GRAPH, p, RETRIEVAL, d, f"{text}: PPR's seeds held it ({m.note}, retrieval {m.iteration}) and "
+                                              "its walk ranked other passages higher", (listed,), STEP_WALK, MEDIUM)
+    return _cause(GRAPH, p, RETRIEVAL, d, f"{text}: none of PPR's seed facts or entities is its "
+                                          f"({len(seeds)} retrieval{'s' if len(seeds) != 1 else ''} seeded)", (listed,),
+                  STEP_SEED, MEDIUM)
 
 
 # -- hop 1: the base retriever's -------------------------------------------------------------------------------------

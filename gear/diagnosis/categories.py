@@ -24,6 +24,7 @@ from gear.diagnosis.evidence import quoted
 from gear.diagnosis.facts import TraceFacts
 from gear.diagnosis.hops import Hop, hops
 from gear.diagnosis.invariant import CATEGORY_STAGES, STEERED_BY, loss_stages, stages_of
+from gear.diagnosis.matching import holds
 from gear.diagnosis.model import (
     ANSWER,
     BASE,
@@ -128,8 +129,26 @@ def propose(d: Diagnosis, facts: TraceFacts, graph: bool, probe: Probe | None = 
     if answer is not None and answer.right is not True:
         causes.extend(run_causes(d, facts, lost, answer))
     if wrong and answer is not None:
-        causes.extend(wrong_answer_causes(d, facts, answer, lost))
+        answered = wrong_answer_causes(d, facts, answer, lost)
+        if answered and answered[0].category == ANSWER and lost and all(
+                p.responsible == STEP_RANKING for p in lost if p.status != "open") and answer_in_found(d, facts):
+            causes = [answered[0], *causes, *answered[1:]]  # the QA step had the gold answer's passage: its miss first
+        else:
+            causes.extend(answered)
     return choose(causes, d)
+
+
+def answer_in_found(d: Diagnosis, facts: TraceFacts) -> bool:
+    """A gold passage found (in the passages the QA step read) holds a gold answer the question does not name: what
+    the question asks was in front of the QA step, whatever other gold passage the final ranking left out. (A
+    comparison's answer is one of the entities it names: any passage about it holds it, and says nothing of the
+    passage that decides the comparison.)"""
+    answer = d.answer
+    if answer is None:
+        return False
+    asked = [a for a in answer.gold if not holds(d.question, a)]
+    return any(p.status == FOUND_STATUS and p.id in answer.qa_passage_ids and
+               any(facts.tokens.contains(p.id, a) for a in asked) for p in d.passages)
 
 
 def _none(d: Diagnosis, answer: AnswerCheck | None) -> Proposal:
@@ -258,8 +277,12 @@ def choose(causes: Sequence[Cause], d: Diagnosis) -> Proposal:
         return Proposal(None, None, [_undetermined(d)])
     first = supported[0]
     tie = first.tie if first.tie is not None and agrees(first.tie, d) else None
-    if tie is None:
-        tie = next((c for c in supported[1:] if c.category != first.category and _same_hop(first, c, d)), None)
+    if tie is None:  # another passage of the same hop, lost for another reason (its own first cause)
+        primaries: dict[int, Cause] = {}
+        for c in supported:
+            if c.passage is not None:
+                primaries.setdefault(c.passage, c)
+        tie = next((c for c in primaries.values() if c.category != first.category and _same_hop(first, c, d)), None)
     distinct: list[Cause] = [first]
     for cause in supported:
         if cause.category not in [c.category for c in distinct]:

@@ -6,8 +6,9 @@ retriever's to find; a passage a hop leads to is reached only through a name ano
 
 The rule, from the texts alone (no dataset field):
 - a passage is hop 1 when the question (or the run's first query) holds every content word of its title (a
-  parenthesised qualifier such as "(film)" aside); when no gold passage's title is there, the one whose text holds
-  the most of the question's words (weighted by IDF over the passages the trace shows);
+  parenthesised qualifier such as "(film)" aside); when the question names no gold passage, those it describes: the
+  passage's text holds half of the question's words (at least three, its question words aside; by IDF over the
+  passages the trace shows), else the one whose text holds the most of them;
 - a passage p is one hop after q when q's text holds the words of p's title that the question does not, at least
   half of them by IDF ("The Rank Organisation" in Novair's passage; "St. Peter" of "St. Peter's Basilica" in Bremen
   Cathedral's; "Wilmington" of "Wilmington International Airport" in WILM's) — the bridge: those of the words q holds;
@@ -31,6 +32,12 @@ from gear.diagnosis.grounding import entity_tokens, tokens
 from gear.trace import BaseRetrieved
 
 _QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$")
+#: words every question has (as tokens() writes them: "does" → "doe", "this" → "thi"), no description of a passage
+QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "did", "doe", "do",
+                            "were", "are", "ha", "have", "had", "many", "much", "than", "same", "both", "also", "thi",
+                            "that", "they", "he", "she", "his", "her", "their", "there", "name", "one", "not"})
+DESCRIBED_WORDS = 3    # a description: at least this many of the question's words besides its question words …
+DESCRIBED_SHARE = 0.5  # … of which a passage's text holds this share (by IDF) to be what the question describes
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,9 @@ def hops(facts: TraceFacts, gold: Sequence[int]) -> dict[int, Hop]:
     words = {pid: words_of(t) for pid, t in titles.items()}
     texts = {pid: set(words_of(" ".join(facts.texts[pid]))) for pid in titles}
     found = {pid: Hop(pid, 1, named=True) for pid, w in words.items() if w and all(x in asked for x in w)}
+    described = set(asked) - QUESTION_WORDS
+    if not found and len(described) >= DESCRIBED_WORDS:  # a question that names no gold passage describes them
+        found = {pid: Hop(pid, 1) for pid in titles if _share(facts, described, texts[pid]) >= DESCRIBED_SHARE}
     if not found and titles:
         best = max(titles, key=lambda pid: (_share(facts, question, texts[pid]), -gold.index(pid)))
         found[best] = Hop(best, 1)

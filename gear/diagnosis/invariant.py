@@ -60,7 +60,7 @@ from gear.diagnosis.model import (
 CATEGORY_STAGES: dict[str, tuple[str, ...]] = {
     BASE_RETRIEVER: (BASE, RETRIEVAL, FUSED),
     READER: (READ, GIST),
-    GRAPH: (LINK, BEAM, EXPANDED, FUSED, SEED, RANKED, LINKED),
+    GRAPH: (LINK, BEAM, EXPANDED, FUSED, SEED, RANKED, LINKED, RETRIEVAL),  # IRCoT's retrievals over PPR: its walk
     EXTRACTION: (INITIAL, LINK, BEAM, LINKED),
     REWRITER: (),
     RANKING: (FOUND,),

@@ -8,10 +8,12 @@ Hillenbrand"), a number is the same in words or digits ("twice", "two", "2"), an
 written ("4 July 1776", "July 4, 1776", "1776-07-04"). A gold answer's aliases are separate answers, each tried.
 
 Right in substance (`form_only`): the same words after that normalisation; a name with or without a title ("Sir",
-"Saint", …); a fuller or shorter form that differs only by a generic word ("Niger" for "Niger River"); a person's
-name without a first or middle name ("Kennedy" for "John F. Kennedy"); a place without its region ("Paris" for
-"Paris, France"); a fuller date that holds the gold one ("in February 1929" for "1929"). Not: a less specific answer
-("Somerset" for "Weston-super-Mare, Somerset", a year for a whole date), or another entity.
+"Saint", …); a fuller or shorter form that differs only by a generic word ("Niger" for "Niger River"); a person's name
+without a first or middle name ("Kennedy" for "John F. Kennedy"); a place without its region ("Paris" for "Paris,
+France"); a fuller date that holds the gold one ("in February 1929" for "1929"); the same items of a list however joined
+("A, B, C" for "A, B, and C"); the gold answer said within a sentence, three words longer at least ("… performed as lead
+vocalist and …" for "lead vocalist"). Not: a less specific answer ("Somerset" for "Weston-super-Mare, Somerset", a year
+for a whole date), or another entity.
 """
 
 from __future__ import annotations
@@ -125,6 +127,11 @@ def _same_in_substance(raw: str, said: str, raw_gold: str, gold: str) -> str:
     if _dated(g) and _inside_run(g, a) and all(w.isdigit() or _MONTH_TOKEN.match(w) or w in _DATE_WORDS
                                                for w in a if w not in g):
         return f"{raw!r} is a fuller date holding the gold {raw_gold!r}"
+    items = _items(raw)
+    if len(items) > 1 and items == _items(raw_gold):
+        return f"{raw!r} lists the gold's items ({raw_gold!r}), joined otherwise"
+    if len(a) >= len(g) + 3 and _inside_run(g, a) and not _numbers_besides(a, g) and not _dated(g):
+        return f"{raw!r} says the gold {raw_gold!r} within more words"
     first = _first_part(raw_gold)
     if first and first == said and "," in raw_gold:
         return f"{raw!r} is the gold {raw_gold!r} without its region"
@@ -151,6 +158,17 @@ def _dated(words: Sequence[str]) -> bool:
 def _inside_run(shorter: Sequence[str], longer: Sequence[str]) -> bool:
     n = len(shorter)
     return any(list(longer[i:i + n]) == list(shorter) for i in range(len(longer) - n + 1))
+
+
+def _items(text: str) -> frozenset[str]:
+    """The items of a list answer, however joined ("A, B and C", "A, B, C", "A; B & C")."""
+    parts = re.split(r",|;|&|\band\b", text.lower())
+    return frozenset(x for x in (normalise(part) for part in parts) if x)
+
+
+def _numbers_besides(words: Sequence[str], gold: Sequence[str]) -> bool:
+    """The answer holds a number the gold does not: another count or year said beside it."""
+    return any(w.isdigit() and w not in gold for w in words)
 
 
 def _first_part(text: str) -> str:

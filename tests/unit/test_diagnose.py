@@ -704,6 +704,20 @@ def test_an_ircot_passage_found_late_ranks_after_the_first_retrievals() -> None:
     assert "IRCoT ranks in retrieval order" in d.evidence[0]
 
 
+def test_an_ircot_passage_every_retrieval_ranked_past_k_is_the_retrievals() -> None:
+    """IRCoT's final ranking is retrieval order: a passage a retrieval held within k and the order pushed out is the
+    ranking's; one every retrieval held only past k was never lifted by anything — the retrieval's own ranking."""
+    first = [1, 4, 5, 6, 7, 8, 2]  # the basilica 7th of retrieval 1, nowhere else
+    events = [start("ircot", ircot_retriever="base", ircot_ranking="retrieval"), IterationStarted(1, QUESTION),
+              BaseRetrieved(1, QUESTION, 10, pvs(first)), PassagesAdded(1, QUESTION, pvs(first), first),
+              ThoughtWritten(1, "So the answer is: 1929.", "", True, "1929"),
+              FinalRanking(1, pvs(first)), Answered(1, "1929", "1929", first[:5]), RunFinished(1, 1, 9.0, {})]
+    d = diagnose(Trace(events), passages=PASSAGES)
+    basilica = passage(d, 2)
+    assert basilica.final_rank == 7 and basilica.responsible == "retrieval"
+    assert d.category == "base_retriever" and "no retrieval held it within the top 5" in d.evidence[0]
+
+
 def test_base_only_runs_have_base_and_final() -> None:
     t = Trace([start("none", answers=[]), IterationStarted(1, QUESTION), BaseRetrieved(1, QUESTION, 5, pvs([1, 2, 4])),
                FinalRanking(1, pvs([1, 2, 4])), RunFinished(1, 1, 1.0, {})])

@@ -13,7 +13,7 @@ from gear.diagnosis.gold_marks import suggest
 from gear.diagnosis.hops import hops
 from gear.diagnosis.matching import form_only, holds, is_yes_no, normalise
 from gear.measures import normalize_answer
-from gear.trace import Trace
+from gear.trace import RunStarted, Trace
 from tests.unit.test_diagnose import PASSAGES, good_gear_run, start
 
 
@@ -37,14 +37,18 @@ def test_a_text_does_not_hold_another_or_a_less_specific_answer(text: str, answe
 
 @pytest.mark.parametrize(("answer", "gold"), [("2", "twice"), ("Niger", "Niger River"), ("Paris", "Paris, France"),
                                               ("Sir Elton John", "Elton John"), ("Kennedy", "John F. Kennedy"),
-                                              ("5 May 1990", "May 5, 1990"), ("in February 1929", "1929")])
+                                              ("5 May 1990", "May 5, 1990"), ("in February 1929", "1929"),
+                                              ("Gillian Chung, Bobo Chan, Cecilia Cheung", "Gillian Chung, Bobo Chan, "
+                                               "and Cecilia Cheung"),
+                                              ("Ed Roland performed as lead vocalist of the band", "lead vocalist")])
 def test_right_in_substance(answer: str, gold: str) -> None:
     assert form_only(answer, [gold])
 
 
 @pytest.mark.parametrize(("answer", "gold"), [("Somerset", "Weston-super-Mare, Somerset"), ("1990", "May 5, 1990"),
                                               ("United", "United Kingdom"), ("Nigeria", "Niger River"),
-                                              ("John", "John Smith"), ("yes", "no")])
+                                              ("John", "John Smith"), ("yes", "no"), ("United Kingdom", "United"),
+                                              ("He was born in 1953, not 1965", "1965")])
 def test_less_specific_or_another_answer_is_wrong(answer: str, gold: str) -> None:
     assert form_only(answer, [gold]) == ""
 
@@ -96,3 +100,7 @@ def test_a_comparison_names_both_and_no_title_named_falls_to_the_question_words(
                                                               "hybrid", {}, "", [6, 2], [])]), PASSAGES)
     found = hops(facts, [6, 2])
     assert found[6].hop == 1 and not found[6].named and found[2].hop == 2  # the question's words are Cologne's
+    # a question naming no gold passage but describing two: both hop 1 (each text holds half its words or more)
+    asked = "Which Catholic cathedral was consecrated in 1322, and which is in Steubenville, Ohio?"
+    facts = TraceFacts.of(Trace([RunStarted(0, asked, "gear", "hybrid", {}, "", [6, 7], [])]), PASSAGES)
+    assert [h.hop for h in hops(facts, [6, 7]).values()] == [1, 1]
