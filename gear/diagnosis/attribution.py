@@ -107,6 +107,8 @@ def passage_loss(p: GoldPassage, h: Hop | None, d: Diagnosis, facts: TraceFacts,
         listed = _listed(p, d)
         if listed is not None:
             return ranking_cause(p, d, *listed)
+    if d.family in ("base", "NaiveGE") and (h is None or h.hop <= 1) and _listed(p, d) is None and probe is not None:
+        return base_cause(p, h, d, facts, BASE, probe)  # single-step: the re-run of other base retrievers, deeper
     if d.family not in ("GeAR", "SyncGE", "IRCoT"):
         return None
     base_stage = RETRIEVAL if d.family == "IRCoT" else BASE

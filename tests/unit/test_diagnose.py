@@ -480,6 +480,39 @@ def test_a_hallucination_no_later_query_was_made_from_comes_after_the_graphs_los
     assert d.category == "graph" and "steered" not in " ".join(d.evidence)
 
 
+def rewriting_run(rewrite: str, base2: list[int]) -> Trace:
+    """GeAR, two iterations; the gold passages Bremen Cathedral (1) and St. Peter's Basilica (2). The sync reader draws
+    nothing; the gist reader draws ⟨Bremen Cathedral, dedicated to, St. Peter⟩ — the name that leads to the basilica —
+    in iteration 1; the rewriter asks `rewrite`, and iteration 2 searches with it (base list `base2`)."""
+    it1 = gear_iteration(1, base=[1, 4, 5], read=[], links=[], paths=[], expanded=[], fused=[1, 4, 5], gist=[HOP1])
+    it2 = gear_iteration(2, base=base2, read=[], links=[], paths=[], expanded=[], fused=base2, gist=[], query=rewrite)
+    return Trace([start(gold=[1, 2], answers=["St. Peter"], max_iterations=2), *it1, QueryRewritten(1, rewrite),
+                  *it2, *finish(2, linked=[(HOP1, [1, 4])], final=[1, 4, 5, 6], answer="Bremen")])
+
+
+def test_a_rewrite_that_asks_nothing_new_while_the_gist_held_the_bridge_is_the_rewriter() -> None:
+    d = diagnose(rewriting_run(QUESTION, [1, 4, 5]), passages=PASSAGES)
+    basilica = passage(d, 2)
+    assert basilica.hop == 2 and basilica.lost_at == "base" and basilica.responsible == "rewriter"
+    assert d.category == "rewriter" and d.confidence == "high"
+    assert "the gist held 'St. Peter's Basilica', but the rewriter asked nothing new" in d.evidence[0]
+    claims = {r.claim for r in d.refs[0]}
+    assert {"gist_holds", "not_named", "repeats"} <= claims
+
+
+def test_a_rewrite_naming_the_bridge_whose_search_missed_is_the_base_retrievers() -> None:
+    d = diagnose(rewriting_run("Which basilica is named for St. Peter?", [6, 7, 8]), passages=PASSAGES)
+    assert d.category == "base_retriever" and passage(d, 2).responsible == "base"
+    assert "the rewriter asked 'Which basilica is named for St. Peter?', naming it, but the base list of " \
+           "iteration 2 missed it" in d.evidence[0]
+
+
+def test_a_rewrite_asking_something_else_is_the_rewriter_at_medium_confidence() -> None:
+    d = diagnose(rewriting_run("Where is the Lund Cathedral?", [4, 6]), passages=PASSAGES)
+    assert d.category == "rewriter" and d.confidence == "medium" and "not about 'St. Peter's Basilica'" in \
+        d.evidence[0]
+
+
 def ircot_run(thought: str, final: str, answer: str, second: list[int]) -> Trace:
     """IRCoT: retrieval 1 finds Bremen's passage (and distractors), thought 1, retrieval 2 with it adds `second`, then
     a final thought at iteration 2 of 4."""
