@@ -21,7 +21,7 @@ from studio.ask import (
     show_file,
     stopped_note,
 )
-from studio.diagnosis_view import gold_panel
+from studio.diagnosis_view import apply_pending_step, gold_panel
 from studio.links import apply_link, link_note
 from studio.resources import build_progress, demo_build, qa_for_index, start_demo_builds, warm_engine
 from studio.safe import esc_md, guarded, setup
@@ -48,6 +48,7 @@ def page() -> None:
     setup("GeAR Studio — Ask", ":material/chat:")
     # a link to a lesson's step (?trace=walkthrough&step=7) opens that run in teaching mode, before the defaults
     apply_link(show_file, lambda trace: len(teaching_steps(trace)))
+    apply_pending_step()  # an evidence line's pointer asked for a step of the lesson
     first_visit()
     settle_stopped_run()
     start_demo_builds()

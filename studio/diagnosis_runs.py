@@ -34,7 +34,8 @@ from studio.sidebar import PRESETS
 
 EVERY_FOLDER = "every trace listed above"
 SHORT_LABELS = {"base_retriever": "base retriever", "extraction": "extraction", "graph": "graph", "reader": "reader",
-                "reasoner": "reasoner", "dataset": "dataset", "none": "no error"}  # where seven long names crowd
+                "reasoner": "reasoner", "dataset": "dataset", "answer": "answer step", "rewriter": "rewriter",
+                "ranking": "final ranking", "none": "no error"}  # where ten long names crowd
 
 
 @dataclass(frozen=True)
@@ -248,6 +249,16 @@ def _lost_words(d: Diagnosis, attribute: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def proposed_words(d: Diagnosis) -> str:
+    """The proposal in a table cell with its confidence: its category's name ("final ranking · high"), or both when it
+    is undetermined between two ("graph or extraction · low")."""
+    if d.category is None:
+        return "—"
+    name = " or ".join(SHORT_LABELS.get(c, c) for c in d.undetermined) if d.undetermined else \
+        CATEGORY_LABELS.get(d.category, d.category)
+    return f"{name} · {d.confidence}" if d.confidence else name
+
+
 def question_rows(runs: Sequence[DiagnosedRun]) -> pd.DataFrame:
     rows = []
     for r in runs:
@@ -258,7 +269,7 @@ def question_rows(runs: Sequence[DiagnosedRun]) -> pd.DataFrame:
                      "found": f"{sum(p.status == FOUND_STATUS for p in d.passages)}/{len(d.passages)}",
                      "lost at": ", ".join(_lost_words(d, "lost_at")) or "—",
                      "dropped at": ", ".join(_lost_words(d, "dropped_at")) or "—",
-                     "proposed": CATEGORY_LABELS.get(d.category, d.category) if d.category else "—",
+                     "proposed": proposed_words(d),
                      "yours": review.words,
                      "EM": NO_ANSWER if d.answer is None or d.answer.em is None else f"{d.answer.em:.0f}",
                      "run": r.group, "hop": d.hop,

@@ -12,6 +12,8 @@ import pandas as pd
 import streamlit as st
 
 from gear import viz
+from gear.diagnosis import CATEGORY_LABELS
+from gear.diagnosis.model import NONE
 from gear.files import atomic_write_json
 from gear.saved import SavedFileError
 from studio import demo
@@ -21,8 +23,8 @@ from studio.safe import esc_md, one_line
 from studio.saves import read_tags, save_name, tags_path
 from studio.session import HISTORY_LIMIT, HistoryRun, history
 
-CATEGORIES = ["base retriever limitation", "reader hallucination", "reasoner hallucination", "dataset issue",
-              "missing extraction detail", "graph quality"]
+#: the tag names: the diagnosis's error categories in the paper's words (and the protocol's three), "no error" aside
+CATEGORIES = [label for name, label in CATEGORY_LABELS.items() if name != NONE]
 
 
 def trace_files() -> list[tuple[str, Path]]:
@@ -160,7 +162,8 @@ def save_session_run(run: HistoryRun) -> None:
 def tag_form(path: Path) -> None:
     tags = read_tags(path)
     with st.form(key=f"tags-{path}"):
-        st.markdown("**Tag this trace** (error categories of the paper's analysis)")
+        st.markdown("**Tag this trace** (error categories of the paper's analysis, and the answer step, the rewriter "
+                    "and the final ranking)")
         cats = st.multiselect("Categories", CATEGORIES, default=[c for c in tags.get("categories", [])
                                                                   if c in CATEGORIES])
         note = st.text_area("Note", value=tags.get("note", ""))
