@@ -70,9 +70,9 @@ def beams_searched(e: t.BeamsSearched, view: View) -> None:
     if not e.steps or not e.steps[-1]:
         st.caption("No beams (no initial nodes).")
         return
-    page = viz.beams_html(e, initial, viz.passage_lookup(view.events), height=view.graph_height,
-                          gold_known=view.gold_known)
-    iframe(page, view.graph_height + 60)
+    picture = viz.beams_picture(e, initial, viz.passage_lookup(view.events), gold_known=view.gold_known)
+    height = picture.height(viz.PICTURE_WIDTH)  # as tall as it needs at the column's width: labels keep their size
+    iframe(picture.html(height), height + 60)
     by_id = {x.id: x for x in e.triples}
     rows = [{"beam": i, "score": round(b.score, 3),
              "triples": " → ".join(viz.spo_text(by_id[x].spo) for x in b.triple_ids if x in by_id),

@@ -22,6 +22,7 @@ from gear.viz.graph import (
     START_ENTITY_COLOUR,
     esc_html,
     node_boxes,
+    picture_positions,
     place,
     short,
     spo_text,
@@ -42,7 +43,9 @@ def entity(name: str) -> str:
     return normalise_entity(name) or name
 
 
-LABEL = 28  # characters of an entity's name the lesson's picture shows (the whole search must fit one frame)
+LABEL = 48  # characters of an entity's name the lesson's picture shows (wrapped into lines; the tooltip holds it all)
+#: the widest second line an edge label of any sub-step carries: the whole search's layout keeps room for it
+NUMBERS = "×0.00 = 0.00"
 
 
 def add_triple(g: nx.MultiDiGraph, tv: TripleView, **attrs: Any) -> None:
@@ -50,7 +53,7 @@ def add_triple(g: nx.MultiDiGraph, tv: TripleView, **attrs: Any) -> None:
     head, tail = entity(tv.subject), entity(tv.object)
     for key, name in ((head, tv.subject), (tail, tv.object)):
         if key not in g:
-            g.add_node(key, label=short(name, LABEL), gold=False, start=False)
+            g.add_node(key, label=short(name, LABEL), gold=False, start=False, shape="box")
         if tv.gold:
             g.nodes[key]["gold"] = True
     g.add_edge(head, tail, key=tv.id, label=tv.predicate, gold=tv.gold, **attrs)
@@ -66,6 +69,8 @@ def whole_graph(e: BeamsSearched) -> nx.MultiDiGraph:
     for tid in dict.fromkeys(ids):
         if tid in triples:
             add_triple(g, triples[tid])
+    for _, _, data in g.edges(data=True):  # room for the numbers any sub-step writes under the predicate
+        data["label"] = f"{data['label']}\n{NUMBERS}"
     for c in e.initial_candidates:
         if c.triple_id in triples:
             g.nodes[entity(triples[c.triple_id].subject)]["start"] = True
@@ -118,9 +123,9 @@ def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, Passa
                 continue
             numbers = (f"beam {beam_no} · n = {c.rank} · score(q, T∘t) {c.hop_score:.3f} · s′ {c.accumulated:.3f} · "
                        f"×{c.penalty:.3f} → {c.score:.3f} · {'kept' if c.kept else 'dropped'}")
-            label = {"candidates": tv.predicate, "scores": f"{short(tv.predicate, 22)} · s′ {c.accumulated:.2f}",
-                     "penalty": f"{short(tv.predicate, 18)} · ×{c.penalty:.2f} = {c.score:.2f}",
-                     "kept": f"{short(tv.predicate, 22)} · {c.score:.2f}"}[show]
+            label = {"candidates": tv.predicate, "scores": f"{tv.predicate}\ns′ {c.accumulated:.2f}",
+                     "penalty": f"{tv.predicate}\n×{c.penalty:.2f} = {c.score:.2f}",
+                     "kept": f"{tv.predicate}\n{c.score:.2f}"}[show]
             if show == "kept":
                 colour = HOP_COLOURS[min(hop, 3)] if c.kept else DROPPED_COLOUR
                 add_triple(g, tv, color=colour, width=4.0 if c.kept else 1.5, dashes=not c.kept, label_text=label,
@@ -146,7 +151,7 @@ def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, Passa
             if tv is None:
                 continue
             add_triple(g, tv, color=HOP_COLOURS[0] if c.kept else DROPPED_COLOUR, width=4.0 if c.kept else 1.5,
-                  dashes=not c.kept, label_text=f"{short(tv.predicate, 22)} · {c.score:.2f}",
+                  dashes=not c.kept, label_text=f"{tv.predicate}\n{c.score:.2f}",
                   font_color=None if c.kept else DROPPED_TEXT,
                   title=tooltip(tv, [f"score(q, [t]) {c.score:.3f} · {'kept' if c.kept else 'dropped'}"], passages))
     elif phase == "kept":
@@ -163,7 +168,7 @@ def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, Passa
         if key in positions:
             name = next((n for tv in triples.values() for n, k in ((tv.subject, entity(tv.subject)),
                                                                    (tv.object, entity(tv.object))) if k == key), key)
-            g.add_node(key, label=short(name, LABEL), gold=False, start=False, faded=True)
+            g.add_node(key, label=short(name, LABEL), gold=False, start=False, faded=True, shape="box")
     starts = {entity(triples[b.triple_ids[0]].subject) for step in e.steps[: max(1, hop + 1)] for b in step
               if b.triple_ids and b.triple_ids[0] in triples}
     for key, data in g.nodes(data=True):
@@ -177,7 +182,7 @@ def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, Passa
               *([("edge", HOP_COLOURS[2], "hop 2")] if len(e.hops) > 1 else []),
               ("edge", CANDIDATE_COLOUR, "candidate (dashed)"), ("edge", DROPPED_COLOUR, "dropped (greyed)"),
               ("node", START_ENTITY_COLOUR, "start entity")]
-    return Picture(g, {k: positions[k] for k in g.nodes if k in positions}, frame, legend)
+    return Picture(g, picture_positions(g, positions), frame, legend)
 
 
 # -- the tables --------------------------------------------------------------------------------------------------------

@@ -22,7 +22,17 @@ import networkx as nx
 from gear import trace as t
 from gear.files import slug
 from gear.viz import beam_lesson, charts, layout, sub_steps
-from gear.viz.graph import beam_graph, esc_html, node_boxes, passage_lookup, place, short, shown_label, spo_text
+from gear.viz.graph import (
+    beam_graph,
+    edge_text,
+    esc_html,
+    node_boxes,
+    node_text,
+    passage_lookup,
+    place,
+    short,
+    spo_text,
+)
 from gear.viz.lesson import LessonStep, lesson_steps, step_query
 from gear.viz.ppr import ppr_graph
 
@@ -101,13 +111,33 @@ def _plain(tooltip: str) -> str:
     return esc_html(html.unescape(re.sub(r"<br\s*/?>", " · ", re.sub(r"<(?!br)[^>]+>", "", tooltip))))
 
 
+def _lines(x: float, y: float, text: str, font: float) -> str:
+    """Escaped multi-line text as <tspan>s, centred on (x, y)."""
+    lines = text.split("\n")
+    top = y - (len(lines) - 1) * font * layout.LINE / 2
+    return "".join(f"<tspan x='{x:.1f}' y='{top + n * font * layout.LINE:.1f}'>{esc_html(line)}</tspan>"
+                   for n, line in enumerate(lines))
+
+
+def _rim(centre: layout.Point, box: layout.Box, shape: str, size: float, towards: layout.Point) -> layout.Point:
+    """Where a line from a node's centre towards a point leaves the node (its box, or its dot)."""
+    (x, y), (tx, ty) = centre, towards
+    dx, dy = tx - x, ty - y
+    length = math.hypot(dx, dy) or 1.0
+    if shape != "box":
+        return x + dx / length * size, y + dy / length * size
+    t = min(box.right / abs(dx) if dx else math.inf, box.up / abs(dy) if dy else math.inf)
+    return (x + dx * t, y + dy * t) if math.isfinite(t) else (x, y)
+
+
 def graph_svg(g: nx.MultiDiGraph, positions: Mapping[Any, layout.Point] | None = None,
               frame: tuple[float, float, float, float] | None = None, flow: bool = False) -> str:
-    """A graph as inline SVG at the positions gear.viz.graph.graph_html would use: dots (or boxes) with their labels,
-    directed edges with their labels on a white halo, grey dashes for the greyed-out."""
-    where = dict(positions) if positions is not None else place(g, flow)
+    """A graph as inline SVG at the positions gear.viz.graph.graph_html uses: dots (or boxes) with their labels,
+    directed edges drawn through the boxes of their labels (gear.viz.layout.EdgeLabel), grey dashes for the
+    greyed-out."""
     boxes = node_boxes(g)
-    x0, y0, x1, y1 = frame if frame is not None else layout.bounds({k: where[k] for k in g.nodes if k in where}, boxes)
+    where = layout.place_labels(g, dict(positions) if positions is not None else place(g, flow), boxes)
+    x0, y0, x1, y1 = frame if frame is not None else layout.bounds(where, boxes)
     pad = 12.0
     out = [f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='{x0 - pad:.1f} {y0 - pad:.1f} {x1 - x0 + 2 * pad:.1f} "
            f"{y1 - y0 + 2 * pad:.1f}' role='img' font-family='Liberation Sans, Arial, sans-serif'>"]
@@ -118,36 +148,47 @@ def graph_svg(g: nx.MultiDiGraph, positions: Mapping[Any, layout.Point] | None =
         f"<marker id='{m}' viewBox='0 0 10 10' refX='9' refY='5' markerWidth='7' markerHeight='7' "
         f"orient='auto-start-reverse'><path d='M0,0 L10,5 L0,10 z' fill='{esc_html(c)}'/></marker>"
         for c, m in markers.items()) + "</defs>")
-    seen: dict[tuple[Any, Any], int] = {}
     labels = []
-    for u, v, data in g.edges(data=True):
+
+    def rim(node: Any, towards: layout.Point) -> layout.Point:
+        data = g.nodes[node]
+        return _rim(where[node], boxes[node], str(data.get("shape", "dot")), float(data.get("size", 16)), towards)
+
+    for u, v, k, data in g.edges(keys=True, data=True):
         if u not in where or v not in where:
             continue
-        pair = (u, v) if str(u) <= str(v) else (v, u)
-        k = seen.get(pair, 0)
-        seen[pair] = k + 1
-        (ax, ay), (bx, by) = where[u], where[v]
-        r_u, r_v = float(g.nodes[u].get("size", 16)), float(g.nodes[v].get("size", 16))
-        dx, dy = bx - ax, by - ay
-        length = math.hypot(dx, dy) or 1.0
-        ux, uy = dx / length, dy / length
-        sx, sy, ex, ey = ax + ux * r_u, ay + uy * r_u, bx - ux * (r_v + 2), by - uy * (r_v + 2)
-        bend = (0 if k == 0 else (k + 1) // 2 * 34 * (1 if k % 2 else -1)) * (1 if (u, v) == pair else -1)
-        cx, cy = (sx + ex) / 2 - uy * bend, (sy + ey) / 2 + ux * bend
         colour = str(data.get("color", "#868e96"))
         dash = " stroke-dasharray='7 5'" if data.get("dashes") else ""
         arrow = f" marker-end='url(#{markers[colour]})'" if data.get("arrows", "to") else ""
         width = min(6.0, float(data.get("width", 2.0)))
-        out.append(f"<path d='M{sx:.1f},{sy:.1f} Q{cx:.1f},{cy:.1f} {ex:.1f},{ey:.1f}' fill='none' "
-                   f"stroke='{esc_html(colour)}' stroke-width='{width:.1f}'{dash}{arrow}>"
-                   f"<title>{_plain(str(data.get('title', '')))}</title></path>")
-        label = esc_html(short(str(data.get("label", "")), 36)) + (" ★" if data.get("gold") else "")
-        if label:
-            mx, my = (sx + 2 * cx + ex) / 4, (sy + 2 * cy + ey) / 4
+        key = layout.EdgeLabel(u, v, k)
+        text = edge_text(data)
+        (ax, ay), (bx, by) = where[u], where[v]
+        if text and key in where:
+            lx, ly = where[key]
+            if u == v:  # a loop out to the label and back
+                sx, sy = rim(u, (lx, ly - 12))
+                ex, ey = rim(v, (lx, ly + 12))
+                d = (f"M{sx:.1f},{sy:.1f} Q{lx:.1f},{ly - 30:.1f} {lx:.1f},{ly:.1f} "
+                     f"Q{lx:.1f},{ly + 30:.1f} {ex:.1f},{ey:.1f}")
+            else:  # a curve through the label's place
+                sx, sy = rim(u, (lx, ly))
+                ex, ey = rim(v, (lx, ly))
+                cx, cy = 2 * lx - (sx + ex) / 2, 2 * ly - (sy + ey) / 2
+                d = f"M{sx:.1f},{sy:.1f} Q{cx:.1f},{cy:.1f} {ex:.1f},{ey:.1f}"
+            b = boxes[key]
             fill = esc_html(str(data.get("font_color") or "#343a40"))
-            labels.append(f"<text x='{mx:.1f}' y='{my:.1f}' font-size='{layout.EDGE_FONT}' text-anchor='middle' "
-                          f"dominant-baseline='middle' fill='{fill}' stroke='#ffffff' stroke-width='4' "
-                          f"paint-order='stroke'>{label}</text>")
+            dashed = " stroke-dasharray='5 4'" if data.get("dashes") else ""
+            labels.append(f"<g><rect x='{lx - b.left + 2:.1f}' y='{ly - b.up + 2:.1f}' width='{b.width - 4:.1f}' "
+                          f"height='{b.height - 4:.1f}' rx='3' fill='#ffffff' stroke='{esc_html(colour)}'{dashed}/>"
+                          f"<text font-size='{layout.EDGE_FONT}' text-anchor='middle' dominant-baseline='middle' "
+                          f"fill='{fill}'>{_lines(lx, ly, text, layout.EDGE_FONT)}</text></g>")
+        else:
+            sx, sy = rim(u, (bx, by))
+            ex, ey = rim(v, (ax, ay))
+            d = f"M{sx:.1f},{sy:.1f} L{ex:.1f},{ey:.1f}"
+        out.append(f"<path d='{d}' fill='none' stroke='{esc_html(colour)}' stroke-width='{width:.1f}'{dash}{arrow}>"
+                   f"<title>{_plain(str(data.get('title', '')))}</title></path>")
     out.extend(labels)
     for key, data in g.nodes(data=True):
         if key not in where:
@@ -156,21 +197,23 @@ def graph_svg(g: nx.MultiDiGraph, positions: Mapping[Any, layout.Point] | None =
         colour = esc_html(str(data.get("color", "#adb5bd")))
         border = "#f59f00" if data.get("gold") else esc_html(str(data.get("border", "#495057")))
         stroke = 4 if data.get("gold") else 1
-        text = shown_label(key, data)
+        text = node_text(key, data)
         fill = esc_html(str(data.get("font_color") or "#212529"))
         title = f"<title>{_plain(str(data.get('title', '')))}</title>"
         if data.get("shape") == "box":
             b = boxes[key]
-            out.append(f"<g>{title}<rect x='{x - b.left:.1f}' y='{y - b.up:.1f}' width='{b.width:.1f}' "
-                       f"height='{b.height:.1f}' rx='5' fill='{colour}' stroke='{border}' stroke-width='{stroke}'/>"
-                       f"<text x='{x:.1f}' y='{y:.1f}' font-size='{layout.NODE_FONT - 2}' text-anchor='middle' "
-                       f"dominant-baseline='middle' fill='{fill}'>{text}</text></g>")
+            out.append(f"<g>{title}<rect x='{x - b.left + 2:.1f}' y='{y - b.up + 2:.1f}' width='{b.width - 4:.1f}' "
+                       f"height='{b.height - 4:.1f}' rx='5' fill='{colour}' stroke='{border}' "
+                       f"stroke-width='{stroke}'/><text font-size='{layout.NODE_FONT}' text-anchor='middle' "
+                       f"dominant-baseline='middle' fill='{fill}'>{_lines(x, y, text, layout.NODE_FONT)}</text></g>")
             continue
         r = float(data.get("size", 16))
+        lines = text.count("\n") + 1
+        below = y + r + 6 + lines * layout.NODE_FONT * layout.LINE / 2
         out.append(f"<g>{title}<circle cx='{x:.1f}' cy='{y:.1f}' r='{r:.1f}' fill='{colour}' stroke='{border}' "
-                   f"stroke-width='{stroke}'/><text x='{x:.1f}' y='{y + r + layout.NODE_FONT:.1f}' "
-                   f"font-size='{layout.NODE_FONT}' text-anchor='middle' fill='{fill}' stroke='#ffffff' "
-                   f"stroke-width='3' paint-order='stroke'>{text}</text></g>")
+                   f"stroke-width='{stroke}'/><text font-size='{layout.NODE_FONT}' text-anchor='middle' "
+                   f"dominant-baseline='middle' fill='{fill}' stroke='#ffffff' stroke-width='3' "
+                   f"paint-order='stroke'>{_lines(x, below, text, layout.NODE_FONT)}</text></g>")
     out.append("</svg>")
     return "<div class='figure'>" + "".join(out) + "</div>"
 

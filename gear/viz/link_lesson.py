@@ -24,6 +24,7 @@ from gear.viz.graph import (
     START_ENTITY_COLOUR,
     esc_html,
     node_boxes,
+    picture_positions,
     place,
     short,
     spo_text,
@@ -83,6 +84,7 @@ def match_picture(e: TriplesLinked, passages: Mapping[int, PassageView] | None =
             y += step
     legend = [("node", PROXIMAL_COLOUR, "proximal triple t′ (the reader's words)"),
               ("node", INDEX_COLOUR, "index triple h¹_base(t′, T)"), ("edge", MATCH_COLOUR, "matched (cosine)")]
+    positions = layout.place_labels(g, positions, boxes)
     return Picture(g, positions, layout.bounds(positions, boxes), legend, flow=False)
 
 
@@ -105,7 +107,7 @@ def nodes_picture(e: TriplesLinked, beams: BeamsSearched | None = None,
     if beams is not None and beams.recorded and beams.steps:
         positions, frame = lesson_layout(beams)
         if all(k in positions for k in g.nodes):
-            return Picture(g, {k: positions[k] for k in g.nodes}, frame, legend)
+            return Picture(g, picture_positions(g, positions), frame, legend)
     positions = place(g, flow=True)
     return Picture(g, positions, layout.bounds(positions, node_boxes(g)), legend)
 

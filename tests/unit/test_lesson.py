@@ -126,7 +126,7 @@ def test_triplelink_opens_into_the_matching_and_the_initial_nodes_the_search_sta
     assert match.picture is not None
     arrows = sorted((u, v) for u, v, _ in match.picture.graph.edges(keys=True))
     assert arrows == sorted((f"p{n}", f"t{x.linked.id}") for n, x in enumerate(linked.links) if x.linked)
-    xs = {k: x for k, (x, _) in match.picture.positions.items()}
+    xs = {k: x for k, (x, _) in match.picture.positions.items() if k in match.picture.graph}
     assert max(x for k, x in xs.items() if k.startswith("p")) < min(x for k, x in xs.items() if k.startswith("t"))
     assert layout.overlapping(match.picture.positions, viz.graph.node_boxes(match.picture.graph)) == []
     # the initial nodes: the distinct index triples found, which are the beam search's initial candidates, drawn
@@ -326,8 +326,38 @@ def worst_cases() -> dict[str, nx.MultiDiGraph]:
 def test_layouts_keep_every_label_apart(name: str, flow: bool) -> None:
     g = worst_cases()[name]
     where = viz.graph.place(g, flow)
-    assert set(where) == set(g.nodes)
+    # every node and every edge's label has a place, and no two of their boxes overlap
+    assert set(where) == set(g.nodes) | {layout.EdgeLabel(u, v, k) for u, v, k in g.edges(keys=True)}
     assert layout.overlapping(where, viz.graph.node_boxes(g)) == []
     page = viz.graph_html(g, flow=flow)
     options = json.loads(page.split("var options = ", 1)[1].split(";\n", 1)[0])
     assert options["physics"]["enabled"] is False and "hierarchical" not in options.get("layout", {})
+
+
+@pytest.mark.parametrize("flow", [False, True])
+def test_self_loops_and_parallel_edges_each_get_a_label_place_of_their_own(flow: bool) -> None:
+    """vis-network draws the labels of two self-loops (or two parallel edges) at one spot: "name of successor ·
+    ×0.86 = 0.826" was two labels merged. Each label here is a box of the layout's own."""
+    g = nx.MultiDiGraph()
+    g.add_node("basilica", label="Old St. Peter's Basilica", start=True)
+    g.add_edge("basilica", "basilica", key=1, label="name of successor\n×0.86 = 0.82")
+    g.add_edge("basilica", "basilica", key=2, label="name of predecessor\n×0.90 = 0.86")
+    g.add_edge("basilica", "rome", key=3, label="located in")
+    g.add_edge("basilica", "rome", key=4, label="built in")
+    where = viz.graph.place(g, flow)
+    boxes = viz.graph.node_boxes(g)
+    assert len({where[layout.EdgeLabel(u, v, k)] for u, v, k in g.edges(keys=True)}) == 4
+    assert layout.overlapping(where, boxes) == []
+    page = viz.graph_html(g, flow=flow, positions=where)
+    labels = [n["label"] for n in json.loads(page.split("nodes = new vis.DataSet(", 1)[1].split(");", 1)[0])
+              if n.get("edgeLabel")]
+    assert sorted(" ".join(x.split()) for x in labels) == ["built in", "located in", "name of predecessor ×0.90 = 0.86",
+                                                          "name of successor ×0.86 = 0.82"]
+
+
+def test_labels_wrap_between_words_and_say_when_they_are_cut() -> None:
+    assert layout.wrap("Bremen", layout.NODE_FONT) == ["Bremen"]
+    lines = layout.wrap("Roman Catholic Archdiocese of Đakovo-Osijek and Syrmia in Croatia", layout.NODE_FONT)
+    assert len(lines) == layout.LINES and lines[-1].endswith("…")
+    assert all(layout.text_width(line, layout.NODE_FONT) <= layout.WRAP * layout.NODE_FONT for line in lines)
+    assert " ".join(layout.wrap("name of predecessor", layout.EDGE_FONT, layout.EDGE_WRAP)) == "name of predecessor"
