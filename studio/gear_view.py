@@ -136,10 +136,7 @@ def warned(e: t.Warned, view: View) -> None:
 
 def passages_linked(e: t.PassagesLinked, view: View) -> None:
     st.markdown("**passageLink** — passages for each gist triple, fused with every iteration's list")
-    rows = [{"gist triple": viz.spo_text(link.triple),
-             "linked passages": "; ".join(("★ " if p.gold else "") + p.title for p in link.passages)}
-            for link in e.links]
-    table(rows)
+    table(viz.linked_rows(e))
 
 
 def final_ranking(e: t.FinalRanking, view: View) -> None:

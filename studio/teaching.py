@@ -29,7 +29,7 @@ TEACH_CSS = """
 <style>
   .teach-title { font-size: 2.1rem; font-weight: 700; margin: 0.2rem 0; }
   .teach-notation { font-size: 1.6rem; color: #1971c2; font-family: 'Liberation Serif', serif; margin: 0.2rem 0; }
-  .teach-text { font-size: 1.35rem; line-height: 1.5; color: #212529; }
+  .teach-text { font-size: 1.3rem; line-height: 1.5; color: #212529; }
   .teach-query { font-size: 1.3rem; background: #f1f3f5; padding: 0.5rem 0.8rem; border-radius: 6px; }
   [data-testid="stDataFrame"] { font-size: 18px; }
 </style>
@@ -66,9 +66,13 @@ def teach(trace: t.Trace, key: str = TEACH_STEP) -> None:
     event = step.event
     info.progress((i + 1) / len(steps), text=f"Step {i + 1} of {len(steps)} · iteration {event.iteration}")
     # titles, notation and explanations are our own (gear.viz.lesson, gear.viz.notation): trusted HTML; the
-    # explanation is escaped all the same, as it carries the run's numbers
-    st.markdown(f"<div class='teach-title'>{esc_md(step.title)}</div><div class='teach-notation'>{step.notation}"
-                f"</div><div class='teach-text'>{esc_md(step.explanation)}</div>", unsafe_allow_html=True)
+    # explanation is escaped all the same, as it carries the run's numbers and triples
+    words = st.container()
+    if sub_step.has_algorithm(step):  # Algorithm 1 beside the words, wide enough that no line wraps at 1280 px
+        words, listing = st.columns([1, 1])
+        sub_step.algorithm(step, listing)
+    words.markdown(f"<div class='teach-title'>{esc_md(step.title)}</div><div class='teach-notation'>{step.notation}"
+                   f"</div><div class='teach-text'>{esc_md(step.explanation)}</div>", unsafe_allow_html=True)
     st.markdown(f"<div class='teach-query'>q<sup>({event.iteration})</sup> = {esc_md(step_query(trace, step))}</div>",
                 unsafe_allow_html=True)
     if step.missing:

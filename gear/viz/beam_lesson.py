@@ -15,7 +15,7 @@ import networkx as nx
 
 from gear.store.graph import normalise_entity
 from gear.trace import BeamsSearched, CandidateView, PassageView, TripleView
-from gear.viz import layout
+from gear.viz import beam_order, layout
 from gear.viz.graph import (
     ENTITY_COLOUR,
     HOP_COLOURS,
@@ -28,6 +28,7 @@ from gear.viz.graph import (
     spo_text,
 )
 from gear.viz.picture import Picture
+from gear.viz.tables import MARK
 
 CANDIDATE_COLOUR = "#495057"
 DROPPED_COLOUR = "#ced4da"
@@ -199,62 +200,68 @@ def chain(triples: Mapping[int, TripleView], ids: list[int]) -> str:
 
 
 def rows(e: BeamsSearched, phase: str, hop: int) -> list[dict[str, Any]]:
-    """The table of one sub-step (numbers rounded to 3 places)."""
+    """The table of one sub-step (numbers as recorded: gear.viz.tables shows them with two decimals, as the picture
+    does). The rows the diversity penalty moved across the top b are marked (gear.viz.tables.MARK) and say how."""
     triples = triples_of(e)
     if phase == "initial":
-        return [{"n": c.rank, "initial triple t": _spo(triples, c.triple_id), "score(q, [t])": round(c.score, 3),
+        return [{"n": c.rank, "initial triple t": _spo(triples, c.triple_id), "score(q, [t])": c.score,
                  "B0": "kept" if c.kept else "dropped", "gold": _gold(triples, c.triple_id)}
                 for c in e.initial_candidates]
     previous = e.steps[hop - 1] if hop - 1 < len(e.steps) else []
-    found = []
-    for v in e.hops[hop - 1]:
-        beam = previous[v.beam] if v.beam < len(previous) else None
-        for c in v.candidates:
-            found.append((v, beam, c))
+    order = beam_order.hop_order(e, hop)
+
+    def beam_of(r: beam_order.Candidate) -> Any:
+        return previous[r.beam] if r.beam < len(previous) else None
+
+    def candidate(r: beam_order.Candidate, carried: str = "(carried)") -> str:
+        return _spo(triples, r.candidate.triple_id) if r.candidate.triple_id >= 0 else carried
+
+    totals = {v.beam: v.total for v in e.hops[hop - 1]} if 0 < hop <= len(e.hops) else {}
     if phase == "candidates":
-        return [{"beam": v.beam + 1, "T (the beam's chain)": chain(triples, beam.triple_ids) if beam else "",
-                 "s": round(beam.score, 3) if beam else None,
-                 "candidate t": _spo(triples, c.triple_id) if c.triple_id >= 0 else "(none left: carried forward)",
-                 "|V|": v.total, "gold": _gold(triples, c.triple_id)} for v, beam, c in found]
+        return [{"beam": r.beam + 1, "T (the beam's chain)": chain(triples, b.triple_ids) if (b := beam_of(r)) else "",
+                 "s": b.score if b else None, "candidate t": candidate(r, "(none left: carried forward)"),
+                 "|V|": totals.get(r.beam, 0), "gold": _gold(triples, r.candidate.triple_id)} for r in order.rows]
     if phase == "scores":
-        return [{"beam": v.beam + 1, "candidate t": _spo(triples, c.triple_id) if c.triple_id >= 0 else "(carried)",
-                 "s": round(beam.score, 3) if beam else None, "score(q, T∘t)": round(c.hop_score, 3),
-                 "s′ = s + score": round(c.accumulated, 3), "gold": _gold(triples, c.triple_id)}
-                for v, beam, c in found]
-    before = sorted(range(len(found)), key=lambda i: (-found[i][2].accumulated, i))
-    after = sorted(range(len(found)), key=lambda i: (-found[i][2].score, i))
-    rank_before = {i: r for r, i in enumerate(before, 1)}
-    rank_after = {i: r for r, i in enumerate(after, 1)}
+        return [{"beam": r.beam + 1, "candidate t": candidate(r), "s": b.score if (b := beam_of(r)) else None,
+                 "score(q, T∘t)": r.candidate.hop_score, "s′ = s + score": r.candidate.accumulated,
+                 "gold": _gold(triples, r.candidate.triple_id)} for r in order.rows]
     if phase == "penalty":
-        return [{"beam": v.beam + 1, "n": c.rank, "candidate t": _spo(triples, c.triple_id) if c.triple_id >= 0
-                 else "(carried)", "s′": round(c.accumulated, 3), "e^(−min(n,γ)/γ)": round(c.penalty, 3),
-                 "s′ × factor": round(c.score, 3), "order by s′": rank_before[i], "order after": rank_after[i],
-                 "gold": _gold(triples, c.triple_id)} for i, (v, _, c) in enumerate(found)]
-    return [{"place": r, "beam": found[i][0].beam + 1,
-             "candidate t": _spo(triples, found[i][2].triple_id) if found[i][2].triple_id >= 0 else "(carried)",
-             "s′ × factor": round(found[i][2].score, 3), f"B{hop}": "kept" if found[i][2].kept else "dropped",
-             "gold": _gold(triples, found[i][2].triple_id)} for r, i in enumerate(after, 1)]
+        return [{"beam": r.beam + 1, "n": r.candidate.rank, "candidate t": candidate(r), "s′": r.candidate.accumulated,
+                 "factor": r.candidate.penalty, "s′ × factor": r.candidate.score,
+                 "order by s′": r.before, "order after": r.after, "the penalty": order.effect(r),
+                 "gold": _gold(triples, r.candidate.triple_id), MARK: order.mark(r)} for r in order.rows]
+    return [{"place": r.after, "beam": r.beam + 1, "candidate t": candidate(r), "s′ × factor": r.candidate.score,
+             f"B{hop}": "kept" if r.candidate.kept else "dropped", "the penalty": order.effect(r),
+             "gold": _gold(triples, r.candidate.triple_id), MARK: order.mark(r)}
+            for r in sorted(order.rows, key=lambda r: r.after)]
 
 
 # -- Algorithm 1 beside it ---------------------------------------------------------------------------------------------
 ALGORITHM_CSS = """
 .alg1 { font-family: 'Liberation Mono', 'DejaVu Sans Mono', monospace; font-size: 13px; line-height: 1.45;
         background: #f8f9fa; border: 1px solid #dee2e6; border-radius: 6px; padding: 8px 6px; margin: 0;
-        white-space: pre-wrap; color: #495057; }
-.alg1 .ln { display: inline-block; width: 1.8em; text-align: right; margin-right: 0.6em; color: #adb5bd; }
-.alg1 .on { background: #fff3bf; color: #212529; font-weight: 700; display: block; border-left: 4px solid #f59f00;
+        color: #495057; }
+.alg1 .l { display: flex; align-items: baseline; }
+.alg1 .ln { flex: none; width: 1.8em; text-align: right; margin-right: 0.6em; color: #adb5bd; }
+.alg1 .code { flex: 1; min-width: 0; white-space: pre-wrap; }
+.alg1 .on { background: #fff3bf; color: #212529; font-weight: 700; border-left: 4px solid #f59f00;
             margin-left: -6px; padding-left: 2px; }
-.alg1 .off { display: block; }
 .alg1-title { font-weight: 700; font-size: 15px; margin: 0 0 4px 0; color: #212529; }
 """
 
 
 def algorithm_html(highlight: Iterable[int], lines: Sequence[tuple[int, str]] | None = None) -> str:
-    """Algorithm 1's listing as HTML (gear.retrieve.beam's numbering), the lines of the current sub-step marked."""
+    """Algorithm 1's listing as HTML (gear.retrieve.beam's numbering), the lines of the current sub-step marked. A
+    line's indent is a margin, not spaces: a line too long for its column wraps under itself, not under the line
+    numbers."""
     from gear.viz.lesson import ALGORITHM_1
 
     on = set(highlight)
-    body = "".join(f"<span class='{'on' if n in on else 'off'}'><span class='ln'>{n}</span>{esc_html(text)}</span>"
-                   for n, text in (lines if lines is not None else ALGORITHM_1))
+    body = []
+    for n, text in (lines if lines is not None else ALGORITHM_1):
+        code = text.lstrip(" ")
+        indent = len(text) - len(code)
+        body.append(f"<div class='l{' on' if n in on else ''}'><span class='ln'>{n}</span>"
+                    f"<span class='code' style='padding-left:{indent}ch'>{esc_html(code)}</span></div>")
     return ("<div class='alg1-title'>Algorithm 1 · Diverse Triple Beam Search</div>"
-            f"<div class='alg1'>{body}</div>")
+            f"<div class='alg1'>{''.join(body)}</div>")

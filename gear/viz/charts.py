@@ -12,14 +12,25 @@ import plotly.graph_objects as go
 
 from gear import measures, methods
 from gear.eval.protocol import protocol_of, runs_per_cutoff
-from gear.trace import LLMCalled, PassageView, StageTimed, Trace
-from gear.viz.graph import FONT, esc_html, short
+from gear.trace import LLMCalled, PassagesLinked, PassageView, StageTimed, Trace
+from gear.viz.graph import FONT, esc_html, short, spo_text
 
 
 # -- ranked lists -----------------------------------------------------------------------------------------------------
+def shown_titles(passages: Iterable[PassageView]) -> dict[int, str]:
+    """Each passage's title as a table shows it: a title that several passages share (two "St. Peter's Basilica"
+    side by side) followed by the passage's id, so they can be told apart."""
+    ids: dict[str, set[int]] = {}
+    seen = list(passages)
+    for p in seen:
+        ids.setdefault(p.title, set()).add(p.id)
+    return {p.id: f"{p.title} (#{p.id})" if len(ids[p.title]) > 1 else p.title for p in seen}
+
+
 def rank_movement(base: Sequence[PassageView], fused: Sequence[PassageView]) -> list[dict[str, Any]]:
     """Rows for the fused list: its rank, the passage's rank in the base list, and the move (▲/▼/new)."""
     before = {p.id: n for n, p in enumerate(base, 1)}
+    titles = shown_titles(fused)
     rows = []
     for n, p in enumerate(fused, 1):
         b = before.get(p.id)
@@ -31,14 +42,23 @@ def rank_movement(base: Sequence[PassageView], fused: Sequence[PassageView]) -> 
             move = f"▼ {n - b}"
         else:
             move = "="
-        rows.append({"rank": n, "gold": "★" if p.gold else "", "title": p.title, "base rank": b or None,
+        rows.append({"rank": n, "gold": "★" if p.gold else "", "title": titles[p.id], "base rank": b or None,
                      "move": move, "score": round(p.score, 4), "id": p.id})
     return rows
 
 
 def passage_rows(passages: Sequence[PassageView], limit: int | None = None) -> list[dict[str, Any]]:
-    return [{"rank": n, "gold": "★" if p.gold else "", "title": p.title, "text": short(p.text, 200),
+    titles = shown_titles(passages[:limit])
+    return [{"rank": n, "gold": "★" if p.gold else "", "title": titles[p.id], "text": short(p.text, 200),
              "score": round(p.score, 4), "id": p.id} for n, p in enumerate(passages[:limit], 1)]
+
+
+def linked_rows(e: PassagesLinked) -> list[dict[str, Any]]:
+    """passageLink's table: each gist triple and the passages it links to (titles told apart by id when shared)."""
+    titles = shown_titles(p for link in e.links for p in link.passages)
+    return [{"gist triple": spo_text(link.triple),
+             "linked passages": "; ".join(("★ " if p.gold else "") + titles[p.id] for p in link.passages)}
+            for link in e.links]
 
 
 def gold_entry(rankings: Mapping[str, Sequence[PassageView]], gold: Mapping[int, str]) -> list[dict[str, Any]]:

@@ -35,6 +35,7 @@ from gear.viz.graph import (
 )
 from gear.viz.lesson import LessonStep, lesson_steps, step_query
 from gear.viz.ppr import ppr_graph
+from gear.viz.tables import TABLE_CSS, table_html
 
 _PICTURES = itertools.count(1)
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -53,11 +54,6 @@ h2 { font-size: 21px; margin: 0 0 4px 0; break-after: avoid; }
 .query { background: #f1f3f5; border-radius: 6px; padding: 6px 10px; margin: 6px 0 10px 0; }
 .note { background: #e7f5ff; border-left: 4px solid var(--accent); padding: 6px 10px; margin: 8px 0; }
 .missing { color: var(--muted); font-style: italic; }
-table { border-collapse: collapse; width: 100%; margin: 8px 0; font-size: 13px; }
-th, td { border: 1px solid var(--line); padding: 3px 6px; text-align: left; vertical-align: top; }
-th { background: #f8f9fa; }
-tr.gold td { background: var(--gold); }
-tr.dropped td { color: #868e96; }
 thead { display: table-header-group; }
 tr, svg, .alg1, .figure { break-inside: avoid; }
 .figure { margin: 8px 0; }
@@ -65,7 +61,7 @@ tr, svg, .alg1, .figure { break-inside: avoid; }
 .side { display: grid; grid-template-columns: minmax(300px, 2fr) 5fr; gap: 14px; align-items: start; }
 .toc { columns: 2; font-size: 13px; color: var(--muted); list-style: none; padding-left: 0; }
 .toc li { break-inside: avoid; }
-""" + beam_lesson.ALGORITHM_CSS + """
+""" + TABLE_CSS + beam_lesson.ALGORITHM_CSS + """
 @page { size: A4; margin: 12mm; }
 @media print {
   body { max-width: none; padding: 0; font-size: 11pt; }
@@ -83,29 +79,6 @@ def file_name(trace: t.Trace) -> str:
 
 
 # -- pieces -----------------------------------------------------------------------------------------------------------
-def table_html(rows: Sequence[Mapping[str, Any]], hide: Sequence[str] = ("id",)) -> str:
-    """Rows as an HTML table, every cell escaped; a row with gold "★" is marked, a "dropped" one greyed."""
-    if not rows:
-        return "<p class='missing'>(none)</p>"
-    columns = [c for c in rows[0] if c not in hide]
-    head = "".join(f"<th>{esc_html(c)}</th>" for c in columns)
-    body = []
-    for row in rows:
-        values = list(row.values())
-        cls = "gold" if row.get("gold") else ("dropped" if "dropped" in values else "")
-        cells = "".join(f"<td>{esc_html(_cell(row.get(c)))}</td>" for c in columns)
-        body.append(f"<tr class='{cls}'>{cells}</tr>" if cls else f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def _cell(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
-    return str(value)
-
-
 def _plain(tooltip: str) -> str:
     """A tooltip (escaped HTML fragments) as plain text for an SVG <title>, escaped again."""
     return esc_html(html.unescape(re.sub(r"<br\s*/?>", " · ", re.sub(r"<(?!br)[^>]+>", "", tooltip))))
@@ -279,9 +252,7 @@ def step_body(events: Sequence[t.Event], step: LessonStep, passages: Mapping[int
         return f"<div class='note'>Next query: {esc_html(e.query)}</div>"
     if isinstance(e, t.PassagesLinked):
         final = next((x for x in events if isinstance(x, t.FinalRanking)), None)
-        return table_html([{"gist triple": spo_text(link.triple),
-                            "linked passages": "; ".join(("★ " if p.gold else "") + p.title for p in link.passages)}
-                           for link in e.links]) + ("<h3>Final ranking</h3>" + table_html(
+        return table_html(charts.linked_rows(e)) + ("<h3>Final ranking</h3>" + table_html(
                                charts.passage_rows(final.passages, 15)) if final else "")
     if isinstance(e, t.Answered):
         start = next((x for x in events if isinstance(x, t.RunStarted)), None)

@@ -118,13 +118,13 @@ def picture(e: TriplesLinked, phase: str, beams: BeamsSearched | None = None,
 
 
 def rows(e: TriplesLinked, phase: str) -> list[dict[str, Any]]:
-    """The sub-step's table (numbers rounded to 3 places)."""
+    """The sub-step's table (numbers as recorded: gear.viz.tables shows them with two decimals)."""
     if phase == "link-match":
         return [{"t′ (proximal)": spo_text(link.proximal),
                  "h¹_base(t′, T)": spo_text(link.linked.spo) if link.linked else "— (nothing found)",
-                 "cosine": round(link.similarity, 3) if link.linked else None,
+                 "cosine": link.similarity if link.linked else None,
                  "source passage": link.linked.passage_title if link.linked else "",
                  "gold": "★" if link.linked and link.linked.gold else ""} for link in e.links]
     return [{"n": n, "initial node": spo_text(tv.spo), "found by": len(links),
-             "best cosine": round(max(x.similarity for x in links), 3), "source passage": tv.passage_title,
+             "best cosine": max(x.similarity for x in links), "source passage": tv.passage_title,
              "gold": "★" if tv.gold else ""} for n, (tv, links) in enumerate(_linked(e).values(), 1)]

@@ -122,7 +122,7 @@ def test_triplelink_opens_into_the_matching_and_the_initial_nodes_the_search_sta
     match, nodes = (sub_steps.view(trace.events, s, passages) for s in link)
     # the matching: one row and one arrow per proximal triple, each to the index triple tripleLink chose
     assert [r["t′ (proximal)"] for r in match.rows] == [viz.spo_text(x.proximal) for x in linked.links]
-    assert [r["cosine"] for r in match.rows] == [round(x.similarity, 3) for x in linked.links]
+    assert [r["cosine"] for r in match.rows] == [x.similarity for x in linked.links]
     assert match.picture is not None
     arrows = sorted((u, v) for u, v, _ in match.picture.graph.edges(keys=True))
     assert arrows == sorted((f"p{n}", f"t{x.linked.id}") for n, x in enumerate(linked.links) if x.linked)
@@ -361,3 +361,72 @@ def test_labels_wrap_between_words_and_say_when_they_are_cut() -> None:
     assert len(lines) == layout.LINES and lines[-1].endswith("…")
     assert all(layout.text_width(line, layout.NODE_FONT) <= layout.WRAP * layout.NODE_FONT for line in lines)
     assert " ".join(layout.wrap("name of predecessor", layout.EDGE_FONT, layout.EDGE_WRAP)) == "name of predecessor"
+
+
+# -- what each step changed, said out loud ---------------------------------------------------------------------------
+def test_the_penalty_step_names_the_swap_it_made_and_marks_those_rows() -> None:
+    """In the walk-through the penalty changed the kept set: (St. Peter, brought artifact, Rome) fell from 9th to
+    11th by s′ and was dropped, (Bremen Cathedral, protected by, monument protection act) rose from 11th to 10th
+    and was kept. The lesson says so in a sentence, and the same rows are marked in the table."""
+    from gear.viz import beam_lesson, beam_order
+    from gear.viz.tables import MARK
+
+    trace = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json")
+    e = trace.first(t.BeamsSearched)
+    assert e is not None
+    order = beam_order.hop_order(e, 1)
+    # the swap follows from the recorded numbers: places by s′ and by s′ × factor against b
+    by_s = sorted(range(len(order.rows)), key=lambda i: -order.rows[i].candidate.accumulated)
+    top_before = {i for i in by_s[: e.width]}
+    kept = {i for i, r in enumerate(order.rows) if r.candidate.kept}
+    assert kept != top_before  # the penalty changed the kept set here
+    assert {order.rows.index(r) for r in order.dropped} == top_before - kept
+    assert {order.rows.index(r) for r in order.lifted} == kept - top_before
+    penalty = next(s for s in lesson_steps(trace) if s.phase == "penalty")
+    for r in [*order.dropped, *order.lifted]:
+        triple = next(x for x in [*e.triples, *e.candidate_triples] if x.id == r.candidate.triple_id)
+        said = f"{viz.spo_text(triple.spo)} on beam {r.beam + 1} ({beam_order.ordinal(r.before)} → " \
+               f"{beam_order.ordinal(r.after)})"
+        assert said in penalty.explanation
+    assert "dropped (St. Peter, brought artifact, Rome) on beam" in penalty.explanation
+    assert "(9th → 11th)" in penalty.explanation and "(11th → 10th)" in penalty.explanation
+    rows = beam_lesson.rows(e, "penalty", 1)
+    assert sorted(r[MARK] for r in rows if r[MARK]) == ["in", "out"]
+    assert {r["candidate t"] for r in rows if r[MARK] == "out"} == {"(St. Peter, brought artifact, Rome)"}
+    page = handout.lesson_html(trace)
+    assert "<tr class='out'" in page and "<tr class='in'" in page
+
+
+def test_the_kept_step_says_which_beams_went_on_and_why_the_others_did_not() -> None:
+    from gear.viz import beam_order
+
+    trace = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json")
+    e = trace.first(t.BeamsSearched)
+    assert e is not None
+    kept_step = next(s for s in lesson_steps(trace) if s.phase == "kept")
+    order = beam_order.hop_order(e, 1)
+    last_kept = max((r for r in order.rows if r.candidate.kept), key=lambda r: r.after)
+    first_dropped = min((r for r in order.rows if not r.candidate.kept), key=lambda r: r.after)
+    assert last_kept.after == e.width and first_dropped.after == e.width + 1
+    assert f"down to {e.width}th place at {last_kept.candidate.score:.2f}" in kept_step.explanation
+    assert f"below place b = {e.width}" in kept_step.explanation
+    assert f"({beam_order.ordinal(first_dropped.after)}, {first_dropped.candidate.score:.2f})" in \
+        kept_step.explanation
+    # a hop where the penalty moves nobody across the top b says that too
+    calm = t.Trace.load(ROOT / "assets" / "traces" / "musique_wilm_airport.json").of(t.BeamsSearched)[1]
+    assert "changes no beam's fate" in beam_order.penalty_sentence(calm, 1)
+    assert [beam_order.ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101)] == \
+        ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"]
+
+
+def test_lesson_tables_read_two_decimals_and_tell_same_titled_passages_apart() -> None:
+    from gear.viz.tables import number_text, table_html
+
+    assert [number_text(x) for x in (0.77, 0.770000001, 1.1049, 0.0164, 12, 0.0)] == \
+        ["0.77", "0.77", "1.10", "0.016", "12", "0.00"]
+    page = table_html([{"candidate": "<b>x</b>", "s′": 0.8213}, {"candidate": "y", "s′": 0.863}])
+    assert "0.82" in page and "0.8213" not in page and "&lt;b&gt;" in page and "<b>x" not in page
+    same = [t.PassageView(3, "St. Peter's Basilica", "a"), t.PassageView(12, "St. Peter's Basilica", "b"),
+            t.PassageView(5, "Bremen", "c")]
+    assert [r["title"] for r in viz.passage_rows(same)] == ["St. Peter's Basilica (#3)", "St. Peter's Basilica (#12)",
+                                                            "Bremen"]

@@ -62,8 +62,8 @@ APP_TRUSTED: dict[str, dict[str, str]] = {
     "studio/diagnosis_marks.py": {"_where": "a passage's ranks in this run (numbers)"},
     "studio/diagnosis_runs.py": {"verdict": "a category label of gear.diagnosis or '—'"},
     "studio/sub_step.py": {"beam_lesson.ALGORITHM_CSS.split()": "a stylesheet constant of gear.viz.beam_lesson",
-                           "shown.algorithm": "Algorithm 1's lines from gear/retrieve/beam.py's docstring, "
-                                              "html-escaped there (gear.viz.beam_lesson.algorithm_html)"},
+                           "beam_lesson.algorithm_html(step.lines)": "Algorithm 1's lines from gear/retrieve/beam.py's "
+                                                                     "docstring, html-escaped there"},
     "studio/run_pairs.py": {"line": "built above from esc_md'd parts, counts and the app's words",
                             "kind": "a question kind of gear.eval.pairing (B fixes, B breaks, both miss)",
                             "name": "'A' or 'B'"},
