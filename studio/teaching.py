@@ -8,16 +8,21 @@ sub-steps. The page's address follows the step (studio.links), and the whole les
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import streamlit as st
 
 from gear import trace as t
 from gear.viz import handout
 from gear.viz.lesson import LessonStep, lesson_steps, position, step_query
 from gear.viz.notation import STEPS
-from studio import links, sub_step
+from studio import beam_knobs, links, sub_step
+from studio.resources import engine_for, ensure_index
 from studio.safe import esc_md
 from studio.session import TEACH_STEP
 from studio.trace_view import TraceView
+from studio.waiting import home_of
 
 
 def teaching_steps(trace: t.Trace) -> list[LessonStep]:
@@ -34,6 +39,13 @@ TEACH_CSS = """
   [data-testid="stDataFrame"] { font-size: 18px; }
 </style>
 """
+
+
+def _engine(index: Path) -> Any:
+    """The engine of a run's index for the beam-search knobs; None while a demo index is still built (its progress
+    shows instead)."""
+    ready = ensure_index(index)
+    return engine_for(ready) if ready is not None else None
 
 
 def lesson_ended(trace: t.Trace, key: str = TEACH_STEP) -> bool:
@@ -81,6 +93,8 @@ def teach(trace: t.Trace, key: str = TEACH_STEP) -> None:
         st.info(esc_md(step.explanation), icon=":material/repeat:")
     elif step.phase:
         sub_step.draw(trace, step, key=f"{key}-sub-{i}")
+        if isinstance(event, t.BeamsSearched) and sub_step.has_algorithm(step):
+            beam_knobs.panel(trace, event, home_of(trace), _engine)
     else:
         view = TraceView(graph_height=620, key=f"{key}-view")
         view.events = trace.events[: position(trace, step) + 1]
@@ -93,7 +107,7 @@ def teach(trace: t.Trace, key: str = TEACH_STEP) -> None:
                 st.caption("read from: " + esc_md(gist_read.source))
     share, download = st.columns([3, 1])
     with share:
-        links.copy_link(links.keep_address(i + 1))
+        links.copy_link(links.keep_address(i + 1, beam_knobs.address(trace, event)))
     download.download_button("Download the lesson", lambda: handout.lesson_html(trace),
                              file_name=handout.file_name(trace), mime="text/html", key=f"{key}_handout",
                              on_click="ignore", icon=":material/download:",

@@ -430,3 +430,38 @@ def test_lesson_tables_read_two_decimals_and_tell_same_titled_passages_apart() -
             t.PassageView(5, "Bremen", "c")]
     assert [r["title"] for r in viz.passage_rows(same)] == ["St. Peter's Basilica (#3)", "St. Peter's Basilica (#12)",
                                                             "Bremen"]
+
+
+def test_a_link_with_knobs_searches_the_beams_again_beside_the_recorded_ones(studio: dict) -> None:  # noqa: F811
+    """`?saved=…&step=N&diversity=off&b=1` opens the beam step with the knobs set, searches the run's beams again over
+    its index (found by its question in the index's QA set), shows both, and keeps the knobs in the address."""
+    from gear.agent.engine import Engine
+    from gear.config import Settings
+    from gear.data.corpus import load_qa
+    from tests.conftest import FakeEncoder
+
+    index = studio["index"]
+    q = load_qa(index / "qa.json")[0][0]
+    engine = Engine.open(index, Settings(), encoder=FakeEncoder())
+    run = engine.retrieve(q.question, k=10, settings=Settings().with_(method="naive", retriever="hybrid"),
+                          gold=engine.gold_ids(q.gold), question_id=q.id)
+    saved = studio["data"] / "traces" / "20260101-000000_knobs_abcdef.json"
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    run.trace.save(saved)
+    steps = lesson_steps(run.trace)
+    kept = next(n for n, s in enumerate(steps, 1) if s.phase == "kept")
+    at = _open(studio, saved=saved.name, step=str(kept), b="1", diversity="off")
+    assert not at.exception, at.exception
+    assert _step_shown(at).startswith(f"Step {kept} of")
+    assert at.number_input(key="knob_b_1").value == 1 and at.toggle(key="knob_diversity_1").value is False
+    assert any("searched again in" in str(c.value) for c in at.caption)
+    expected = engine.replay_beams(run.trace, 1, width=1, diversity=False)
+    shown = " ".join(str(i.value) for i in at.info)
+    assert f"{len(expected.left)} left it" in shown and "diversity off" in shown
+    assert at.query_params["b"] == "1" and at.query_params["diversity"] == "off"  # the address carries the knobs
+    assert run.trace.first(t.BeamsSearched).width == 10  # the recorded run is unchanged
+    # a link's knobs are untrusted: nonsense is said and not used
+    bad = _open(studio, saved=saved.name, step=str(kept), b="999", diversity="maybe")
+    assert not bad.exception
+    assert any("were not used" in str(w.value) for w in bad.warning)
+    assert bad.number_input(key="knob_b_1").value == 10

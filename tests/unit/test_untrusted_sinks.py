@@ -144,6 +144,8 @@ CLI_TRUSTED: dict[str, dict[str, str]] = {
                           "change.get('at')": _MANIFEST, "change.get('op')": _MANIFEST,
                           "change.get('passages')": _MANIFEST, "change.get('triples')": _MANIFEST,
                           "v": "a count of dropped triples", "problems": "verify_index: the index's own file names"},
+    "gear/cli/replay.py": {"table": _TABLE, "col": "a column heading written in code",
+                           "title": "a table's title written in code, with the iteration's number"},
     "gear/cli/qa.py": {"table": _TABLE,
                        "name": "a column heading written in code"},
     "gear/cli/query.py": {"table": _TABLE,
