@@ -96,15 +96,21 @@ def link_note() -> None:
         st.warning(esc_md(note), icon=":material/link_off:")
 
 
+def clear_address() -> None:
+    """Take a lesson's step out of the page's address (the run is no longer shown as a lesson, or another is)."""
+    for key in ("trace", "saved", "step", *KNOBS):
+        if key in st.query_params:
+            del st.query_params[key]
+    st.session_state.pop(APPLIED, None)
+
+
 def keep_address(step: int, extra: Mapping[str, str] | None = None) -> str | None:
     """Write the shown trace and step into the page's address (so reloading or sharing it opens here), with `extra`
     (the beam-search knobs a step was changed to: studio.beam_knobs), and return the full link, or None when the
     trace has no address (a live run not saved, an upload)."""
     link = st.session_state.get(LINK)
     if not link:
-        for key in ("trace", "saved", "step", *KNOBS):
-            if key in st.query_params:
-                del st.query_params[key]
+        clear_address()
         return None
     params = {**link, "step": str(step), **(extra or {})}
     if {k: str(st.query_params[k]) for k in st.query_params} != params:

@@ -18,7 +18,7 @@ from gear.viz import handout
 from gear.viz.lesson import LessonStep, lesson_steps, position, step_query
 from gear.viz.notation import STEPS
 from studio import beam_knobs, links, sub_step
-from studio.resources import engine_for, ensure_index
+from studio.resources import demo_build, engine_for, queue_demo_build
 from studio.safe import esc_md
 from studio.session import TEACH_STEP
 from studio.trace_view import TraceView
@@ -41,11 +41,24 @@ TEACH_CSS = """
 """
 
 
+def _build(name: str) -> None:
+    queue_demo_build(name)
+
+
 def _engine(index: Path) -> Any:
-    """The engine of a run's index for the beam-search knobs; None while a demo index is still built (its progress
-    shows instead)."""
-    ready = ensure_index(index)
-    return engine_for(ready) if ready is not None else None
+    """The engine of a run's index for the beam-search knobs; None while a demo index is still built (said here;
+    its progress bar is the page's, at the top, when it is the sidebar's index)."""
+    build = demo_build(index)
+    if build is None:
+        return engine_for(index)
+    if build.started is None and build.stage == "not built yet":  # automatic builds are off: a click builds it
+        st.caption(f"Searching again needs the {esc_md(build.name)} demo index, not built yet.")
+        st.button("Build it now", key=f"knobs_build_{build.name}", on_click=_build, args=(build.name,),
+                  icon=":material/construction:")
+    else:
+        st.caption(f":material/hourglass_top: Searching again needs the {esc_md(build.name)} demo index, being built: "
+                   f"{esc_md(build.line())}. The search runs when it is ready.")
+    return None
 
 
 def lesson_ended(trace: t.Trace, key: str = TEACH_STEP) -> bool:

@@ -465,3 +465,25 @@ def test_a_link_with_knobs_searches_the_beams_again_beside_the_recorded_ones(stu
     assert not bad.exception
     assert any("were not used" in str(w.value) for w in bad.warning)
     assert bad.number_input(key="knob_b_1").value == 10
+
+
+def test_the_three_iteration_lesson_is_one_click_away_and_the_address_follows(studio: dict) -> None:  # noqa: F811
+    """From the Ask page, one click opens MuSiQue's recorded 3-iteration run as a lesson — its stepper at step 1,
+    even while its demo index is not built yet (the build's state shown) — and the address names it."""
+    at = _open(studio, trace="walkthrough", step="14")  # the walk-through's lesson at its last step
+    assert _step_shown(at).startswith("Step 14 of")
+    at.button(key="lessons_teaching_musique_wilm_airport").click().run()
+    assert not at.exception
+    steps = lesson_steps(t.Trace.load(ROOT / "assets" / "traces" / "musique_wilm_airport.json"))
+    assert _step_shown(at).startswith(f"Step 1 of {len(steps)}") and len(steps) > 30
+    assert at.session_state["teaching"] is True
+    assert at.query_params["trace"] == "musique_wilm_airport" and at.query_params["step"] == "1"
+    assert at.session_state["index_selected"] == "musique (demo)"  # its index, built when asked (not here)
+    assert any("musique demo index is not built yet" in str(i.value) for i in at.info)
+    at.button(key="teach_step_next").click().run()
+    assert _step_shown(at).startswith("Step 2 of") and at.query_params["step"] == "2"
+    # out of teaching mode the address names no lesson step; from the plain page the lesson is one click away too
+    at.toggle(key="teaching").set_value(False).run()
+    assert not at.exception and "step" not in at.query_params and "trace" not in at.query_params
+    at.button(key="lessons_walkthrough").click().run()
+    assert _step_shown(at).startswith("Step 1 of 14") and at.query_params["trace"] == "walkthrough"

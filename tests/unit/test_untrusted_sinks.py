@@ -57,6 +57,8 @@ APP_TRUSTED: dict[str, dict[str, str]] = {
     "app_pages/traces.py": {"where": _PATH},
     "studio/ask.py": {"example.caption": "the bundled examples' captions (studio.demo)",
                       "other.button": "the bundled examples' button labels (studio.demo)",
+                      "_lesson_label(example.stem, example.path)": "a bundled example's name in the app's words, "
+                                                                   "with its counts of iterations and steps",
                       "marks_note(marks, found.model, found.speed)": _BUILDERS},
     "studio/compare.py": {"label": _LABEL},
     "studio/diagnosis_marks.py": {"_where": "a passage's ranks in this run (numbers)"},
