@@ -11,7 +11,7 @@ import streamlit as st
 
 from gear import methods
 from gear.config import Settings
-from gear.trace import Trace, TraceError
+from gear.trace import RunStarted, Trace, TraceError
 from studio import demo
 from studio.diagnosis_marks import own_questions
 from studio.links import LINK, link_for
@@ -377,6 +377,18 @@ def again_lines(recorded: Trace | None, fresh: Trace, why: str) -> list[str]:
     return difference(recorded, fresh).lines()
 
 
+def run_asks_a_model(trace: Trace) -> bool:
+    """Whether the run on screen asked a model (its own method and settings, gear.methods): a PPR run asks none, so
+    there is nothing to ask again, whatever the sidebar's method is now."""
+    start = trace.first(RunStarted)
+    if start is None:
+        return False
+    try:
+        return methods.get(start.method).uses_llm(start.settings)
+    except methods.UnknownMethod:
+        return False
+
+
 def again_panel(trace: Trace, settings: Settings) -> None:
     """"Ask the model again": the run on screen came from the recordings (or was recorded as it ran); this asks the
     model afresh and says whether and where the new run differs (llama.cpp may write other text at temperature 0
@@ -388,7 +400,8 @@ def again_panel(trace: Trace, settings: Settings) -> None:
         box = st.success if same else st.warning
         box("**Asked the model again.** " + "  \n".join(esc_md(line) for line in lines),
             icon=":material/compare_arrows:")
-    if not methods.get(settings.method).uses_llm(settings) or settings.llm == "replay" or not trace.question:
+    asks = run_asks_a_model(trace) and methods.get(settings.method).uses_llm(settings)
+    if not asks or settings.llm == "replay" or not trace.question:
         return
     st.button("Ask the model again", key="ask_again_button", icon=":material/refresh:",
               on_click=lambda: st.session_state.update({ASK_AGAIN: True}),

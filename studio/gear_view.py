@@ -101,16 +101,19 @@ def gist_updated(e: t.GistUpdated, view: View) -> None:
 
 
 def reasoned(e: t.Reasoned, view: View) -> None:
+    """The verdict, boxed by what it is (gear.viz.verdict): green only when its answer is the gold one — an
+    answerable verdict is the model's claim, and one the gold answer contradicts is no success."""
     step_heading(e)
-    cites = f" (cites memory facts {', '.join(map(str, e.cited))})" if e.cited else ""
-    if e.rejected:
-        st.error(f"Reasoner hallucination caught — the model said answerable: {esc_md(e.answer)}{cites}, "
-                 f"but {esc_md(e.rejected)}. The loop goes on.")
-    elif e.answerable:
-        st.success(f"Answerable — the reasoner's answer: {esc_md(e.answer)}{cites}")
-        st.caption("The reasoner's verdict ends the loop; the run's answer is the QA step's, at the end.")
-    else:
-        st.warning(f"Not answerable yet — {esc_md(e.reason)}")
+    start = next((x for x in view.events if isinstance(x, t.RunStarted)), None)
+    said = viz.verdict(e, start.answers if start else [], esc=esc_md)
+    if said.tone == "agrees":
+        st.success(said.text)
+    elif said.tone == "caught":
+        st.error(said.text)
+    elif said.tone == "unchecked":
+        st.info(said.text)
+    else:  # not answerable yet, or an answer the gold one contradicts
+        st.warning(said.text)
 
 
 def query_rewritten(e: t.QueryRewritten, view: View) -> None:

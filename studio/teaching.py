@@ -118,14 +118,19 @@ def teach(trace: t.Trace, key: str = TEACH_STEP) -> None:
             gist_read = next((x for x in trace.of(t.ProximalTriples, event.iteration) if x.role == "gist"), None)
             if gist_read is not None:
                 st.caption("read from: " + esc_md(gist_read.source))
-    share, download = st.columns([3, 1])
+    share, download = st.columns([2, 1])
     with share:
         links.copy_link(links.keep_address(i + 1, beam_knobs.address(trace, event)))
-    download.download_button("Download the lesson", lambda: handout.lesson_html(trace),
-                             file_name=handout.file_name(trace), mime="text/html", key=f"{key}_handout",
-                             on_click="ignore", icon=":material/download:",
-                             help="Every step of this lesson in one HTML file — pictures, tables, notation — that "
-                                  "opens offline and prints cleanly.")
+    with download:
+        chosen = st.slider("Steps to print", 1, len(steps), (1, len(steps)), key=f"{key}_print_range",
+                           disabled=len(steps) < 2) if len(steps) > 1 else (1, 1)
+        first, last = (int(chosen[0]), int(chosen[1]))
+        st.download_button("Download the lesson", lambda: handout.lesson_html(trace, steps=(first, last)),
+                           file_name=handout.file_name(trace), mime="text/html", key=f"{key}_handout",
+                           on_click="ignore", icon=":material/download:",
+                           help="The steps chosen in one HTML file — pictures, tables, notation, and the run's "
+                                "teaching point last — that opens offline and prints one step a page (A4 or "
+                                "Letter).")
 
 
 __all__ = ["STEPS", "lesson_ended", "teach", "teaching_steps"]

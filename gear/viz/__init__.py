@@ -34,6 +34,7 @@ from gear.viz.charts import (
     time_figure,
     tokens_figure,
     tokens_per_question_figure,
+    verdict,
 )
 from gear.viz.graph import (
     CENTRE_COLOUR,
@@ -123,4 +124,5 @@ __all__ = [
     "tokens_figure",
     "tokens_per_question_figure",
     "top_entities",
+    "verdict",
 ]

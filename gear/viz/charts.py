@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
 
 from gear import measures, methods
 from gear.eval.protocol import protocol_of, runs_per_cutoff
-from gear.trace import LLMCalled, PassagesLinked, PassageView, StageTimed, Trace
+from gear.trace import LLMCalled, PassagesLinked, PassageView, Reasoned, StageTimed, Trace
 from gear.viz.graph import FONT, esc_html, short, spo_text
 
 
@@ -59,6 +60,37 @@ def linked_rows(e: PassagesLinked) -> list[dict[str, Any]]:
     return [{"gist triple": spo_text(link.triple),
              "linked passages": "; ".join(("★ " if p.gold else "") + titles[p.id] for p in link.passages)}
             for link in e.links]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The reasoner's verdict as a person should read it. `tone`: "caught" (the run's guard rejected an answerable
+    verdict), "agrees" (answerable, and its answer is the gold one), "contradicts" (answerable with an answer that is
+    not the gold one), "unchecked" (answerable, no gold answer known) or "open" (not answerable yet). Only "agrees" is
+    ever shown as a success: a verdict is the model's claim, not a check."""
+
+    tone: str
+    text: str
+
+
+def verdict(e: Reasoned, gold_answers: Sequence[str] = (), esc: Callable[[str], str] = str) -> Verdict:
+    """The verdict in words; `esc` escapes every part that comes from the run (answers, reasons) for the sink the
+    text goes to (the app passes studio.safe.esc_md; HTML escapes the whole)."""
+    cites = f" (cites memory facts {', '.join(map(str, e.cited))})" if e.cited else ""
+    if e.rejected:
+        return Verdict("caught", f"Reasoner hallucination caught — the model said answerable: {esc(e.answer)}{cites}, "
+                                 f"but {esc(e.rejected)}. The loop goes on.")
+    if not e.answerable:
+        return Verdict("open", f"Not answerable yet — {esc(e.reason)}")
+    said = f"Answerable — the reasoner's answer: {esc(e.answer)}{cites}. The loop stops here."
+    if not gold_answers:
+        return Verdict("unchecked", said + " A verdict is the model's claim, not a check; the run's answer is the QA "
+                                           "step's, at the end.")
+    if measures.exact_match(e.answer, gold_answers):
+        return Verdict("agrees", said + " Its answer is the gold one.")
+    gold = esc(" / ".join(gold_answers[:3]))
+    return Verdict("contradicts", said + f" Its answer is not the gold one ({gold}): the loop ends on a verdict "
+                                         "nothing in the run supports.")
 
 
 def gold_entry(rankings: Mapping[str, Sequence[PassageView]], gold: Mapping[int, str]) -> list[dict[str, Any]]:

@@ -53,23 +53,46 @@ h2 { font-size: 21px; margin: 0 0 4px 0; break-after: avoid; }
 .notation { font-family: 'Liberation Serif', serif; font-size: 20px; color: var(--accent); margin: 2px 0 6px 0; }
 .query { background: #f1f3f5; border-radius: 6px; padding: 6px 10px; margin: 6px 0 10px 0; }
 .note { background: #e7f5ff; border-left: 4px solid var(--accent); padding: 6px 10px; margin: 8px 0; }
+.note.verdict-contradicts, .note.verdict-caught { background: #fff4e6; border-left-color: #e8590c; }
+.note.verdict-agrees { background: #ebfbee; border-left-color: #2b8a3e; }
 .missing { color: var(--muted); font-style: italic; }
 thead { display: table-header-group; }
 tr, svg, .alg1, .figure { break-inside: avoid; }
 .figure { margin: 8px 0; }
 .figure svg { width: 100%; height: auto; max-height: 560px; border: 1px solid var(--line); border-radius: 6px; }
 .side { display: grid; grid-template-columns: minmax(300px, 2fr) 5fr; gap: 14px; align-items: start; }
-.toc { columns: 2; font-size: 13px; color: var(--muted); list-style: none; padding-left: 0; }
-.toc li { break-inside: avoid; }
+.toc { columns: 2; font-size: 14px; list-style: none; padding-left: 0; }
+.toc li { break-inside: avoid; margin: 1px 0; }
+.toc .it { color: var(--muted); }
+.point { border-top: 3px solid var(--line); padding-top: 14px; margin-top: 26px; }
+.point .category { font-size: 19px; font-weight: 700; margin: 6px 0; }
+.point li { margin: 3px 0; }
 """ + TABLE_CSS + beam_lesson.ALGORITHM_CSS + """
-@page { size: A4; margin: 12mm; }
+/* One step a page on A4 and on Letter alike: no page size is set (the printer's paper is used), and a step is laid
+   out to fit the smaller of the two (A4's 210 mm width, Letter's 279 mm height). */
+@page { margin: 11mm 12mm; }
 @media print {
-  body { max-width: none; padding: 0; font-size: 11pt; }
-  .step { break-before: page; border-top: none; margin-top: 0; padding-top: 0; }
-  .side { grid-template-columns: 1fr; }
-  .figure svg { max-height: 150mm; }
-  .toc { columns: 2; }
+  body { max-width: none; padding: 0; font-size: 9.5pt; line-height: 1.3; }
+  h1 { font-size: 17pt; } h2 { font-size: 14pt; }
+  .notation { font-size: 12.5pt; margin: 0 0 3px 0; }
+  .where { font-size: 8pt; }
+  .query { padding: 3px 8px; margin: 3px 0 5px 0; }
+  .note { padding: 3px 8px; margin: 4px 0; }
+  .step, .point { break-before: page; border-top: none; margin-top: 0; padding-top: 0; }
+  .side { grid-template-columns: 66mm 1fr; gap: 4mm; }
+  .alg1 { font-size: 6.6pt; padding: 3px 4px; }
+  .alg1-title { font-size: 8pt; }
+  .figure { margin: 3px 0; }
+  .figure svg { max-height: 88mm; }
+  .side .figure svg { max-height: 80mm; }
+  table.lesson-table { font-size: 7.4pt; line-height: 1.2; margin: 3px 0; }
+  table.lesson-table th, table.lesson-table td { padding: 1px 3px; }
+  table.lesson-table tr.out td:first-child, table.lesson-table tr.in td:first-child { box-shadow: none;
+    border-left: 3px solid currentColor; }
+  .lesson-wrap { overflow: visible; }
+  .toc { columns: 2; font-size: 9pt; }
   a { color: inherit; text-decoration: none; }
+  * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }
 """
 
@@ -241,13 +264,9 @@ def step_body(events: Sequence[t.Event], step: LessonStep, passages: Mapping[int
     if isinstance(e, t.GistUpdated):
         return table_html(_triple_rows(e.memory, {tuple(x) for x in e.added}))
     if isinstance(e, t.Reasoned):
-        if e.rejected:
-            verdict = f"The model said answerable — {e.answer} — but {e.rejected}. The loop goes on."
-        elif e.answerable:
-            verdict = f"Answerable — the reasoner's answer: {e.answer}. The loop stops."
-        else:
-            verdict = f"Not answerable yet — {e.reason}"
-        return f"<div class='note'>{esc_html(verdict)}</div>"
+        start = next((x for x in events if isinstance(x, t.RunStarted)), None)
+        said = charts.verdict(e, start.answers if start else [])
+        return f"<div class='note verdict-{said.tone}'>{esc_html(said.text)}</div>"
     if isinstance(e, t.QueryRewritten):
         return f"<div class='note'>Next query: {esc_html(e.query)}</div>"
     if isinstance(e, t.PassagesLinked):
@@ -287,10 +306,76 @@ def step_html(events: Sequence[t.Event], step: LessonStep, number: int, total: i
             f"{missing}{step_body(events, step, passages)}</section>")
 
 
-def lesson_html(trace: t.Trace | Sequence[t.Event], title: str = "") -> str:
-    """The whole lesson on a run as one self-contained HTML page (no request leaves it; prints a step a page)."""
+def teaching_point(events: Sequence[t.Event], steps: Sequence[LessonStep]) -> str:
+    """The run's teaching point, on the handout's last page: what went right or wrong and where, in the diagnosis's
+    own words (gear.diagnosis: the proposed category, its evidence, where each gold passage went, the answer)."""
+    from gear.diagnosis import CATEGORY_LABELS, diagnose
+
+    trace = t.Trace(list(events))
+    parts = ["<section class='point' id='point'><div class='where'>The run's teaching point</div>"
+             "<h2>What went right or wrong, and where</h2>"]
+    start = trace.first(t.RunStarted)
+    if start is None or not start.gold_passage_ids:
+        parts.append("<p class='missing'>No gold passages are known for this run, so the diagnosis cannot say where "
+                     "the right passages were lost. Mark them on the Ask page (or ask a question of a QA set) to see "
+                     "it.</p>")
+        answered = trace.first(t.Answered)
+        if answered is not None:
+            parts.append(f"<div class='note'>Final answer: {esc_html(answered.answer or '(none)')}</div>")
+        return "".join(parts) + "</section>"
+    d = diagnose(trace)
+    category = d.category or ""
+    label = CATEGORY_LABELS.get(category, category) or "not decided (the run was cut short)"
+    second = f" (also: {CATEGORY_LABELS.get(d.second, d.second)})" if d.second else ""
+    parts.append(f"<p class='category'>{'The run went right' if category == 'none' else 'Error category'}: "
+                 f"{esc_html(label)}{esc_html(second)}</p><p class='meta'>proposed by the diagnosis "
+                 "(gear.diagnosis; docs/diagnosis.md), from this trace alone</p>")
+    if d.evidence:
+        parts.append("<ul>" + "".join(f"<li>{esc_html(line)}</li>" for line in d.evidence) + "</ul>")
+    rows = [{"gold passage": g.title, "where it went": g.status + (f" at {g.lost_at}" if g.lost_at else ""),
+             "final rank": g.final_rank} for g in d.passages]
+    if rows:
+        parts.append(table_html(rows))
+    a = d.answer
+    if a is not None:
+        said = [f"the run's answer: {a.answer or '(none)'}", f"gold: {' / '.join(a.gold[:4])}"]
+        if a.em is not None:
+            said.append(f"EM {a.em:.0f}, F1 {a.f1:.2f}" if a.f1 is not None else f"EM {a.em:.0f}")
+        parts.append(f"<div class='note'>{esc_html(' · '.join(said))}</div>")
+        if a.notes:
+            parts.append("<ul>" + "".join(f"<li>{esc_html(line)}</li>" for line in a.notes) + "</ul>")
+    if d.notes:
+        parts.append("<p class='meta'>Notes</p><ul>" + "".join(f"<li>{esc_html(line)}</li>" for line in d.notes)
+                     + "</ul>")
+    reasoner = [n for n, s in enumerate(steps, 1) if isinstance(s.event, t.Reasoned)]
+    if reasoner:
+        parts.append(f"<p class='meta'>The reasoner's verdicts are on step{'s' if len(reasoner) > 1 else ''} "
+                     f"{', '.join(map(str, reasoner))}.</p>")
+    return "".join(parts) + "</section>"
+
+
+def step_range(text: str, total: int) -> tuple[int, int]:
+    """"5-9", "5–9", "7" or "5-" as (first, last) steps within 1…total; ValueError naming what is wrong."""
+    raw = text.strip().replace("–", "-")
+    first, sep, last = raw.partition("-")
+    try:
+        a = int(first) if first.strip() else 1
+        b = (int(last) if last.strip() else total) if sep else a
+    except ValueError:
+        raise ValueError(f"steps are a range like 5-9 (this lesson has 1 to {total}), not {text!r}") from None
+    if not 1 <= a <= b <= total:
+        raise ValueError(f"this lesson has steps 1 to {total}; {text!r} is not among them")
+    return a, b
+
+
+def lesson_html(trace: t.Trace | Sequence[t.Event], title: str = "", steps: tuple[int, int] | None = None) -> str:
+    """The whole lesson on a run as one self-contained HTML page (no request leaves it): a first page with the
+    contents, one step a page, and the run's teaching point on the last. `steps`: only steps first…last (numbered as
+    in the whole lesson) are printed."""
     events = list(trace)
-    steps = lesson_steps(events)
+    every = lesson_steps(events)
+    first, last = steps or (1, len(every))
+    chosen = [(n, s) for n, s in enumerate(every, 1) if first <= n <= last]
     passages = passage_lookup(events)
     start = next((e for e in events if isinstance(e, t.RunStarted)), None)
     question = start.question if start else ""
@@ -304,16 +389,19 @@ def lesson_html(trace: t.Trace | Sequence[t.Event], title: str = "") -> str:
             facts.append(f"prompts {s.get('prompts')}")
         if start.question_id:
             facts.append(f"question {start.question_id}")
-    toc = "".join(f"<li><a href='#step-{n}'>{n}. {esc_html(s.title)}</a> · iteration {s.iteration}</li>"
-                  for n, s in enumerate(steps, 1))
-    body = "".join(step_html(events, s, n, len(steps), passages) for n, s in enumerate(steps, 1))
+    toc = "".join(f"<li><a href='#step-{n}'>{n}. {esc_html(s.title)}</a> <span class='it'>· iteration "
+                  f"{s.iteration}</span></li>" for n, s in chosen)
+    toc += "<li><a href='#point'>The run's teaching point</a></li>"
+    body = "".join(step_html(events, s, n, len(every), passages) for n, s in chosen)
     heading = esc_html(title or "GeAR — a run, step by step")
+    which = (f"Steps {first}–{last} of the lesson's {len(every)}" if (first, last) != (1, len(every))
+             else f"{len(every)} steps")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{heading}: {esc_html(short(question, 80))}</title><style>{CSS}</style></head><body>"
             f"<h1>{heading}</h1><p><b>Question:</b> {esc_html(question)}</p>"
             f"<p class='meta'>{esc_html(' · '.join(facts))}</p>"
-            f"<p class='meta'>{len(steps)} steps; Graph expansion is shown as the paper's Algorithm 1 does it. Made by "
-            "GeAR Studio from a recorded run; this file needs no network.</p>"
-            f"<ul class='toc'>{toc}</ul>{body}</body></html>")
+            f"<p class='meta'>{which}, one a page, and the run's teaching point last; Graph expansion is shown as the "
+            "paper's Algorithm 1 does it. Made by GeAR Studio from a recorded run; this file needs no network.</p>"
+            f"<h2>Contents</h2><ul class='toc'>{toc}</ul>{body}{teaching_point(events, every)}</body></html>")

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gear import methods
 from gear import trace as t
 from gear.retrieve import beam
 from gear.viz import beam_order
@@ -195,8 +196,20 @@ def lesson_steps(trace: t.Trace | Sequence[t.Event]) -> list[LessonStep]:
             steps.append(LessonStep(e, text.short, at_iteration(text.notation, e.iteration), text.explanation,
                                     missing=OLD_BEAMS if e.steps else ""))
             continue
-        steps.append(LessonStep(e, text.short, at_iteration(text.notation, e.iteration), text.explanation))
+        words = text.explanation + (after_base(start.method if start else "") if isinstance(e, t.BaseRetrieved) else "")
+        steps.append(LessonStep(e, text.short, at_iteration(text.notation, e.iteration), words))
     return steps
+
+
+def after_base(method: str) -> str:
+    """What the run does after its base list, said of its own method (a PPR run does not go on as GeAR does)."""
+    if method == "none":
+        return " This run stops here: the base list is its ranking."
+    try:
+        label = methods.get(method).label
+    except methods.UnknownMethod:
+        return ""
+    return f" That is why {label} goes on from here."
 
 
 def beam_steps(e: t.BeamsSearched) -> list[LessonStep]:

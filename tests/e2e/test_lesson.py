@@ -131,9 +131,16 @@ def test_the_handout_opens_offline_and_prints_a_step_a_page(browser_page, tmp_pa
     assert page.locator("section.step").count() == len(lesson_steps(trace))
     assert page.locator("section.step svg").count() >= 5  # the beams' pictures, drawn without a script
     assert blocked == [] and all(u.startswith("file://") for u in page.requests)
+    steps = lesson_steps(trace)
+    for paper in ("A4", "Letter"):  # one step a page on either: the contents, the 14 steps, the teaching point
+        pdf = page.pdf(format=paper, print_background=True)
+        pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
+        assert pages == len(steps) + 2, paper
+    part = tmp_path / "steps.html"
+    part.write_text(handout.lesson_html(trace, steps=(5, 9)), encoding="utf-8")
+    page.goto(f"file://{part}")
     pdf = page.pdf(format="A4", print_background=True)
-    pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
-    assert pages >= len(lesson_steps(trace))  # each step starts a page
+    assert len(re.findall(rb"/Type\s*/Page[^s]", pdf)) == 5 + 2
 
 
 def test_a_link_to_step_7_opens_there_in_a_fresh_browser_with_the_network_cut(demo_server: str,  # noqa: F811

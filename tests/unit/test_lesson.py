@@ -487,3 +487,65 @@ def test_the_three_iteration_lesson_is_one_click_away_and_the_address_follows(st
     assert not at.exception and "step" not in at.query_params and "trace" not in at.query_params
     at.button(key="lessons_walkthrough").click().run()
     assert _step_shown(at).startswith("Step 1 of 14") and at.query_params["trace"] == "walkthrough"
+
+
+def test_the_handout_ends_on_the_run_s_teaching_point_and_prints_a_chosen_range(tmp_path: Path) -> None:
+    from gear.cli import app
+    from gear.diagnosis import CATEGORY_LABELS, diagnose
+
+    trace = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json")
+    steps = lesson_steps(trace)
+    page = handout.lesson_html(trace)
+    point = page.split("<section class='point'", 1)[1]
+    d = diagnose(trace)
+    assert CATEGORY_LABELS[d.category] in point  # "reasoner hallucination": the diagnosis's own words
+    assert all(viz.esc_html(line) in point for line in d.evidence)
+    assert "Croatia" in point and "1929" in point
+    assert page.index("<section class='point'") > page.rindex("<section class='step'")  # on the last page
+    assert "Contents" in page and page.count("class='toc'") == 1
+    part = handout.lesson_html(trace, steps=(5, 9))
+    assert part.count("<section class='step'") == 5 and f"Step 5 of {len(steps)}" in part
+    assert f"Step 4 of {len(steps)}" not in part and "Steps 5–9 of the lesson's 14" in part
+    assert "<section class='point'" in part
+    assert handout.step_range("5–9", 14) == (5, 9) and handout.step_range("12-", 14) == (12, 14)
+    for bad in ("0-3", "9-5", "x", "3-40"):
+        with pytest.raises(ValueError, match=r"1 to 14|steps are a range"):
+            handout.step_range(bad, 14)
+    out = tmp_path / "part.html"
+    result = CliRunner().invoke(app, ["export-html", str(ROOT / "assets" / "traces" / "walkthrough.json"), "--out",
+                                      str(out), "--steps", "5-9"])
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8").count("<section class='step'") == 5
+    bad = CliRunner().invoke(app, ["export-html", str(ROOT / "assets" / "traces" / "walkthrough.json"), "--steps",
+                                   "20-30"])
+    assert bad.exit_code == 2 and "steps 1 to 14" in bad.output
+
+
+def test_a_verdict_is_green_only_when_its_answer_is_the_gold_one() -> None:
+    walk = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json")
+    reasoned = walk.first(t.Reasoned)
+    start = walk.first(t.RunStarted)
+    assert reasoned is not None and start is not None and reasoned.answerable and reasoned.answer == "Germany"
+    said = viz.verdict(reasoned, start.answers)
+    assert said.tone == "contradicts" and "not the gold one (1929)" in said.text
+    assert viz.verdict(reasoned, []).tone == "unchecked"
+    assert viz.verdict(reasoned, ["germany"]).tone == "agrees"
+    assert "goes on from here" in lesson_steps(walk)[0].explanation
+    ppr = lesson_steps(t.Trace.load(PPR))[0]
+    assert "PPR" in ppr.explanation and "GeAR" not in ppr.explanation
+
+
+def test_the_walkthrough_s_unsupported_verdict_is_no_green_box(studio: dict) -> None:  # noqa: F811
+    steps = lesson_steps(t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json"))
+    n = next(i for i, s in enumerate(steps, 1) if isinstance(s.event, t.Reasoned))
+    at = _open(studio, trace="walkthrough", step=str(n))
+    assert not at.exception
+    assert not [s for s in at.success if "Germany" in str(s.value)]
+    assert any("Germany" in str(w.value) and "1929" in str(w.value) for w in at.warning)
+
+
+def test_ask_the_model_again_is_not_offered_on_a_run_that_asks_no_model(studio: dict) -> None:  # noqa: F811
+    from studio.ask import run_asks_a_model
+
+    assert run_asks_a_model(studio["trace"]) and not run_asks_a_model(studio["ppr"])
+    assert not run_asks_a_model(t.Trace.load(PPR))
