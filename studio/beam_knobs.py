@@ -7,7 +7,10 @@ changed (gear.viz.beam_knobs, which `gear replay-beams` prints too). The knobs c
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -79,6 +82,34 @@ def address(trace: t.Trace, step_event: t.Event) -> dict[str, str]:
     return beam_knobs.address_knobs(chosen(step_event), step_event)
 
 
+_prepared: dict[tuple[str, str, int, tuple[int, ...]], threading.Thread] = {}
+_prepared_lock = threading.Lock()
+
+
+def prepare(engine: Any, home: Path, trace: t.Trace, e: t.BeamsSearched) -> None:
+    """Search the step's beams once with the run's own knobs in the background, as soon as the step shows: the
+    candidate sequences are embedded then (the encoder keeps them), so a student's first knob change answers at once.
+    Once per server for a run's iteration on an index."""
+    initial = trace.first(t.InitialNodes, e.iteration)
+    key = (str(home), trace.question, e.iteration, tuple(x.id for x in initial.triples) if initial else ())
+    with _prepared_lock:
+        if key in _prepared:
+            return
+
+        def search() -> None:
+            with contextlib.suppress(Exception):  # an error is shown when the knobs are moved, if it recurs
+                engine.replay_beams(trace, e.iteration)
+
+        _prepared[key] = threading.Thread(target=search, name="gear-knobs-prepare", daemon=True)
+        _prepared[key].start()
+
+
+def _narrow(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A beam table for half the page: the change beside the beam's number (the triples keep the width)."""
+    return [{"beam": f"{r['beam']} {r['change']}".strip(),
+             **{k: v for k, v in r.items() if k not in ("beam", "change")}} for r in rows]
+
+
 def panel(trace: t.Trace, e: t.BeamsSearched, home: Any, engine_of: Any) -> None:
     """The knobs, folded until they differ from the run's; then the search again beside the recorded one. `home`
     is the run's index (None: not known), `engine_of(home)` its engine, or None while the index is still being
@@ -137,10 +168,10 @@ def _knobs(trace: t.Trace, e: t.BeamsSearched, home: Any, engine_of: Any) -> Non
     recorded_col, new_col = st.columns(2)
     with recorded_col:
         st.markdown(f"**Recorded** · {esc_md(beam_knobs.knob_line(e))}")
-        lesson_table(beam_knobs.beam_rows(e, replay.beams, "left"))
+        lesson_table(_narrow(beam_knobs.beam_rows(e, replay.beams, "left")))
     with new_col:
         st.markdown(f"**Searched again** · {esc_md(beam_knobs.knob_line(replay.beams))}")
-        lesson_table(beam_knobs.beam_rows(replay.beams, e, "entered"))
+        lesson_table(_narrow(beam_knobs.beam_rows(replay.beams, e, "entered")))
     start = trace.first(t.RunStarted)
     picture = viz.beams_picture(replay.beams, trace.first(t.InitialNodes, e.iteration),
                                 viz.passage_lookup([*trace.events, *replay.events]),

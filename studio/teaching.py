@@ -107,7 +107,10 @@ def teach(trace: t.Trace, key: str = TEACH_STEP) -> None:
     elif step.phase:
         sub_step.draw(trace, step, key=f"{key}-sub-{i}")
         if isinstance(event, t.BeamsSearched) and sub_step.has_algorithm(step):
-            beam_knobs.panel(trace, event, home_of(trace), _engine)
+            home = home_of(trace)
+            if home is not None and demo_build(home) is None and (home / "manifest.json").is_file():
+                beam_knobs.prepare(engine_for(home), home, trace, event)
+            beam_knobs.panel(trace, event, home, _engine)
     else:
         view = TraceView(graph_height=620, key=f"{key}-view")
         view.events = trace.events[: position(trace, step) + 1]

@@ -38,6 +38,7 @@ from gear.viz.ppr import ppr_graph
 from gear.viz.tables import TABLE_CSS, table_html
 
 _PICTURES = itertools.count(1)
+LONG = 18  # rows: a sub-step's table longer than this prints smaller, with a smaller picture, to keep to one page
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 CSS = """
@@ -90,6 +91,8 @@ tr, svg, .alg1, .figure { break-inside: avoid; }
   table.lesson-table tr.out td:first-child, table.lesson-table tr.in td:first-child { box-shadow: none;
     border-left: 3px solid currentColor; }
   .lesson-wrap { overflow: visible; }
+  .long .figure svg, .long .side .figure svg { max-height: 58mm; }
+  .long table.lesson-table { font-size: 6.6pt; line-height: 1.15; }
   .toc { columns: 2; font-size: 9pt; }
   a { color: inherit; text-decoration: none; }
   * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
@@ -238,7 +241,8 @@ def step_body(events: Sequence[t.Event], step: LessonStep, passages: Mapping[int
         caption = f"<p class='meta'>{esc_html(shown.caption)}</p>" if shown.caption else ""
         if shown.algorithm:
             figure = f"<div class='side'><div>{shown.algorithm}</div><div>{figure}</div></div>"
-        return figure + caption + table_html(shown.rows)
+        body = figure + caption + table_html(shown.rows)
+        return f"<div class='long'>{body}</div>" if len(shown.rows) > LONG else body
     if isinstance(e, t.BaseRetrieved):
         return table_html(charts.passage_rows(e.passages))
     if isinstance(e, t.ProximalTriples):

@@ -112,6 +112,11 @@ def test_every_graph_lies_inside_its_frame_with_labels_a_class_can_read_and_none
     assert len(smallest) > 50  # every bundled run's pictures were measured
 
 
+def _written(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def test_the_handout_opens_offline_and_prints_a_step_a_page(browser_page, tmp_path: Path) -> None:  # noqa: F811
     page = browser_page
     trace = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json")
@@ -136,6 +141,12 @@ def test_the_handout_opens_offline_and_prints_a_step_a_page(browser_page, tmp_pa
         pdf = page.pdf(format=paper, print_background=True)
         pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
         assert pages == len(steps) + 2, paper
+    for path in BUNDLED:  # every bundled run: one step a page on both papers
+        other = t.Trace.load(path)
+        page.goto(f"file://{_written(tmp_path / f'{path.stem}.html', handout.lesson_html(other))}")
+        for paper in ("A4", "Letter"):
+            pdf = page.pdf(format=paper, print_background=True)
+            assert len(re.findall(rb"/Type\s*/Page[^s]", pdf)) == len(lesson_steps(other)) + 2, (path.stem, paper)
     part = tmp_path / "steps.html"
     part.write_text(handout.lesson_html(trace, steps=(5, 9)), encoding="utf-8")
     page.goto(f"file://{part}")
@@ -165,3 +176,43 @@ def test_a_link_to_step_7_opens_there_in_a_fresh_browser_with_the_network_cut(de
     expect(page.locator(".teach-title")).to_have_text(title)
     expect(page.get_by_test_id("stCode")).to_contain_text("?trace=walkthrough&step=7", timeout=90_000)  # to copy
     assert blocked == []
+
+
+# in the app's page: each lesson table's columns against the box that holds it, and Algorithm 1's lines
+TABLES = """() => {
+  const tables = Array.from(document.querySelectorAll('table.lesson-table')).map(t => {
+    const box = t.closest('.lesson-wrap').getBoundingClientRect();
+    const heads = Array.from(t.querySelectorAll('th'));
+    return {columns: heads.length, width: box.width,
+            hidden: heads.filter(h => h.getBoundingClientRect().right > box.right + 1).map(h => h.textContent)};
+  });
+  const lines = Array.from(document.querySelectorAll('.alg1 .l'));
+  const height = lines.length ? Math.min(...lines.map(l => l.getBoundingClientRect().height)) : 0;
+  return {tables: tables, lines: lines.length,
+          wrapped: lines.filter(l => l.getBoundingClientRect().height > height * 1.5).map(l => l.textContent)};
+}"""
+
+
+def test_every_lesson_table_shows_every_column_and_algorithm_1_no_wrapped_line_at_1280(
+        demo_server: str, browser_page) -> None:  # noqa: F811
+    """At 1280 px with the sidebar open, each of the walk-through's sub-steps (tripleLink's and Algorithm 1's) shows
+    every column of its table without scrolling, and Algorithm 1's listing keeps every line on one line."""
+    from playwright.sync_api import expect
+
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    steps = lesson_steps(t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json"))
+    problems = []
+    for n, step in enumerate(steps, 1):
+        if not step.phase:
+            continue
+        page.goto(f"{demo_server}/?trace=walkthrough&step={n}")
+        expect(page.get_by_text(f"Step {n} of {len(steps)}")).to_be_visible(timeout=90_000)
+        page.locator("table.lesson-table").first.wait_for(timeout=60_000)
+        found = page.evaluate(TABLES)
+        hidden = [h for table in found["tables"] for h in table["hidden"]]
+        if hidden or found["wrapped"]:
+            problems.append(f"step {n} ({step.title}): hidden columns {hidden}, wrapped lines {found['wrapped']}")
+        if step.lines:
+            assert found["lines"] == 20, n  # Algorithm 1 is beside the words
+    assert problems == []
