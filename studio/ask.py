@@ -167,10 +167,11 @@ def lesson_size(path: str, mtime: float) -> tuple[int, int]:
 
 
 def _lesson_label(stem: str, path: Path) -> str:
+    """A lesson button's words, short enough for a third of the page at 1280 px: "the walk-through · 14 steps"."""
     iterations, steps = lesson_size(str(path), path.stat().st_mtime)
-    what = {"walkthrough": "the paper's walk-through", "musique_wilm_airport": "a run the model gets right (MuSiQue)"}
-    return (f"{what.get(stem, stem)}: {iterations} iteration{'s' if iterations != 1 else ''}, {steps} steps"
-            if steps else what.get(stem, stem))
+    what = "the walk-through" if stem == "walkthrough" else (f"a {iterations}-iteration run" if iterations > 1
+                                                              else stem.replace("_", " "))
+    return f"{what} · {steps} steps" if steps else what
 
 
 def lesson_picker(key: str = "lessons") -> None:
@@ -181,7 +182,7 @@ def lesson_picker(key: str = "lessons") -> None:
     for example, col in zip(examples, columns, strict=False):
         col.button(f"Teach {_lesson_label(example.stem, example.path)}", key=f"{key}_{example.stem}",
                    on_click=open_lesson, args=(example.path, f"example: {example.stem} (a recorded run)"),
-                   icon=":material/school:", width="stretch")
+                   icon=":material/school:", width="stretch", help=example.button + ", as a lesson")
     options = bundled_traces()
     if options:
         with columns[-1].popover("Any recorded run…", icon=":material/folder_open:", width="stretch"):
