@@ -12,6 +12,7 @@ from gear.cli import (  # noqa: F401 - importing registers the commands
     index,
     qa,
     query,
+    replay,
     serve_llm,
     studio,
 )
