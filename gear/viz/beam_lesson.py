@@ -262,6 +262,6 @@ def algorithm_html(highlight: Iterable[int], lines: Sequence[tuple[int, str]] | 
         code = text.lstrip(" ")
         indent = len(text) - len(code)
         body.append(f"<div class='l{' on' if n in on else ''}'><span class='ln'>{n:d}</span>"
-                    f"<span class='code' style='padding-left:{indent}ch'>{esc_html(code)}</span></div>")
+                    f"<span class='code' style='padding-left:{indent:d}ch'>{esc_html(code)}</span></div>")
     return ("<div class='alg1-title'>Algorithm 1 · Diverse Triple Beam Search</div>"
             f"<div class='alg1'>{''.join(body)}</div>")

@@ -354,7 +354,7 @@ def teaching_point(events: Sequence[t.Event], steps: Sequence[LessonStep]) -> st
     reasoner = [n for n, s in enumerate(steps, 1) if isinstance(s.event, t.Reasoned)]
     if reasoner:
         parts.append(f"<p class='meta'>The reasoner's verdicts are on step{'s' if len(reasoner) > 1 else ''} "
-                     f"{', '.join(map(str, reasoner))}.</p>")
+                     f"{', '.join(f'{n:d}' for n in reasoner)}.</p>")
     return "".join(parts) + "</section>"
 
 

@@ -367,29 +367,44 @@ NUMBER_SPEC = "dfeEgGn%xXbco"
 _BUILT = "built above in this function from esc_html'd parts, formatted numbers and the code's own tags"
 _TOOLTIP = "a tooltip built by gear.viz from escaped parts (its f-strings are checked here)"
 _COLOUR = "a colour constant of gear.viz (the legends' and the nodes' palettes)"
+_LINES = "handout._lines: each line esc_html'd in a <tspan> at numeric coordinates"
 _NOTATION = "the paper's notation (gear.viz.notation: our HTML, the iteration formatted with :d)"
 HTML_TRUSTED: dict[str, dict[str, str]] = {
     "gear/viz/beam_lesson.py": {"body": _BUILT},
     "gear/viz/graph.py": {"_triple_tooltip(t, tuses, passages.get(t.passage_id))": _TOOLTIP, "colour": _COLOUR,
                           "sw": "a swatch: a span styled with a colour constant",
-                          "str(data.get('title', esc_html(key)))": _TOOLTIP, "str(data.get('title', ''))": _TOOLTIP},
-    "gear/viz/handout.py": {"cls": "'gold', 'dropped' or ''", "cells": _BUILT, "head": _BUILT, "body": _BUILT,
+                          "str(data.get('title', esc_html(key)))": _TOOLTIP,
+                          "title": "an edge's title, shown on its label's box: " + _TOOLTIP},
+    "gear/viz/handout.py": {"body": _BUILT,
+                            "dashed": "a constant attribute or ''", "d": "SVG path data of numbers formatted above",
+                            "_lines(lx, ly, text, layout.EDGE_FONT)": _LINES, "_lines(x, y, text, layout.NODE_FONT)":
+                            _LINES, "_lines(x, below, text, layout.NODE_FONT)": _LINES,
+                            "said.tone": "a tone word of gear.viz.charts.verdict (caught, open, unchecked, agrees, "
+                                         "contradicts)",
+                            "teaching_point(events, every)": "teaching_point: escaped parts (its f-strings are checked "
+                                                             "here)",
+                            "which": "the steps' numbers and the code's own words",
                             "m": "a marker id: 'arrow', a counter and an index", "arrow": _BUILT, "dash": _BUILT,
-                            "fill": "a colour, esc_html'd above", "label": _BUILT,
+                            "fill": "a colour, esc_html'd above",
                             "border": "a colour, esc_html'd above",
                             "title": "an SVG <title> of _plain text", "colour": "a colour, esc_html'd above",
-                            "text": "shown_label: a node's label esc_html'd", "figure": _BUILT, "missing": _BUILT,
+                            "figure": _BUILT, "missing": _BUILT,
                             "shown.algorithm": "Algorithm 1's listing (gear.viz.beam_lesson.algorithm_html)",
                             "step_body(events, step, passages)": "step_body: tables and pictures built from escaped "
                                                                  "parts (its f-strings are checked here)",
                             "where": _BUILT, "step.notation": _NOTATION, "words": _BUILT, "heading": _BUILT,
                             "toc": _BUILT},
+    "gear/viz/tables.py": {"kind[c]": "a constant class attribute (numeric, short or none)",
+                           "cls": "a mark name of MARK_NAMES, 'gold', 'dropped' or ''", "title": _BUILT,
+                           "cells": _BUILT, "head": _BUILT, "body": _BUILT},
     "gear/viz/link_lesson.py": {"source_line(tv, passages)": "gear.viz.beam_lesson.source_line: escaped parts"},
     "gear/viz/pairing.py": {"ids": "question ids, each esc_html'd above"},
     "gear/viz/ppr.py": {"title": _BUILT},
     "studio/diagnosis_marks.py": {"_where(s.id, ranks)": "a passage's ranks in this run (numbers)"},
     "studio/sub_step.py": {"beam_lesson.ALGORITHM_CSS.split()": "a stylesheet constant of gear.viz.beam_lesson",
-                           "shown.algorithm": "Algorithm 1's listing (gear.viz.beam_lesson.algorithm_html)"},
+                           "beam_lesson.algorithm_html(step.lines)": "Algorithm 1's listing, escaped in "
+                                                                     "gear.viz.beam_lesson.algorithm_html",
+                           "table_html(rows)": "gear.viz.tables.table_html: every cell esc_html'd"},
     "studio/teaching.py": {"step.notation": _NOTATION},
     "studio/widgets.py": {"_INTO_VIEW.format(key=key)": "a script constant with a container key of the code's own",
                           "number": "studio.notation", "name": "studio.notation",
