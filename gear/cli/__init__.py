@@ -14,6 +14,7 @@ from gear.cli import (  # noqa: F401 - importing registers the commands
     query,
     serve_llm,
     studio,
+    sweep,
 )
 from gear.cli.app import app
 
