@@ -99,17 +99,17 @@ def sweep(
         bars = _Bars()
 
         def on_cell(event: CellEvent) -> None:
-            head = f"[{event.number}/{event.total}] {esc_term(event.name)}"
+            head = f"[{event.number}/{event.total}] {event.name}"
             if event.record is None:
                 probe = event.probe.sentence() if event.probe is not None else ""
-                console.print(f"{head}: {esc_term(probe)}", highlight=False, soft_wrap=True)
+                console.print(esc_term(f"{head}: {probe}"), highlight=False, soft_wrap=True)
                 return
             bars.close()
             r = event.record
             done = "read from its saved report" if r.resumed else f"done in {duration(r.seconds)}"
             calls = ", ".join(f"{n} {source}" for source, n in sorted(r.llm_calls.items()))
-            console.print(f"{head}: {done}; " + "  ".join(f"R@{k} {v:.1f}" for k, v in r.recall.items())
-                          + (f"; LLM answers: {calls}" if calls else ""), highlight=False, soft_wrap=True)
+            console.print(esc_term(f"{head}: {done}; " + "  ".join(f"R@{k} {v:.1f}" for k, v in r.recall.items())
+                                   + (f"; LLM answers: {calls}" if calls else "")), highlight=False, soft_wrap=True)
 
         try:
             result = run(engine, questions, settings, axes, cutoffs, json_out, protocol=protocol,
@@ -174,24 +174,18 @@ def _print_sweep(data: dict[str, Any]) -> None:
     the baseline (difference in points, sign test p)."""
     ks = [str(k) for k in data["ks"]]
     axes = [a["name"] for a in data["axes"]]
-    table = Table(title=f"{data['retriever']} · {data['method']}: {len(data['questions'])} questions, "
-                        f"{len(data['cells'])} cells (baseline {data['baseline']})")
-    for name in axes:
-        table.add_column(esc_term(name))
-    for k in ks:
-        table.add_column(f"R@{k}", justify="right")
-    for name in ("EM", "F1", "tokens/q", "s/q"):
-        table.add_column(name, justify="right")
-    for k in ks:
-        table.add_column(f"ΔR@{k} (p)", justify="right")
+    table = Table(title=esc_term(f"{data['retriever']} · {data['method']}: {len(data['questions'])} questions, "
+                                 f"{len(data['cells'])} cells (baseline {data['baseline']})"))
+    for heading in [*axes, *(f"R@{k}" for k in ks), "EM", "F1", "tokens/q", "s/q", *(f"ΔR@{k} (p)" for k in ks)]:
+        table.add_column(esc_term(heading), justify="left" if heading in axes else "right")
     for cell in data["cells"]:
         paired = {m["name"]: m for m in cell["paired"]}
         table.add_row(*(esc_term(str(cell["values"].get(a))) for a in axes),
                       *(f"{cell['recall'].get(k, 0):.1f}" for k in ks),
                       *(f"{cell[key]:.1f}" if cell[key] is not None else "—" for key in ("em", "f1")),
                       f"{cell['tokens_per_question']:.0f}", f"{cell['seconds_per_question']:.1f}",
-                      *(_difference(paired.get(f"R@{k}")) if cell["name"] != data["baseline"] else "baseline"
-                        for k in ks))
+                      *(esc_term(_difference(paired.get(f"R@{k}"))) if cell["name"] != data["baseline"]
+                        else "baseline" for k in ks))
     out.print(table)
 
 

@@ -35,6 +35,7 @@ from gear.files import atomic_write_json
 from gear.trace import LLMCalled
 
 VERSION = 1
+MAX_BYTES = 20_000_000  # a sweep file of 10,000 cells is ≈15 MB
 Value = bool | int | float | str | None
 
 
@@ -237,6 +238,8 @@ class Sweep(_Model):
 def load_sweep(path: Path) -> Sweep:
     """A sweep file decoded by its schema; SweepError names the file and the first field that is wrong."""
     try:
+        if path.stat().st_size > MAX_BYTES:
+            raise SweepError(f"{path}: {path.stat().st_size:,} bytes, more than a sweep file holds ({MAX_BYTES:,})")
         raw = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SweepError(f"{path}: cannot read it ({exc})") from None
