@@ -142,11 +142,13 @@ def main() -> None:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
 
-    grid = pa.read_sweep(args.evals, pa.GRID)
-    if grid is not None:
+    for name, figure in ((pa.GRID, None), (pa.GRID_SMALL, "musique_grid_r15.png")):
+        grid = pa.read_sweep(args.evals, name)
+        if grid is None:
+            continue
         grid_table(grid)
-        if {a.name for a in grid.axes} >= {"max_iterations", "beam_length"}:
-            save(sweep_heatmap(grid, "R@15", "beam_length", "max_iterations"), args.out / "musique_grid_r15.png")
+        if figure:
+            save(sweep_heatmap(grid, "R@15", "beam_length", "max_iterations"), args.out / figure)
     four = pa.four_iterations(args.evals)
     if four:
         line = pa.sync_line(args.evals, 15)
@@ -163,7 +165,7 @@ def main() -> None:
     if twenty:
         grid20 = pa.read_sweep(args.evals, pa.GEAR_20)
         line = pa.sync_line(args.evals, 15, grid20.questions if grid20 else None)
-        curves_table("R@k across 20 iterations, the first 10 questions of the subset", twenty, line)
+        curves_table("R@k across 20 iterations, the first 5 questions of the subset", twenty, line)
         save(iteration_recall_figure(twenty, 15, [line] if line else [],
                                      f"R@15 across 20 iterations, MuSiQue ({twenty[0].questions} questions)"),
              args.out / "musique_recall_20_iterations.png")

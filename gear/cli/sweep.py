@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from gear import methods
 from gear.cli.app import (
     LLMCacheOpt,
     LLMOpt,
@@ -79,6 +80,7 @@ def sweep(
         from gear.agent.recorded import probe_cell
         from gear.eval.sweep import CellEvent, SweepError, duration, parse_axis, unread_axes
         from gear.eval.sweep import run_sweep as run
+        from gear.llm import llm_from_settings
 
         check_protocol(protocol)
         cutoffs = parse_ks(ks)
@@ -98,6 +100,10 @@ def sweep(
         engine = Engine.open(index_dir, settings)
         bars = _Bars()
 
+        def fresh(cell: Any) -> None:  # each cell's LLM starts with an empty memo, as a `gear eval` process does
+            if methods.get(cell.method).uses_llm(cell):
+                engine.set_llm(cell, llm_from_settings(cell))
+
         def on_cell(event: CellEvent) -> None:
             head = f"[{event.number}/{event.total}] {event.name}"
             if event.record is None:
@@ -115,7 +121,7 @@ def sweep(
             result = run(engine, questions, settings, axes, cutoffs, json_out, protocol=protocol,
                          index=index_dir.name, qa=str(qa) if qa is not None else "", baseline=wanted or None,
                          probe=lambda s: probe_cell(engine, questions, s, cutoffs, protocol), on_cell=on_cell,
-                         progress=bars.progress, traces=traces, dry_run=dry_run)
+                         progress=bars.progress, fresh=fresh, traces=traces, dry_run=dry_run)
         except SweepError as exc:
             raise typer.BadParameter(str(exc)) from None
         finally:

@@ -2,7 +2,7 @@
 docs/results.md, "The paper's analyses beyond Table 1"): which reports make each analysis, in one place, so the
 figures scripts/paper_figures.py saves and the ones the app's Evaluate page draws are the same numbers.
 
-- the grid of max iterations × beam length (Table 7): a `gear sweep` of GeAR (sweeps/…_gear_n_l.json);
+- the grid of max iterations × beam length (Table 7): `gear sweep`s of GeAR (sweeps/…_gear_n_l*.json);
 - R@k across iterations (Figure 4; Figure 6 over 20 iterations), tokens across iterations (Figure 5): the recorded runs'
   traces (gear.eval.iterations), with Hybrid + SyncGE's single-step line and point;
 - robustness to triple density (Table 8): the subset's four reports over the index's own triples (gear.eval.density);
@@ -28,10 +28,11 @@ from gear.eval.sweep import Sweep, SweepError, cell_slug, cells_dir, load_sweep
 from gear.trace import Trace, TraceError
 
 SUBSET = "dev50_every2_n20"  # MuSiQue's recorded 20-question subset (scripts/eval_subset.sh)
-GRID = f"sweeps/{SUBSET}_gear_n_l.json"
+GRID = f"sweeps/{SUBSET}_gear_n_l.json"  # n = 1..4 at l = 2, the 20 questions, with answers
+GRID_SMALL = "sweeps/dev50_every2_n5_gear_n_l_noqa.json"  # n = 1..4 × l = 1, 2, 3, the first 5, no QA step
 SYNC_DIVERSITY = f"sweeps/{SUBSET}_sync_diversity.json"
-GEAR_20 = "sweeps/dev50_every2_n10_gear_iterations.json"
-IRCOT_20 = "sweeps/dev50_every2_n10_ircot_ppr_iterations.json"
+GEAR_20 = "sweeps/dev50_every2_n5_gear_iterations.json"
+IRCOT_20 = "sweeps/dev50_every2_n5_ircot_ppr_iterations.json"
 #: the subset's runs drawn across iterations: (label, report stem); their traces are kept beside the reports
 MULTI_STEP = (("GeAR", f"{SUBSET}_gear_paper"), ("HippoRAG w/ IRCoT", f"{SUBSET}_ircot_ppr"),
               ("IRCoT (hybrid)", f"{SUBSET}_ircot_base"))
@@ -109,7 +110,7 @@ def four_iterations(evals: Path, ks: Sequence[int] = (5, 10, 15)) -> list[Iterat
 
 
 def twenty_iterations(evals: Path, ks: Sequence[int] = (5, 10, 15)) -> list[IterationCurves]:
-    """Figure 6: GeAR (max_iterations 20) and HippoRAG w/ IRCoT (ircot_max_steps 20) on the first 10 questions of the
+    """Figure 6: GeAR (max_iterations 20) and HippoRAG w/ IRCoT (ircot_max_steps 20) on the first 5 questions of the
     subset, from their sweeps' 20-iteration cells."""
     out = []
     for label, name, knob in (("GeAR", GEAR_20, "max_iterations"), ("HippoRAG w/ IRCoT", IRCOT_20,

@@ -358,11 +358,14 @@ def run_sweep(engine: EvaluatedEngine, questions: Sequence[Question], base: Sett
               baseline: Mapping[str, str] | None = None, probe: Probe | None = None,
               on_cell: Callable[[CellEvent], None] | None = None,
               progress: Callable[[CellEvent], QuestionProgress | None] | None = None,
+              fresh: Callable[[Settings], None] | None = None,
               traces: bool = False, dry_run: bool = False) -> Sweep:
     """Every cell of the grid over `questions`, each an evaluation with the base settings and the cell's values, its
     report saved in cells_dir(path) and the sweep file rewritten after each cell (so a sweep cut short keeps what it
-    finished); a cell whose report is already there with the same settings and questions is read, not run. With
-    `dry_run`, only the probes (what each cell would ask of the model)."""
+    finished); a cell whose report is already there with the same settings and questions is read, not run. `fresh`
+    is called before a cell runs, to give it what a `gear eval` process of its own starts with: an LLM whose memo
+    holds nothing of the cells before (else their calls would be "memo" in this cell's report, and cost it no
+    tokens). With `dry_run`, only the probes (what each cell would ask of the model)."""
     ks = sorted(set(ks))
     check(protocol)
     combos = grid(axes)
@@ -392,6 +395,8 @@ def run_sweep(engine: EvaluatedEngine, questions: Sequence[Question], base: Sett
                 on_cell(event)
             if dry_run:
                 continue
+            if fresh is not None:
+                fresh(settings[i])
             tally = _Tally(engine)
             started = time.perf_counter()
             report: EvalReport = evaluate(tally, questions, settings[i], ks,

@@ -29,7 +29,7 @@ from gear.eval.sweep import (
     read_cell_report,
     run_sweep,
 )
-from gear.llm import CachedLLM
+from gear.llm import CachedLLM, MemoLLM
 from tests.scripted_llm import ScriptedLLM
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,13 +178,25 @@ def test_the_probe_says_how_far_the_recordings_carry_each_run(engine: Engine, qu
     assert f"{len(questions)} ask the model from their first request" in small.sentence()
 
 
-def test_the_probe_is_true_to_the_run(engine: Engine, questions, tmp_path: Path) -> None:
+def test_each_cell_starts_with_an_empty_memo_as_a_gear_eval_process_does(engine: Engine, questions,
+                                                                         tmp_path: Path) -> None:
     auto = _recorded(engine, tmp_path)
+
+    def fresh(s: Settings) -> None:
+        engine.set_llm(s, MemoLLM(CachedLLM(ScriptedLLM(), tmp_path / "cache", "auto")))
+
     result = run_sweep(engine, questions, auto, [Axis("max_iterations", (1, 2))], [5], tmp_path / "s.json",
-                       protocol="one-run", index="tiny",
+                       protocol="one-run", index="tiny", fresh=fresh,
                        probe=lambda s: probe_cell(engine, questions, s, [5], "one-run"))
     recorded = result.cell("max_iterations=2")
     assert recorded is not None and set(recorded.llm_calls) <= {"record", "memo"}
+    # the cell run after the baseline (whose first iteration asks the same prompts) counts them as a process of its
+    # own would: recorded answers with their tokens, not the baseline's memo
+    fresh(auto)
+    alone = evaluate(engine, questions, auto.with_(max_iterations=1), [5]).to_dict()
+    one = result.cell("max_iterations=1")
+    assert one is not None and one.tokens_per_question == alone["tokens_per_question"] > 0
+    assert one.llm_calls.get("memo", 0) == alone["memo_calls"]
 
 
 def test_gear_sweep_prints_the_grid_and_keeps_each_cells_report(tiny_index: Path, make_encoder, tmp_path: Path,
