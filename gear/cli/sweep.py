@@ -112,7 +112,9 @@ def sweep(
                 return
             bars.close()
             r = event.record
-            done = "read from its saved report" if r.resumed else f"done in {duration(r.seconds)}"
+            done = "read from its saved report" if r.resumed else (
+                f"done in {duration(r.seconds)}" + (f" (the model: {duration(r.model_seconds)})" if r.model_seconds
+                                                    else ""))
             calls = ", ".join(f"{n} {source}" for source, n in sorted(r.llm_calls.items()))
             console.print(esc_term(f"{head}: {done}; " + "  ".join(f"R@{k} {v:.1f}" for k, v in r.recall.items())
                                    + (f"; LLM answers: {calls}" if calls else "")), highlight=False, soft_wrap=True)

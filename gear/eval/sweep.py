@@ -146,11 +146,13 @@ class CellProbe:
     def sentence(self) -> str:
         if not self.asks_llm:
             return f"{self.runs} runs, no LLM asked"
-        parts = [f"{self.replayed} replay whole from recordings"]
+        parts = [f"{self.replayed} replay{'s' if self.replayed == 1 else ''} whole from recordings"]
         if self.partly:
             where = ", ".join(f"{n} at {step}" for step, n in self.live_from.items())
-            parts.append(f"{self.partly} are recorded in part and ask the model from there ({where})")
-        parts.append(f"{self.live} ask the model from their first request")
+            parts.append(f"{self.partly} {'is' if self.partly == 1 else 'are'} recorded in part and "
+                         f"ask{'s' if self.partly == 1 else ''} the model from there ({where})")
+        one = self.live == 1
+        parts.append(f"{self.live} ask{'s' if one else ''} the model from {'its' if one else 'their'} first request")
         live = self.partly + self.live
         estimate = f"; model time ≈ {duration(self.estimate_s)}" if live else "; nothing is asked of the model"
         return f"{self.runs} runs: " + ", ".join(parts) + estimate
@@ -207,6 +209,7 @@ class CellRecord(_Model):
     iterations_mean: float | None = None
     llm_calls: dict[str, int] = Field(default_factory=dict)  # by source: model, record, memo
     seconds: float = 0.0  # the cell's wall time when it ran (0 when read back from an earlier sweep)
+    model_seconds: float = 0.0  # of it, the live model's time on the calls no recording answered
     resumed: bool = False  # read from its report, not run by this sweep
     paired: list[PairedRecord] = Field(default_factory=list)  # against the baseline (empty for the baseline itself)
     pairing_note: str = Field("", max_length=500)  # why there are no paired numbers, if there are none
@@ -284,6 +287,7 @@ class _Tally:
         self._engine = engine
         self.backend = engine.backend
         self.sources: Counter[str] = Counter()
+        self.model_seconds = 0.0  # the live model's time on this cell's calls
 
     def __getattr__(self, name: str) -> Any:  # manifest, directory: what the report records of the index
         return getattr(self._engine, name)
@@ -293,7 +297,10 @@ class _Tally:
 
     def retrieve(self, question: str, **kwargs: Any) -> EvaluatedRun:
         run = self._engine.retrieve(question, **kwargs)
-        self.sources.update(c.source or ("record" if c.cached else "model") for c in run.trace.of(LLMCalled))
+        for call in run.trace.of(LLMCalled):
+            source = call.source or ("record" if call.cached else "model")
+            self.sources[source] += 1
+            self.model_seconds += call.seconds if source == "model" else 0.0
         return run
 
 
@@ -407,7 +414,7 @@ def run_sweep(engine: EvaluatedEngine, questions: Sequence[Question], base: Sett
             report.save(report_file)
             reports[i] = data
             records[i] = _record(names[i], combos[i], report_file, path, data, tally.sources,
-                                 time.perf_counter() - started)
+                                 time.perf_counter() - started, tally.model_seconds)
         if i != chosen and chosen in reports:
             paired, note = paired_records(reports[chosen], reports[i], ks)
             records[i] = records[i].model_copy(update={"paired": paired, "pairing_note": note})
@@ -435,6 +442,7 @@ def _saved_report(path: Path) -> dict[str, Any] | None:
 
 
 def _record(name: str, values: Mapping[str, Value], report_file: Path, sweep_path: Path, report: Mapping[str, Any],
-            sources: Counter[str], seconds: float, resumed: bool = False) -> CellRecord:
+            sources: Counter[str], seconds: float, model_seconds: float = 0.0, resumed: bool = False) -> CellRecord:
     return CellRecord(name=name, values=dict(values), report=report_file.relative_to(sweep_path.parent).as_posix(),
-                      llm_calls=dict(sources), seconds=seconds, resumed=resumed, **summary(report))
+                      llm_calls=dict(sources), seconds=seconds, model_seconds=model_seconds, resumed=resumed,
+                      **summary(report))
