@@ -68,7 +68,8 @@ def sweep_heatmap(sweep: Sweep, measure: str, rows: str, columns: str | None = N
                       + "<br>%{text}<extra></extra>"))
     held_text = ", ".join(f"{esc_html(k)} = {esc_html(str(v))}" for k, v in held.items())
     fig.update_layout(title=f"{esc_html(measure)} by {esc_html(rows)}" + (f" × {esc_html(columns)}" if columns else "")
-                      + f" ({len(sweep.questions)} questions" + (f"; {held_text}" if held_text else "") + ")",
+                      + f" ({len(sweep.questions)} question{'' if len(sweep.questions) == 1 else 's'}"
+                      + (f"; {held_text}" if held_text else "") + ")",
                       xaxis_title=esc_html(columns) if columns else "", yaxis_title=esc_html(rows),
                       xaxis={"type": "category"}, yaxis={"type": "category", "autorange": "reversed"}, **_LAYOUT)
     return fig
