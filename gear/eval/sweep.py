@@ -208,9 +208,9 @@ class CellRecord(_Model):
     seconds_per_question: float = 0.0
     iterations_mean: float | None = None
     llm_calls: dict[str, int] = Field(default_factory=dict)  # by source: model, record, memo
-    seconds: float = 0.0  # the cell's wall time when it ran (0 when read back from an earlier sweep)
+    seconds: float = 0.0  # the cell's wall time when it ran (kept when it is read back; 0 if no sweep file said)
     model_seconds: float = 0.0  # of it, the live model's time on the calls no recording answered
-    resumed: bool = False  # read from its report, not run by this sweep
+    resumed: bool = False  # read from its report, not run by this run of the sweep
     paired: list[PairedRecord] = Field(default_factory=list)  # against the baseline (empty for the baseline itself)
     pairing_note: str = Field("", max_length=500)  # why there are no paired numbers, if there are none
 
@@ -385,6 +385,7 @@ def run_sweep(engine: EvaluatedEngine, questions: Sequence[Question], base: Sett
                   baseline=names[chosen], settings=public_settings(base),
                   index_info=_index_info(engine))
     folder = cells_dir(path)
+    before = _earlier_cells(path)  # what an earlier run of this sweep said of the cells it ran (their times, calls)
     reports: dict[int, dict[str, Any]] = {}
     records: dict[int, CellRecord] = {}
     # the baseline first, so every cell after it is paired as it finishes
@@ -395,7 +396,11 @@ def run_sweep(engine: EvaluatedEngine, questions: Sequence[Question], base: Sett
         saved = _saved_report(report_file)
         if saved is not None and reusable(saved, settings[i], ids, ks, protocol):
             reports[i] = saved
-            records[i] = _record(names[i], combos[i], report_file, path, saved, Counter(), 0.0, resumed=True)
+            earlier = before.get(names[i])
+            records[i] = _record(names[i], combos[i], report_file, path, saved,
+                                 Counter(earlier.llm_calls) if earlier else Counter(),
+                                 earlier.seconds if earlier else 0.0, earlier.model_seconds if earlier else 0.0,
+                                 resumed=True)
         else:
             event.probe = probe(settings[i]) if probe is not None else None
             if on_cell:
@@ -431,6 +436,13 @@ def _index_info(engine: EvaluatedEngine) -> dict[str, Any]:
     from gear.eval.report import index_info
 
     return index_info(getattr(engine, "manifest", None), getattr(engine, "directory", None))
+
+
+def _earlier_cells(path: Path) -> dict[str, CellRecord]:
+    try:
+        return {c.name: c for c in load_sweep(path).cells}
+    except SweepError:
+        return {}
 
 
 def _saved_report(path: Path) -> dict[str, Any] | None:

@@ -118,6 +118,7 @@ def test_a_sweep_resumes_cell_by_cell(engine: Engine, questions, tmp_path: Path,
     assert ran == [3]  # the two cells done before are read back, the new one runs
     assert [c.resumed for c in again.cells] == [True, True, False]
     assert again.cells[0].recall == first.cells[0].recall
+    assert again.cells[0].seconds == first.cells[0].seconds > 0  # what the earlier run measured is kept
     # other questions: nothing is reused
     ran.clear()
     more = [*questions, dataclasses.replace(questions[-1], id="another")]
