@@ -9,12 +9,14 @@
 #   grid-l2    GeAR on the 20 questions, n = 1..4 at the paper's l = 2, with answers (n < 4 replays the recorded
 #              n = 4 runs up to their QA step, whose top 5 may differ)
 #   diversity  hybrid + SyncGE on the 20, diversity on and off, the paper's per-cut-off protocol (traces kept)
+#   iter20     GeAR (max_iterations) and HippoRAG w/ IRCoT (ircot_max_steps) at 4 and 20 on the 20 questions,
+#              traces kept: the 20-iteration figure (a run that stops before 4 iterations replays whole, and every
+#              GeAR run that reaches 4 is at a fixed point by then — the same query and memory, so the same prompts,
+#              answered by the memo — so 20 iterations ask the model at most each such question's QA step)
 #   grid5-l1   GeAR on the first 5 of the 20 (dev50 questions 0, 2, …, 8), n = 1..4 × l = 1, 2, without the QA
 #              step (the paper's table is recall only; l ≠ 2 asks the model almost everything afresh, ≈ 10 calls a
 #              question, and 5 questions is what the shared 2-core machine allowed)
 #   grid5      the same, l = 1, 2, 3
-#   iter20     GeAR (max_iterations) and HippoRAG w/ IRCoT (ircot_max_steps) at 4 and 20 on the same 5 questions,
-#              traces kept: the 20-iteration figure (the runs that stop before 4 iterations replay whole)
 # Figures and tables from the reports: scripts/paper_figures.py.
 source "$(dirname "$0")/eval_common.sh"
 INDEX=data/indexes/musique
@@ -29,7 +31,7 @@ grid() {  # LIMIT NAME L-VALUES [VAR=value …]
   env "$@" "${SWEEP[@]}" --limit "$limit" -r hybrid -m gear --set max_iterations=1,2,3,4 --set "beam_length=$lengths" \
     --json "$OUT/$name.json"
 }
-for stage in "${@:-grid-l2 diversity grid5-l1 grid5 iter20}"; do
+for stage in "${@:-grid-l2 diversity iter20 grid5-l1 grid5}"; do
   for one in $stage; do
     echo "== $one $(date -u +%FT%TZ)"
     case $one in
@@ -39,10 +41,10 @@ for stage in "${@:-grid-l2 diversity grid5-l1 grid5 iter20}"; do
       diversity) "${SWEEP[@]}" --limit 20 -r hybrid -m sync --protocol paper --set diversity=true,false --traces \
           --json "$OUT/dev50_every2_n20_sync_diversity.json" ;;
       iter20)
-        "${SWEEP[@]}" --limit 5 -r hybrid -m gear --set max_iterations=4,20 --traces \
-          --json "$OUT/dev50_every2_n5_gear_iterations.json"
-        GEAR_IRCOT_RETRIEVER=ppr "${SWEEP[@]}" --limit 5 -r hybrid -m ircot --set ircot_max_steps=4,20 --traces \
-          --json "$OUT/dev50_every2_n5_ircot_ppr_iterations.json" ;;
+        "${SWEEP[@]}" --limit 20 -r hybrid -m gear --set max_iterations=4,20 --traces \
+          --json "$OUT/dev50_every2_n20_gear_iterations.json"
+        GEAR_IRCOT_RETRIEVER=ppr "${SWEEP[@]}" --limit 20 -r hybrid -m ircot --set ircot_max_steps=4,20 --traces \
+          --json "$OUT/dev50_every2_n20_ircot_ppr_iterations.json" ;;
       *) echo "unknown stage: $one" >&2; exit 2 ;;
     esac
   done

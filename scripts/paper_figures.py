@@ -165,7 +165,7 @@ def main() -> None:
     if twenty:
         grid20 = pa.read_sweep(args.evals, pa.GEAR_20)
         line = pa.sync_line(args.evals, 15, grid20.questions if grid20 else None)
-        curves_table("R@k across 20 iterations, the first 5 questions of the subset", twenty, line)
+        curves_table("R@k across 20 iterations, MuSiQue subset", twenty, line)
         save(iteration_recall_figure(twenty, 15, [line] if line else [],
                                      f"R@15 across 20 iterations, MuSiQue ({twenty[0].questions} questions)"),
              args.out / "musique_recall_20_iterations.png")

@@ -31,8 +31,8 @@ SUBSET = "dev50_every2_n20"  # MuSiQue's recorded 20-question subset (scripts/ev
 GRID = f"sweeps/{SUBSET}_gear_n_l.json"  # n = 1..4 at l = 2, the 20 questions, with answers
 GRID_SMALL = "sweeps/dev50_every2_n5_gear_n_l_noqa.json"  # n = 1..4 × l = 1, 2, 3, the first 5, no QA step
 SYNC_DIVERSITY = f"sweeps/{SUBSET}_sync_diversity.json"
-GEAR_20 = "sweeps/dev50_every2_n5_gear_iterations.json"
-IRCOT_20 = "sweeps/dev50_every2_n5_ircot_ppr_iterations.json"
+GEAR_20 = f"sweeps/{SUBSET}_gear_iterations.json"
+IRCOT_20 = f"sweeps/{SUBSET}_ircot_ppr_iterations.json"
 #: the subset's runs drawn across iterations: (label, report stem); their traces are kept beside the reports
 MULTI_STEP = (("GeAR", f"{SUBSET}_gear_paper"), ("HippoRAG w/ IRCoT", f"{SUBSET}_ircot_ppr"),
               ("IRCoT (hybrid)", f"{SUBSET}_ircot_base"))
@@ -110,8 +110,8 @@ def four_iterations(evals: Path, ks: Sequence[int] = (5, 10, 15)) -> list[Iterat
 
 
 def twenty_iterations(evals: Path, ks: Sequence[int] = (5, 10, 15)) -> list[IterationCurves]:
-    """Figure 6: GeAR (max_iterations 20) and HippoRAG w/ IRCoT (ircot_max_steps 20) on the first 5 questions of the
-    subset, from their sweeps' 20-iteration cells."""
+    """Figure 6: GeAR (max_iterations 20) and HippoRAG w/ IRCoT (ircot_max_steps 20) on the subset, from their sweeps'
+    20-iteration cells."""
     out = []
     for label, name, knob in (("GeAR", GEAR_20, "max_iterations"), ("HippoRAG w/ IRCoT", IRCOT_20,
                                                                      "ircot_max_steps")):
