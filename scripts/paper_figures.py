@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -122,15 +123,16 @@ def diversity_table(rows: Sequence[pa.DiversityRow]) -> None:
 def density_table(dataset: str, table: pa.DensityTable) -> None:
     print(f"\n**R@{table.k} by triple density ρ_t, {dataset}** (questions per band: "
           + ", ".join(f"{b} {n}" for b, n in zip(table.bands, table.questions, strict=True))
-          + f"; ρ_t of the gold passages {table.mean_density:.2f}, of every passage {table.passages_density:.2f}; "
-          "the paper's MuSiQue numbers in brackets)\n")
+          + f"; ρ_t of the gold passages {table.mean_density:.2f}, of every passage {table.passages_density:.2f}"
+          + ("; the paper's in brackets" if dataset == "MuSiQue" else "") + ")\n")
     print("| method | " + " | ".join(table.bands) + " | std across bands |")
     print("| --- |" + " --- |" * (len(table.bands) + 1))
     for row in table.rows:
         paper = pa.PAPER_DENSITY.get(row.label) if dataset == "MuSiQue" else None
         cells = [("—" if v is None else f"{v:.1f}") + (f" [{paper[i]:.1f}]" if paper else "")
                  for i, v in enumerate(row.recall)]
-        spread = "—" if row.spread is None else f"{row.spread:.2f}"
+        spread = ("—" if row.spread is None else f"{row.spread:.2f}") + (f" [{statistics.pstdev(paper):.2f}]"
+                                                                          if paper else "")
         print(f"| {row.label} | " + " | ".join(cells) + f" | {spread} |")
 
 

@@ -132,7 +132,7 @@ def paper_analyses() -> None:
                "figures as docs/figures/, from scripts/paper_figures.py). MuSiQue: the 20-question subset; the grid "
                "of max iterations × beam length is the bundled sweep above.")
     indexes = demo.indexes_dir()
-    built = tuple(name for _, name, _, _ in pa.DATASETS if (indexes / name / pa.COUNTS_FILE).is_file())
+    built = tuple(name for _, name, _ in pa.DENSITY if (indexes / name / pa.COUNTS_FILE).is_file())
     data = _analyses(str(BUNDLED), str(indexes), built)
     if data["four"]:
         st.plotly_chart(iteration_recall_figure(data["four"], 15, [data["line"]] if data["line"] else [],

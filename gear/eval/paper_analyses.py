@@ -37,11 +37,16 @@ IRCOT_20 = f"sweeps/{SUBSET}_ircot_ppr_iterations.json"
 MULTI_STEP = (("GeAR", f"{SUBSET}_gear_paper"), ("HippoRAG w/ IRCoT", f"{SUBSET}_ircot_ppr"),
               ("IRCoT (hybrid)", f"{SUBSET}_ircot_base"))
 SYNC = ("Hybrid + SyncGE", f"{SUBSET}_sync")
-#: the density table's rows, as the paper's (Table 8): label → report stem, per dataset (index name, prefix)
-DENSITY_ROWS = (("Hybrid + NaiveGE", "{single}hybrid_naive"), ("Hybrid + SyncGE", "{llm}sync"),
-                ("HippoRAG w/ IRCoT", "{llm}ircot_ppr"), ("GeAR", "{llm}gear_paper"))
-DATASETS = (("MuSiQue", "musique", f"{SUBSET}_", f"{SUBSET}_"), ("2Wiki", "2wiki", "twowiki_", "twowiki_every1_n82_"),
-            ("HotpotQA", "hotpotqa", "hotpotqa_", "hotpotqa_every1_n100_"))
+#: the density table's rows, as the paper's (Table 8), per dataset: (dataset, index name, label → report stem)
+DENSITY = (("MuSiQue", "musique", {"Hybrid + NaiveGE": f"{SUBSET}_naive", "Hybrid + SyncGE": f"{SUBSET}_sync",
+                                   "HippoRAG w/ IRCoT": f"{SUBSET}_ircot_ppr", "GeAR": f"{SUBSET}_gear_paper"}),
+           ("2Wiki", "2wiki", {"Hybrid + NaiveGE": "twowiki_hybrid_naive", "Hybrid + SyncGE": "twowiki_every1_n82_sync",
+                               "HippoRAG w/ IRCoT": "twowiki_every1_n82_ircot_ppr",
+                               "GeAR": "twowiki_every1_n82_gear_paper"}),
+           ("HotpotQA", "hotpotqa", {"Hybrid + NaiveGE": "hotpotqa_hybrid_naive",
+                                     "Hybrid + SyncGE": "hotpotqa_every1_n100_sync",
+                                     "HippoRAG w/ IRCoT": "hotpotqa_every1_n100_ircot_ppr",
+                                     "GeAR": "hotpotqa_every1_n100_gear_paper"}))
 #: hybrid + SyncGE with and without diversity: (dataset, report with, report without); MuSiQue's from its sweep
 DIVERSITY = (("2Wiki", "twowiki_every1_n82_sync", "twowiki_every1_n82_sync_nodiv"),
              ("HotpotQA", "hotpotqa_every1_n100_sync", "hotpotqa_every1_n100_sync_nodiv"))
@@ -181,8 +186,8 @@ def diversity_rows(evals: Path, ks: Sequence[int] = (5, 10, 15)) -> list[Diversi
 def density_tables(evals: Path, indexes: Path, k: int = 15) -> dict[str, DensityTable]:
     """Table 8 per dataset whose four reports and index are there (index folders under `indexes`, by name)."""
     out = {}
-    for dataset, index, single, llm in DATASETS:
-        reports = {label: read_report(evals, stem.format(single=single, llm=llm)) for label, stem in DENSITY_ROWS}
+    for dataset, index, stems in DENSITY:
+        reports = {label: read_report(evals, stem) for label, stem in stems.items()}
         if any(r is None for r in reports.values()) or not (indexes / index / COUNTS_FILE).is_file():
             continue
         try:

@@ -155,3 +155,16 @@ def test_the_iteration_figures_draw_every_method_and_the_single_step_line(traces
     tokens = iteration_tokens_figure(runs[:2], [("Hybrid + SyncGE", 100, 5)]).to_dict()
     assert tokens["data"][0]["y"] == runs[0].prompt_tokens and tokens["data"][1]["y"] == runs[0].completion_tokens
     assert [d["x"] for d in tokens["data"][-2:]] == [[0.5], [0.5]]
+
+
+def test_each_datasets_density_table_reads_its_four_reports(tmp_path: Path) -> None:
+    for _, index, _ in pa.DENSITY:  # stand-in counts: 10 triples on every passage of an index this large
+        (tmp_path / index).mkdir()
+        np.save(tmp_path / index / "triples_per_passage.npy", np.full(5000, 10, dtype=np.int32))
+    tables = pa.density_tables(EVALS, tmp_path)
+    assert set(tables) == {"MuSiQue", "2Wiki", "HotpotQA"}
+    assert [sum(t.questions) for t in tables.values()] == [20, 82, 100]
+    assert all(t.questions[1] == sum(t.questions) for t in tables.values())  # ρ_t = 10: every question in 9–11
+    assert [row.label for row in tables["MuSiQue"].rows] == list(pa.PAPER_DENSITY)
+    gear = json.loads((EVALS / "dev50_every2_n20_gear_paper.json").read_text())
+    assert tables["MuSiQue"].rows[-1].recall[1] == pytest.approx(gear["recall"]["15"])
