@@ -14,9 +14,11 @@
 #              GeAR run that reaches 4 is at a fixed point by then — the same query and memory, so the same prompts,
 #              answered by the memo — so 20 iterations ask the model at most each such question's QA step)
 #   grid5-l1   GeAR on the first 5 of the 20 (dev50 questions 0, 2, …, 8), n = 1..4 × l = 1, 2, without the QA
-#              step (the paper's table is recall only; l ≠ 2 asks the model almost everything afresh, ≈ 10 calls a
-#              question, and 5 questions is what the shared 2-core machine allowed)
+#              step (recall only, as the paper's table): the first look at what another beam length asks afresh
 #   grid5      the same, l = 1, 2, 3
+#   grid-l1    GeAR on the 20 questions, n = 1..4 × l = 1, 2, with answers (the probes showed l = 1 replays nearly
+#              whole: the gist read's top 10 of the fused list seldom changes)
+#   grid       the same, l = 1, 2, 3
 # Figures and tables from the reports: scripts/paper_figures.py.
 source "$(dirname "$0")/eval_common.sh"
 INDEX=data/indexes/musique
@@ -31,11 +33,13 @@ grid() {  # LIMIT NAME L-VALUES [VAR=value …]
   env "$@" "${SWEEP[@]}" --limit "$limit" -r hybrid -m gear --set max_iterations=1,2,3,4 --set "beam_length=$lengths" \
     --json "$OUT/$name.json"
 }
-for stage in "${@:-grid-l2 diversity iter20 grid5-l1 grid5}"; do
+for stage in "${@:-grid-l2 diversity iter20 grid5-l1 grid5 grid-l1 grid}"; do
   for one in $stage; do
     echo "== $one $(date -u +%FT%TZ)"
     case $one in
       grid-l2) grid 20 dev50_every2_n20_gear_n_l 2 ;;
+      grid-l1) grid 20 dev50_every2_n20_gear_n_l 1,2 ;;
+      grid) grid 20 dev50_every2_n20_gear_n_l 1,2,3 ;;
       grid5-l1) grid 5 dev50_every2_n5_gear_n_l_noqa 1,2 GEAR_ANSWER=false ;;
       grid5) grid 5 dev50_every2_n5_gear_n_l_noqa 1,2,3 GEAR_ANSWER=false ;;
       diversity) "${SWEEP[@]}" --limit 20 -r hybrid -m sync --protocol paper --set diversity=true,false --traces \

@@ -43,17 +43,17 @@ from gear.cli.terminal import esc_term
 def sweep(
     index_dir: Annotated[Path, typer.Argument(help="index directory")],
     qa: QAArg = None,
-    grid_: Annotated[list[str], typer.Option("--set", help="NAME=V1,V2,…: a setting and the values it takes (any "
-                                                           "field of gear's settings, e.g. beam_length=1,2,3 or "
-                                                           "max_iterations=1,2,3,4); repeat for more: every "
-                                                           "combination is one cell")] = [],  # noqa: B006 - typer
+    grid_: Annotated[list[str], typer.Option(
+        "--set", metavar="NAME=V1,V2", help="a setting and the values it takes (any field of gear's settings, e.g. "
+                                            "beam_length=1,2,3 or max_iterations=1,2,3,4); repeat for more: every "
+                                            "combination is one cell")] = [],  # noqa: B006 - typer
     json_out: Annotated[Path, typer.Option("--json", help="the sweep's table; each cell's report goes into the folder "
                                                           "of the same name beside it (sweep.json → sweep/)")]
     = Path("sweep.json"),
-    baseline: Annotated[list[str], typer.Option("--baseline", help="NAME=V: the cell every other is paired with, "
-                                                                   "one --baseline per swept setting (default: the "
-                                                                   "cell with the settings' own values, else the "
-                                                                   "first)")] = [],  # noqa: B006 - typer
+    baseline: Annotated[list[str], typer.Option(
+        "--baseline", metavar="NAME=V", help="the cell every other is paired with, one --baseline per swept setting "
+                                             "(default: the cell with the settings' own values, else the "
+                                             "first)")] = [],  # noqa: B006 - typer
     dry_run: Annotated[bool, typer.Option("--dry-run", help="only say what each cell would ask of the model (how "
                                                             "much replays from recordings, how much is live, the "
                                                             "expected model time)")] = False,
