@@ -388,20 +388,23 @@ def run_sweep(engine: EvaluatedEngine, questions: Sequence[Question], base: Sett
     before = _earlier_cells(path)  # what an earlier run of this sweep said of the cells it ran (their times, calls)
     reports: dict[int, dict[str, Any]] = {}
     records: dict[int, CellRecord] = {}
-    # the baseline first, so every cell after it is paired as it finishes
-    order = [chosen, *(i for i in range(len(combos)) if i != chosen)]
-    for number, i in enumerate(order, 1):
-        event = CellEvent(number, len(combos), names[i], settings[i])
-        report_file = folder / f"{cell_slug(combos[i])}.json"
+    files = [folder / f"{cell_slug(c)}.json" for c in combos]
+    # the cells done before (by this sweep cut short, or a smaller grid of it) are read back first, so the sweep file
+    # lists every finished cell from its first write on
+    for i, report_file in enumerate(files):
         saved = _saved_report(report_file)
         if saved is not None and reusable(saved, settings[i], ids, ks, protocol):
-            reports[i] = saved
             earlier = before.get(names[i])
+            reports[i] = saved
             records[i] = _record(names[i], combos[i], report_file, path, saved,
                                  Counter(earlier.llm_calls) if earlier else Counter(),
                                  earlier.seconds if earlier else 0.0, earlier.model_seconds if earlier else 0.0,
                                  resumed=True)
-        else:
+    # the baseline first, so every cell after it is paired as it finishes
+    order = [chosen, *(i for i in range(len(combos)) if i != chosen)]
+    for number, i in enumerate(order, 1):
+        event = CellEvent(number, len(combos), names[i], settings[i])
+        if i not in reports:
             event.probe = probe(settings[i]) if probe is not None else None
             if on_cell:
                 on_cell(event)
@@ -416,9 +419,9 @@ def run_sweep(engine: EvaluatedEngine, questions: Sequence[Question], base: Sett
                                           trace_dir=folder / cell_slug(combos[i]) / "traces" if traces else None,
                                           protocol=protocol)
             data = report.to_dict()
-            report.save(report_file)
+            report.save(files[i])
             reports[i] = data
-            records[i] = _record(names[i], combos[i], report_file, path, data, tally.sources,
+            records[i] = _record(names[i], combos[i], files[i], path, data, tally.sources,
                                  time.perf_counter() - started, tally.model_seconds)
         if i != chosen and chosen in reports:
             paired, note = paired_records(reports[chosen], reports[i], ks)

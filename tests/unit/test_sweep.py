@@ -239,3 +239,22 @@ def test_gear_sweep_errors_are_one_line(tiny_index: Path, tmp_path: Path, args: 
                                 env=WIDE)
     assert result.exit_code == 2 and needle in " ".join(result.output.split()), result.output
     assert "Traceback" not in result.output
+
+
+def test_a_sweep_cut_short_lists_every_cell_it_finished(engine: Engine, questions, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    base = Settings(_env_file=None).with_(retriever="bm25", method="naive")
+    path = tmp_path / "s.json"
+    run_sweep(engine, questions, base, [Axis("beam_length", (1, 2, 3))], [5], path, protocol="one-run", index="tiny")
+    (tmp_path / "s" / "beam_length-1.json").unlink()  # its cell to run again (after the baseline); the others done
+    real = sweep_module.evaluate
+
+    def stop(engine, questions, settings, *args, **kwargs):
+        raise KeyboardInterrupt  # the sweep is stopped as the cell starts
+
+    monkeypatch.setattr(sweep_module, "evaluate", stop)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(engine, questions, base, [Axis("beam_length", (1, 2, 3))], [5], path, protocol="one-run",
+                  index="tiny")
+    assert [c.name for c in load_sweep(path).cells] == ["beam_length=2", "beam_length=3"]
+    monkeypatch.setattr(sweep_module, "evaluate", real)
