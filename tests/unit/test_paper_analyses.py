@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -168,3 +169,51 @@ def test_each_datasets_density_table_reads_its_four_reports(tmp_path: Path) -> N
     assert [row.label for row in tables["MuSiQue"].rows] == list(pa.PAPER_DENSITY)
     gear = json.loads((EVALS / "dev50_every2_n20_gear_paper.json").read_text())
     assert tables["MuSiQue"].rows[-1].recall[1] == pytest.approx(gear["recall"]["15"])
+
+
+RESULTS = ROOT / "docs" / "results.md"
+SECTION = "## The paper's analyses beyond Table 1"
+
+
+def _section() -> str:
+    text = RESULTS.read_text(encoding="utf-8")
+    return text[text.index(SECTION):]
+
+
+def _triple(recall: dict[str, float]) -> str:
+    return " / ".join(f"{recall[k]:.1f}" for k in ("5", "10", "15"))
+
+
+def test_the_results_section_prints_the_bundled_runs_numbers() -> None:
+    """docs/results.md's tables of this section are what the bundled sweeps, reports and traces give
+    (scripts/paper_figures.py prints them)."""
+    section = _section()
+    grid = pa.read_sweep(EVALS, pa.GRID)
+    assert grid is not None
+    for cell in grid.cells:
+        assert _triple(cell.recall) in section, cell.name
+        assert f"{cell.tokens_per_question:,.0f}" in section, cell.name
+    for curve in pa.four_iterations(EVALS):
+        row = " | ".join(f"{_triple(r)} ({n})" for r, n in zip(curve.recall, curve.running, strict=True))
+        assert row in section, curve.label
+    gear, ircot = pa.four_iterations(EVALS)[:2]
+    for c in (gear, ircot):
+        tokens = " | ".join(f"{p:,} / {o:,}" for p, o in zip(c.prompt_tokens, c.completion_tokens, strict=True))
+        assert f"{tokens} | {c.answer_tokens[0]:,} / {c.answer_tokens[1]:,} |" in section, c.label
+    single = pa.sync_tokens(EVALS)
+    assert single is not None and f"{single[1]:,} / {single[2]:,}" in section
+    for row in pa.diversity_rows(EVALS):
+        assert f"| {row.dataset} ({row.questions}) | {_triple(row.with_)} | {_triple(row.without)} |" in section
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub writes it: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_readmes_results_lines_link_to_this_sections_headings() -> None:
+    anchors = {_slug(line.lstrip("#")) for line in RESULTS.read_text(encoding="utf-8").splitlines()
+               if line.startswith("#")}
+    links = re.findall(r"\(docs/results\.md#([^)]+)\)", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(links) >= 6
+    assert [a for a in links if a not in anchors] == []
