@@ -144,13 +144,14 @@ def main() -> None:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
 
-    for name, figure in ((pa.GRID, None), (pa.GRID_SMALL, "musique_grid_r15.png")):
+    for name, figure in ((pa.GRID, "musique_grid"), (pa.GRID_SMALL, "")):
         grid = pa.read_sweep(args.evals, name)
         if grid is None:
             continue
         grid_table(grid)
         if figure:
-            save(sweep_heatmap(grid, "R@15", "beam_length", "max_iterations"), args.out / figure)
+            for k in grid.ks[::2]:  # R@5 and R@15
+                save(sweep_heatmap(grid, f"R@{k}", "beam_length", "max_iterations"), args.out / f"{figure}_r{k}.png")
     four = pa.four_iterations(args.evals)
     if four:
         line = pa.sync_line(args.evals, 15)
