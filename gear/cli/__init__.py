@@ -15,6 +15,7 @@ from gear.cli import (  # noqa: F401 - importing registers the commands
     replay,
     serve_llm,
     studio,
+    sweep,
 )
 from gear.cli.app import app
 

@@ -139,6 +139,7 @@ CLI_TRUSTED: dict[str, dict[str, str]] = {
                             "by": "PASSAGES or ANSWERS of gear.eval.pairing", "q.found_a": _COUNT,
                             "q.found_b": _COUNT, "q.n_gold": _COUNT, "q.tokens_a": _COUNT, "q.tokens_b": _COUNT},
     "gear/cli/export.py": {"why": "esc_term'd on the line above"},
+    "gear/cli/sweep.py": {"table": _TABLE},
     "gear/cli/evaluate.py": {"note": "gear.eval.protocol.source_note: which run a figure comes from, in its words",
                              "table": _TABLE, "run": "a method's label (gear.methods)", "lost": _CODE, "c": _CODE,
                              "name": "the retriever and method's names (validated settings)"},
