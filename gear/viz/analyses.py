@@ -78,14 +78,15 @@ def sweep_heatmap(sweep: Sweep, measure: str, rows: str, columns: str | None = N
 def _cell_text(cell: CellRecord | None, measure: str, value: float | None, is_baseline: bool) -> str:
     if cell is None or value is None:
         return "—"
-    shown = f"{value:.0f}" if measure == "tokens/question" else f"{value:.1f}"
+    digits = 0 if measure == "tokens/question" else 1
     if is_baseline:
-        return f"<b>{shown}</b><br>baseline"
+        return f"<b>{value:.{digits}f}</b><br>baseline"
     paired = next((m for m in cell.paired if m.name == measure), None)
     if paired is None:
-        return shown
-    star = "*" if paired.p_sign is not None and paired.p_sign < SIGNIFICANT else ""
-    return f"{shown}<br>{paired.difference:+.1f}{star} ({paired.better}↑ {paired.worse}↓)"
+        return f"{value:.{digits}f}"
+    significant = paired.p_sign is not None and paired.p_sign < SIGNIFICANT
+    return (f"{value:.{digits}f}<br>{paired.difference:+.1f}" + ("*" if significant else "")
+            + f" ({int(paired.better):d}↑ {int(paired.worse):d}↓)")
 
 
 def iteration_recall_figure(curves: Sequence[IterationCurves], k: int = 15,
