@@ -5,18 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from gear import methods
-from studio.ask import chosen_question
-from studio.compare import (
-    DEFAULT_METHODS,
-    compare_live,
-    follow_pick,
-    question_marks,
-    settle_stopped,
-    show_comparison,
-)
-from studio.diagnosis_view import compare_stages
-from studio.question_marks import marks_note
-from studio.resources import (
+from studio.core.example_marks import chosen_question, marks_note
+from studio.core.resources import (
     engine_for,
     ensure_index,
     ppr_graph_note,
@@ -24,10 +14,19 @@ from studio.resources import (
     wait_for_ppr_graph,
     warm_engine,
 )
-from studio.safe import esc_md, guarded, setup
-from studio.session import start
-from studio.sidebar import PRESETS, choose_index, sidebar_settings
-from studio.widgets import FreshSlots
+from studio.core.safe import esc_md, guarded, setup
+from studio.core.session import start
+from studio.core.sidebar import PRESETS, choose_index, sidebar_settings
+from studio.core.widgets import FreshSlots
+from studio.gold.panel import compare_stages
+from studio.pages.compare import (
+    DEFAULT_METHODS,
+    compare_live,
+    follow_pick,
+    question_marks,
+    settle_stopped,
+    show_comparison,
+)
 
 
 @guarded

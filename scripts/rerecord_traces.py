@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from gear import trace as t  # noqa: E402
 from gear.config import OLD_NAMES, Settings  # noqa: E402
-from studio import demo  # noqa: E402
+from studio.core import demos, paths  # noqa: E402
 
 #: bundled traces made here rather than re-recorded: name → the walk-through question and the settings changed.
 #: walkthrough_sync_l3: SyncGE with beams of length 3, so a lesson shows hop 1 and hop 2 of Algorithm 1 on the paper's
@@ -92,13 +92,13 @@ def rerecord(path: Path) -> t.Trace:
     start = old.first(t.RunStarted)
     if start is None:
         raise ValueError(f"{path.name}: no run_started event")
-    home = demo.demo_of_question(start.question_id)
+    home = demos.demo_of_question(start.question_id)
     if home is None:
         raise ValueError(f"{path.name}: question {start.question_id!r} is in no bundled demo's QA set")
     known = set(Settings.model_fields) | set(OLD_NAMES)  # a trace recorded before a knob was renamed
     recorded = {k: v for k, v in start.settings.items() if k in known and k not in ("llm_bundled_cache", "device")}
-    settings = Settings().with_(**recorded).with_(llm="replay", llm_cache_dir=str(demo.LLM_CACHE))
-    engine = Engine.open(demo.ensure_demo_index(home.name), settings)
+    settings = Settings().with_(**recorded).with_(llm="replay", llm_cache_dir=str(paths.LLM_CACHE))
+    engine = Engine.open(demos.ensure_demo_index(home.name), settings)
     run = engine.retrieve(start.question, k=settings.agent_k, settings=settings, gold=start.gold_passage_ids,
                           question_id=start.question_id, answers=start.answers)
     return portable(run.trace)
@@ -122,10 +122,10 @@ def record_new(spec: dict[str, Any]) -> t.Trace:
     from gear.data.corpus import load_qa
 
     changed = {k: v for k, v in spec.items() if k != "question_id"}
-    settings = Settings().with_(retriever="hybrid", llm="replay", llm_cache_dir=str(demo.LLM_CACHE), **changed)
-    questions, _ = load_qa(demo.DEMOS["walkthrough"].qa)
+    settings = Settings().with_(retriever="hybrid", llm="replay", llm_cache_dir=str(paths.LLM_CACHE), **changed)
+    questions, _ = load_qa(demos.DEMOS["walkthrough"].qa)
     question = next(q for q in questions if q.id == spec["question_id"])
-    engine = Engine.open(demo.ensure_demo_index("walkthrough"), settings)
+    engine = Engine.open(demos.ensure_demo_index("walkthrough"), settings)
     run = engine.retrieve(question.question, k=settings.agent_k, settings=settings, gold=engine.gold_ids(question.gold),
                           question_id=question.id, answers=question.answers)
     return portable(run.trace)
@@ -142,17 +142,17 @@ def with_candidates(old: t.Trace, new: t.Trace) -> t.Trace:
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     names = [a for a in argv if not a.startswith("--")]
-    paths = [demo.BUNDLED_TRACES / f"{n}.json" for n in names] or sorted(demo.BUNDLED_TRACES.glob("*.json"))
+    files = [paths.BUNDLED_TRACES / f"{n}.json" for n in names] or sorted(paths.BUNDLED_TRACES.glob("*.json"))
     failed = 0
     for name, spec in NEW.items():
-        path = demo.BUNDLED_TRACES / f"{name}.json"
+        path = paths.BUNDLED_TRACES / f"{name}.json"
         if (name in names or not names) and not path.exists():
             made = record_new(spec)
             print(f"{path.name}: recorded ({len(made.of(t.LLMCalled))} LLM calls, all replayed)")
             if not check:
                 made.save(path)
-    paths = [p for p in paths if p.exists()]
-    for path in paths:
+    files = [p for p in files if p.exists()]
+    for path in files:
         new = rerecord(path)
         same = same_outcome(outcome(new), outcome(t.Trace.load(path)))
         beams = new.of(t.BeamsSearched)

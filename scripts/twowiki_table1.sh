@@ -31,7 +31,7 @@ if [[ "$WHAT" == extract ]]; then
   $GEAR export-openie data/twowiki/index "$OPENIE"
   exit 0
 fi
-demo_index 2wiki  # the index the app's "2wiki" demo builds (studio/demo.py): the corpus with the bundled triples
+demo_index 2wiki  # the index the app's "2wiki" demo builds (studio/core/demos.py): the corpus with the bundled triples
 mkdir -p "$OUT"
 record=(env GEAR_LLM=auto GEAR_LLM_CACHE_DIR=assets/llm_cache)
 one_recorder

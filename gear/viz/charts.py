@@ -75,7 +75,7 @@ class Verdict:
 
 def verdict(e: Reasoned, gold_answers: Sequence[str] = (), esc: Callable[[str], str] = str) -> Verdict:
     """The verdict in words; `esc` escapes every part that comes from the run (answers, reasons) for the sink the
-    text goes to (the app passes studio.safe.esc_md; HTML escapes the whole)."""
+    text goes to (the app passes studio.core.safe.esc_md; HTML escapes the whole)."""
     cites = f" (cites memory facts {', '.join(map(str, e.cited))})" if e.cited else ""
     if e.rejected:
         return Verdict("caught", f"Reasoner hallucination caught — the model said answerable: {esc(e.answer)}{cites}, "

@@ -2,7 +2,7 @@
 with Graph expansion opened into Algorithm 1's own sub-steps (the initial beams, then hop by hop: candidates, their
 scores, the diversity penalty, the top b kept) — and iterations that repeat an earlier one folded into one note.
 
-Pure functions of a trace: the app (studio.teaching) and the handout (gear.viz.handout) show the same steps in the
+Pure functions of a trace: the app (studio.views.teaching) and the handout (gear.viz.handout) show the same steps in the
 same order, so "step 7" names the same thing in a link, on screen and on paper.
 """
 

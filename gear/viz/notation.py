@@ -1,7 +1,7 @@
 """The steps of a run as the app names them, in one place: each step's number and title in the trace view, its title
-in teaching mode, the paper's notation for it and a plain explanation. The trace view (studio.gear_view,
-studio.peers_view) heads each step with these, teaching mode (studio.teaching) shows them large, and a lesson's
-handout (gear.viz.handout) prints them — which is why they live on the engine's side, free of Streamlit.
+in teaching mode, the paper's notation for it and a plain explanation. The trace view (studio.views.gear_steps,
+studio.views.peer_steps) heads each step with these, teaching mode (studio.views.teaching) shows them large, and a
+lesson's handout (gear.viz.handout) prints them — which is why they live on the engine's side, free of Streamlit.
 
 Notation is trusted HTML; "(n)", "(n−1)" and "(n+1)" stand for the iteration (`at_iteration`). Where the trace view's
 heading states the step differently (more briefly, or with the run's own numbers after it) `heading` holds its

@@ -1,7 +1,7 @@
 """What a lesson's sub-step shows, whichever module it opens (the beam search, tripleLink, PPR): one picture, one
 table, and for the beam search Algorithm 1 beside them with the sub-step's lines marked. Teaching mode
-(studio.sub_step) and the handout (gear.viz.handout) both draw what `view` returns, so a sub-step looks the same on
-screen and on paper."""
+(studio.views.sub_step) and the handout (gear.viz.handout) both draw what `view` returns, so a sub-step looks the same
+on screen and on paper."""
 
 from __future__ import annotations
 

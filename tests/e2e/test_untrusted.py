@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.safe import WORD_JOINER
+from studio.core.safe import WORD_JOINER
 from tests.e2e.test_browser import CHROMIUM, SHOTS, assert_local, require_browser, run_server, settled
 from tests.payloads import PAYLOAD_QUESTION, PAYLOAD_URLS, PayloadLLM, payload_files
 

@@ -177,7 +177,7 @@ def musique949_gpt(tmp_path_factory: pytest.TempPathFactory) -> Engine:
 @pytest.fixture(scope="session")
 def hotpotqa(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     """The index the HotpotQA demo builds: 994 passages with the triples the embedded model extracted (the bundled
-    OpenIE file), as `studio.demo.ensure_demo_index("hotpotqa")` reads them."""
+    OpenIE file), as `studio.core.demos.ensure_demo_index("hotpotqa")` reads them."""
     return bundled_engine(tmp_path_factory, HOTPOTQA / "hotpotqa_train100_corpus.json",
                           HOTPOTQA / "openie_hotpotqa_qwen2.5-coder-1.5b_994.json")
 
@@ -190,7 +190,7 @@ def hotpotqa_questions():
 @pytest.fixture(scope="session")
 def twowiki(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     """The index the 2Wiki demo builds: the pooled 1,294 passages of 164 dev questions with the triples the embedded
-    model extracted (the bundled OpenIE file), as `studio.demo.ensure_demo_index("2wiki")` reads them."""
+    model extracted (the bundled OpenIE file), as `studio.core.demos.ensure_demo_index("2wiki")` reads them."""
     return bundled_engine(tmp_path_factory, TWOWIKI / "2wikimultihopqa_dev164_corpus.json",
                           TWOWIKI / "openie_2wikimultihopqa_qwen2.5-coder-1.5b_1294.json")
 

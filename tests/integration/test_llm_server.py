@@ -128,7 +128,7 @@ def test_agent_through_openai_settings(llm_server: LLMServer, monkeypatch: pytes
     from gear.config import Settings
     from gear.llm import openai_client
     from gear.trace import LLMCalled, ProximalTriples, Reasoned, Trace
-    from studio.demo import ensure_demo_index
+    from studio.core.demos import ensure_demo_index
 
     for name, value in {"GEAR_LLM": "openai", "GEAR_LLM_BASE_URL": llm_server.url, "GEAR_LLM_MODEL": MODEL,
                         "GEAR_LLM_MAX_CONCURRENT": "1", "GEAR_LLM_TIMEOUT": "300"}.items():

@@ -66,7 +66,8 @@ class TimedLLM:
 def test_the_status_box_shows_the_progress_line_while_extracting(studio: dict,  # noqa: F811
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from gear.extract import bridge
-    from studio import indexes, resources
+    from studio.core import resources
+    from studio.pages import index as indexes
 
     monkeypatch.setitem(resources.ENCODER_FACTORIES, Settings().embedder, FakeEncoder)
     clock = Clock()

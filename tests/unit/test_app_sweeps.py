@@ -1,6 +1,6 @@
-"""Evaluate's fourth tab (studio/sweeps.py): a sweep from the data folder drawn as the heatmap gear.viz.analyses makes
-of it, with its table; a sweep file that is not one refused in one line; the paper's analyses from the bundled
-reports."""
+"""Evaluate's fourth tab (studio/pages/evaluate_sweeps.py): a sweep from the data folder drawn as the heatmap
+gear.viz.analyses makes of it, with its table; a sweep file that is not one refused in one line; the paper's analyses
+from the bundled reports."""
 
 from __future__ import annotations
 

@@ -106,7 +106,7 @@ def test_gear_eval_says_which_gold_passages_the_index_lacks(engine: Engine, tmp_
 
 def test_the_evaluate_page_says_what_its_recall_leaves_out() -> None:
     from gear.eval.report import gold_note
-    from studio.safe import esc_md
+    from studio.core.safe import esc_md
 
     assert gold_note({"skipped": [], "gold_missing": {}}) == ""
     assert gold_note({"skipped": ["a"], "gold_missing": {"q": ["*Mars*"], "r": ["X", "Y"]}}, name=esc_md) == (

@@ -545,7 +545,7 @@ def test_the_walkthrough_s_unsupported_verdict_is_no_green_box(studio: dict) -> 
 
 
 def test_ask_the_model_again_is_not_offered_on_a_run_that_asks_no_model(studio: dict) -> None:  # noqa: F811
-    from studio.ask import run_asks_a_model
+    from studio.pages.ask import run_asks_a_model
 
     assert run_asks_a_model(studio["trace"]) and not run_asks_a_model(studio["ppr"])
     assert not run_asks_a_model(t.Trace.load(PPR))

@@ -56,7 +56,7 @@ class DriftingLLM:
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     """A data folder with the tiny index, the drifting model as the live one, and no answer store named: the
     app and the CLI both use the data folder's."""
-    from studio import resources
+    from studio.core import resources
 
     data = tmp_path / "data"
     index = data / "indexes" / "tiny"

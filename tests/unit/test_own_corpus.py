@@ -14,8 +14,8 @@ from gear.data.corpus import Document, load_any_corpus, source_files, title_of_f
 from gear.extract import bridge
 from gear.extract.progress import EMBEDDED_CPU_SECONDS_PER_PASSAGE, Pace
 from gear.index import build_index
-from studio.safe import esc_md
-from studio.uploads import cut_files_note, title_rule
+from studio.core.safe import esc_md
+from studio.pages.index_uploads import cut_files_note, title_rule
 from tests.conftest import FakeEncoder
 from tests.unit.test_extract_progress import Clock
 
@@ -96,7 +96,7 @@ def test_streamlits_upload_limit_is_the_apps_largest() -> None:
     "25MB per file" under "Corpus (at most 25 MB in all)", not Streamlit's default 500 MB."""
     import tomllib
 
-    from studio.uploads import LIMITS
+    from studio.pages.index_uploads import LIMITS
 
     config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] == max(limit.mb for limit in LIMITS.values())

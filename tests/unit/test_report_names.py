@@ -3,8 +3,8 @@ Evaluate page gives a report; EM and F1 missing for a reason that is said; count
 
 from __future__ import annotations
 
-from studio.report_names import answer_cells, counted, report_title, report_titles, slug
-from studio.sidebar import PRESETS
+from studio.core.report_names import answer_cells, counted, report_title, report_titles, slug
+from studio.core.sidebar import PRESETS
 
 
 def test_a_saved_report_reads_index_method_and_date() -> None:

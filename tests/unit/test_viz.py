@@ -241,7 +241,7 @@ def test_a_base_rank_reads_as_a_whole_number_and_a_new_passage_has_none() -> Non
     empty cell)."""
     import pandas as pd
 
-    from studio.widgets import gold_style
+    from studio.core.widgets import gold_style
 
     base = [PassageView(1, "A", ""), PassageView(2, "B", "")]
     fused = [PassageView(1, "A", "", gold=True), PassageView(9, "N", ""), PassageView(2, "B", "")]

@@ -1,0 +1,193 @@
+"""Whether graph expansion helps shows best on one question, method against method: this runs one question with
+several methods — the base retrievers, NaiveGE, SyncGE and GeAR, and the peers PPR and IRCoT — and lays the
+rankings, recall, where each gold passage entered and what each run cost (LLM calls, tokens, time) side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from gear import methods, viz
+from gear.config import Settings
+from gear.trace import Answered, FinalRanking, LLMCalled, RunFinished, RunStarted, Trace
+from studio.core.example_marks import NO_LLM, RECORDED, ExampleMarks, example_marks
+from studio.core.safe import esc_md, md_cells, one_line
+from studio.core.session import remember
+from studio.core.sidebar import PRESETS, method_settings
+from studio.views.trace import StatusLine
+
+DEFAULT_METHODS = ["Hybrid", "Hybrid + NaiveGE", "PPR (HippoRAG 2)", "IRCoT (hybrid)", "GeAR (hybrid)"]
+QUESTION, PICKED = "cmp_question", "cmp_picked"  # session state: the Question box; the pick it was last filled from
+RUNNING = "cmp_running"  # session state: a comparison of this session is running
+CANCELLED = "cmp_cancelled"  # session state: its Cancel button was pressed
+
+
+def follow_pick(index: Path, shown: str | None) -> None:
+    """Fill the Question box with the QA-set pick the page shows whenever that pick is new: picked by the person, or
+    put there by Streamlit — a list whose questions changed (another index was chosen) shows its first question
+    without calling its on_change, which left the box empty or on the other index's question and Compare disabled.
+    A question typed into the box stays until the pick changes. Call before the box is drawn."""
+    pick = (str(index), shown)
+    if shown and st.session_state.get(PICKED) != pick:
+        st.session_state[QUESTION] = shown
+        st.session_state[PICKED] = pick
+
+
+def run_methods(engine: Any, question: str, qa: Any | None, chosen: list[str], base: Settings,
+                k: int, results: dict[str, Trace | str] | None = None) -> dict[str, Trace | str]:
+    """Each method's trace (or its error, as one line), with a progress bar and a status line naming the method and
+    the step in progress (PPR's first-use graph build included); `results` fills as each method ends."""
+    gold = engine.gold_ids(qa.gold) if qa is not None else []
+    results = {} if results is None else results
+    bar = st.progress(0, text=f"0 of {len(chosen)} methods done")
+    box = st.empty()
+    for n, label in enumerate(chosen, 1):
+        settings = method_settings(base, label)
+        method = methods.get(settings.method)
+        first_build = method.uses_ppr(settings) and not engine.has_ppr_index(settings)
+        line = StatusLine(box, prefix=f"{label} ({n} of {len(chosen)}) · ", speed=engine.speed,
+                          builds_ppr_graph=first_build)
+        trace = Trace()
+        trace.subscribe(line)
+        try:
+            run = engine.retrieve(question, k=k, settings=settings, gold=gold, question_id=getattr(qa, "id", ""),
+                                  answers=list(getattr(qa, "answers", ())), trace=trace)
+            results[label] = run.trace
+            remember(run.trace, f"Compare · {label}")
+        except Exception as exc:  # Streamlit's stop on Cancel is a BaseException: it passes through
+            results[label] = f"{type(exc).__name__}: {one_line(exc)}"
+        box.empty()
+        bar.progress(n / len(chosen), text=f"{n} of {len(chosen)} methods done (last: {label})")
+    return results
+
+
+def question_marks(index: Path, questions: tuple[str, ...], base: Settings, chosen: Sequence[str]) -> ExampleMarks:
+    """Each question's mark for the comparison chosen, as the Ask page marks its examples: "recorded · instant" when
+    every chosen method that asks the LLM replays its run from recordings, else which of them run live and for about
+    how long; "no LLM · seconds" when none asks one."""
+    asking = [label for label in chosen if methods.get(PRESETS[label][1]).uses_llm(method_settings(base, label))]
+    if not asking:
+        return ExampleMarks(dict.fromkeys(questions, NO_LLM))
+    per = {methods.get(PRESETS[label][1]).label: example_marks(index, questions, method_settings(base, label))
+           for label in asking}
+    if any(not m.marks for m in per.values()):
+        return ExampleMarks({}, problem=next((m.problem for m in per.values() if m.problem), ""))
+
+    def mark(q: str) -> str:
+        live = [name + m.marks[q].removeprefix("live") if m.marks[q].startswith("live") else f"{name} not recorded"
+                for name, m in per.items() if m.marks[q] != RECORDED]
+        return RECORDED if not live else "live: " + ", ".join(live)
+
+    first = next(iter(per.values()))
+    return ExampleMarks({q: mark(q) for q in questions}, first.model, speed=first.speed)
+
+
+def _cancel() -> None:
+    st.session_state[CANCELLED] = True
+
+
+def gold_titles(engine: Any, qa: Any | None) -> dict[int, str]:
+    """Passage id → title of the question's gold passages found in the index (also those no method retrieves)."""
+    ids = engine.gold_ids(qa.gold) if qa is not None else []
+    return {p.id: p.title for p in engine.backend.passages(ids)}
+
+
+def compare_live(engine: Any, question: str, qa: Any | None, chosen: list[str], base: Settings, k: int) -> None:
+    """Run the comparison with a Cancel button. The session keeps the results as each method ends, so a comparison
+    stopped mid-way (settle_stopped) still shows the methods done."""
+    results: dict[str, Trace | str] = {}
+    st.session_state["cmp_results"] = (question, k, results, gold_titles(engine, qa))
+    st.session_state[RUNNING] = True
+    cancel = st.empty()
+    cancel.button("Cancel", key="cmp_cancel", on_click=_cancel,
+                  help="Stop the comparison (and leave the model's queue); the methods done stay.")
+    run_methods(engine, question, qa, chosen, base, k, results)
+    cancel.empty()
+    st.session_state.pop(RUNNING, None)
+
+
+def settle_stopped() -> str:
+    """After a comparison stopped mid-way (Cancel, or another click): a copy of what it finished (its thread may
+    still be ending) and what to say about it; "" when none was stopped."""
+    cancelled = bool(st.session_state.pop(CANCELLED, False))
+    if not st.session_state.pop(RUNNING, False) or "cmp_results" not in st.session_state:
+        return ""
+    question, k, results, titles = st.session_state["cmp_results"]
+    st.session_state["cmp_results"] = (question, k, dict(results), titles)
+    why = "Cancelled" if cancelled else "The comparison was interrupted by another click"
+    return f"{why} — the methods finished so far are shown below."
+
+
+GOLD_CELL = "background-color: #fff3bf; font-weight: 600"
+
+
+def show_comparison(question: str, k: int, results: dict[str, Trace | str], titles: dict[int, str]) -> None:
+    """Each method's answer, EM and recall first, then the rankings side by side (one row per rank, one column per
+    method, gold passages marked and highlighted; a static table, so titles wrap and every method fits a 1280 px
+    window), then the rank at which each gold passage entered each method's list."""
+    st.markdown(f"**Question:** {esc_md(question)}")
+    rankings: dict[str, list] = {}
+    rows = []
+    gold_answers: list[str] = []
+    for label, result in results.items():
+        if isinstance(result, str):
+            st.error(f"{label}: {esc_md(result)}")
+            continue
+        final = result.first(FinalRanking)
+        start = result.first(RunStarted)
+        answered = result.first(Answered)
+        rankings[label] = final.passages if final else []
+        gold_ids = start.gold_passage_ids if start else []
+        gold_answers = gold_answers or (list(start.answers) if start else [])
+        row: dict[str, Any] = {"method": label, "answer": answered.answer if answered else "—",
+                               "EM": None if answered is None or answered.em is None else round(answered.em)}
+        for kk in (5, 10, 15):
+            r = viz.recall_at(rankings[label], gold_ids, kk)
+            row[f"R@{kk}"] = None if r is None else round(100 * r)
+        row.update(cost_row(result))
+        rows.append(row)
+    if gold_answers:
+        st.markdown("**Gold answer:** " + esc_md(" / ".join(gold_answers[:4])))
+    st.subheader("Answer, recall and cost per method")
+    if rows:
+        st.caption("The answer is the QA step's over each method's top passages (methods without an LLM give none); "
+                   "EM against the gold answers. LLM calls and tokens from each run's trace (calls answered by the "
+                   "memo cost nothing); time is the whole run, LLM included. GeAR and IRCoT take agent_k passages "
+                   "per retrieval (the sidebar's k), whatever the page's k says.")
+        table = pd.DataFrame(rows).drop(columns=["prompt tokens", "completion tokens"])
+        # pixel widths that fit the columns into a 1280 px window beside the sidebar
+        st.dataframe(table, hide_index=True, width="stretch",
+                     column_config={"method": st.column_config.TextColumn("method", width=130),
+                                    "answer": st.column_config.TextColumn("answer", width=170),
+                                    "EM": st.column_config.NumberColumn("EM", width=40),
+                                    **{f"R@{kk}": st.column_config.NumberColumn(f"R@{kk} %", width=58)
+                                       for kk in (5, 10, 15)},
+                                    "iterations": st.column_config.NumberColumn("iter.", width=45),
+                                    "LLM calls": st.column_config.NumberColumn("LLM calls", width=72),
+                                    "LLM tokens": st.column_config.NumberColumn("tokens", width=66),
+                                    "time (s)": st.column_config.NumberColumn("time s", width=62)})
+    if rankings:
+        st.subheader(f"Top {k} passages side by side (★ gold)")
+        grid = pd.DataFrame(viz.side_by_side(rankings, k)).rename(columns={"rank": "#"})
+        st.table(md_cells(grid).style.hide(axis="index").map(
+            lambda v: GOLD_CELL if isinstance(v, str) and v.startswith(viz.GOLD_MARK) else ""))
+    if titles:
+        st.subheader("Where each gold passage entered (rank per method; — = not retrieved)")
+        entered = [{key: "—" if value is None else value for key, value in row.items()}
+                   for row in viz.gold_entry(rankings, titles)]
+        st.dataframe(pd.DataFrame(entered).astype(str), hide_index=True, width="stretch")
+    else:
+        st.caption("Gold passages unknown for this question (free text), so recall is not shown.")
+
+
+def cost_row(trace: Trace) -> dict[str, Any]:
+    """Iterations, LLM calls, tokens (prompt + completion, Trace.tokens) and time (RunFinished) of one run."""
+    prompt, completion = trace.tokens()
+    finish = trace.first(RunFinished)
+    return {"iterations": len(trace.iterations()), "LLM calls": len(trace.of(LLMCalled)),
+            "prompt tokens": prompt, "completion tokens": completion, "LLM tokens": prompt + completion,
+            "time (s)": round(finish.total_ms / 1000, 2) if finish else None}
