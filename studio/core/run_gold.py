@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from gear.data.qa_set import OwnQuestion, load_own_qa, question_key
-from gear.diagnosis.gold_marks import run_passages, with_gold
+from gear.diagnosis.gold_marks import run_passages
 from gear.measures import exact_match, recall_at
-from gear.trace import Answered, FinalRanking, RunStarted, Trace
+from gear.trace import FinalRanking, RunStarted, Trace
 from studio.core import demos, paths
 from studio.core.keys import MARKS
 
@@ -151,24 +151,6 @@ def recall_now(trace: Trace, gold: RunGold, ks: Iterable[str] = ("5", "10", "15"
     if not gold.known or trace.first(FinalRanking) is None:
         return {}
     return {k: value for k in ks if (value := gold.recall(ranked, int(k))) is not None}
-
-
-def em_now(trace: Trace, gold: RunGold) -> float | None:
-    answered = trace.first(Answered)
-    if answered is None:
-        return None
-    if gold.source == RUN:
-        return answered.em  # the run's own, as it scored it
-    return gold.em(answered.answer)
-
-
-def trace_with_gold_now(trace: Trace, gold: RunGold) -> tuple[Trace, dict[int, tuple[str, str]]] | None:
-    """The run with its gold now (for the diagnosis) and the placeholders' texts; None when no gold is known."""
-    if not gold.known:
-        return None
-    if gold.source == RUN:
-        return trace, {}
-    return with_gold(trace, list(gold.ids), list(gold.answers) or None), dict(gold.unseen)
 
 
 # -- the Ask page: figures above the gold panel follow its marks -----------------------------------------------------

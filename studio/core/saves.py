@@ -27,14 +27,10 @@ def save_name(trace: Trace) -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}_{slug(trace.question)}_{uuid.uuid4().hex[:6]}.json"
 
 
-def tags_path(trace: Path) -> Path:
-    return paths.tags_path(trace)  # in the user's data folder, never beside a bundled trace in assets/
-
-
 def read_tags(trace: Path) -> dict:
     """A trace's tags ({} when none, or when the file is not what the tag form writes: categories a list of names,
     a note a string)."""
-    p = tags_path(trace)
+    p = paths.tags_path(trace)
     try:
         tags = json.loads(p.read_text(encoding="utf-8")) if p.is_file() and p.stat().st_size < 1_000_000 else {}
     except (OSError, ValueError, RecursionError):

@@ -13,7 +13,8 @@ from pathlib import Path
 from gear.diagnosis import CATEGORY_LABELS, Diagnosis
 from gear.diagnosis.model import NONE
 from gear.files import atomic_write_json
-from studio.core.saves import read_tags, tags_path
+from studio.core.paths import tags_path
+from studio.core.saves import read_tags
 
 BY_LABEL = {label: name for name, label in CATEGORY_LABELS.items()}
 

@@ -18,10 +18,11 @@ from gear.diagnosis.model import NONE
 from gear.files import atomic_write_json
 from gear.saved import SavedFileError
 from studio.core import paths
+from studio.core.paths import tags_path
 from studio.core.run_gold import RUN, gold_of, saved_questions
 from studio.core.run_rows import summarise, summary
 from studio.core.safe import esc_md, one_line
-from studio.core.saves import read_tags, save_name, tags_path
+from studio.core.saves import read_tags, save_name
 from studio.core.session import HISTORY_LIMIT, HistoryRun, history
 
 #: the tag names: the diagnosis's error categories in the paper's words (and the protocol's three), "no error" aside
