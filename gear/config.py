@@ -235,9 +235,10 @@ class Settings(ElasticsearchSettings, LLMClientSettings, LlamaServerSettings, LL
 
     def with_(self, **changes: object) -> Settings:
         """A copy with some knobs changed and validated (settings are frozen so runs cannot alter each other); a
-        renamed knob's old name is read as its new one."""
+        renamed knob's old name is read as its new one, and an explicit None sets a knob that may be None (a caller
+        whose None means "not given", as the CLI's options, leaves it out)."""
         data = self.model_dump()
-        data.update({k: v for k, v in renamed(changes).items() if v is not None})
+        data.update(renamed(changes))
         return Settings.model_validate(data)
 
 

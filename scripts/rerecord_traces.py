@@ -97,7 +97,8 @@ def rerecord(path: Path) -> t.Trace:
         raise ValueError(f"{path.name}: question {start.question_id!r} is in no bundled demo's QA set")
     known = set(Settings.model_fields) | set(OLD_NAMES)  # a trace recorded before a knob was renamed
     recorded = {k: v for k, v in start.settings.items() if k in known and k not in ("llm_bundled_cache", "device")}
-    settings = Settings().with_(**recorded).with_(llm="replay", llm_cache_dir=str(paths.LLM_CACHE))
+    given = {name: value for name, value in recorded.items() if value is not None}
+    settings = Settings().with_(**given).with_(llm="replay", llm_cache_dir=str(paths.LLM_CACHE))
     engine = Engine.open(demos.ensure_demo_index(home.name), settings)
     run = engine.retrieve(start.question, k=settings.agent_k, settings=settings, gold=start.gold_passage_ids,
                           question_id=start.question_id, answers=start.answers)

@@ -215,15 +215,15 @@ def peer_knobs(base: Settings, open_: bool = False) -> dict[str, Any]:
 
 
 def _finish_settings(base: Settings, changes: dict[str, Any], kind: str) -> Settings:
-    settings = base.with_(**changes)
-    if changes.get("prompts") is None:  # with_() skips None: an explicit "default" must clear a .env choice
-        settings = settings.model_copy(update={"prompts": None})
+    settings = base.with_(**{name: value for name, value in changes.items() if value is not None})  # empty: base's
+    if changes.get("prompts") is None:  # the profile "default" clears a .env choice
+        settings = settings.with_(prompts=None)
     if kind in ("local", "replay"):
-        settings = settings.model_copy(update={"llm_model": None, "llm_base_url": None})
+        settings = settings.with_(llm_model=None, llm_base_url=None)
     # "auto" keeps the server's own endpoint (e.g. `gear serve-llm` named in GEAR_LLM_BASE_URL) for what is not recorded
     if kind == "openai" and settings.llm_base_url != base.llm_base_url:
         # a visitor's own URL never receives the server's API key
-        settings = settings.model_copy(update={"llm_api_key": None})
+        settings = settings.with_(llm_api_key=None)
     return settings
 
 

@@ -26,7 +26,8 @@ def record_walkthrough_trace(method: str = "gear", out: Path | None = None, llm:
     directory = ensure_demo_index("walkthrough")
     questions, _ = load_qa(DEMOS["walkthrough"].qa)
     question = next(q for q in questions if q.id == question_id)
-    settings = Settings().with_(retriever="hybrid", method=method, llm=llm, llm_cache_dir=LLM_CACHE, prompts=prompts)
+    settings = Settings().with_(retriever="hybrid", method=method, llm=llm, llm_cache_dir=LLM_CACHE,
+                                **({"prompts": prompts} if prompts is not None else {}))
     engine = Engine.open(directory, settings)
     run = engine.retrieve(question.question, k=settings.agent_k, settings=settings,
                           gold=engine.gold_ids(question.gold), question_id=question.id, answers=question.answers)
