@@ -101,23 +101,20 @@ def ask(
         engine = Engine.open(index_dir, settings)
         gold_ids = parse_ids(gold) if gold is not None else []
         texts = passages_of(engine.backend, gold_ids)  # a bad id stops here, before any LLM call
-        recorded: Trace | None = None
-        fresh = None
+        again = None
         if live:
-            from gear.agent.recorded import recorded_run
-            from gear.llm import fresh_llm
+            from gear.agent.recorded import ask_again
 
-            recorded, why = recorded_run(engine, question, settings, k=k, gold=gold_ids, answers=answer or [])
-            fresh = fresh_llm(engine.llm(settings))
-            console.print(f"asking the model afresh (the recorded run: {esc_term(why) if why else 'replayed'})",
-                          highlight=False)
+            again = ask_again(engine, question, settings, k=k, gold=gold_ids, answers=answer or [])
+            recorded = esc_term(again.why) if again.why else "replayed"
+            console.print(f"asking the model afresh (the recorded run: {recorded})", highlight=False)
         trace = Trace()
         trace.subscribe(narrator(stream=not quiet_llm))
-        run = engine.retrieve(question, k=k, trace=trace, gold=gold_ids, answers=answer or [], llm=fresh)
-        if recorded is not None:
-            from gear.trace.difference import difference
-
-            for line in difference(recorded, run.trace).lines():
+        run = engine.retrieve(question, k=k, trace=trace, gold=gold_ids, answers=answer or [],
+                              llm=again.llm if again is not None else None)
+        differs = again.difference(run.trace) if again is not None else None
+        if differs is not None:
+            for line in differs.lines():
                 out.print(esc_term(line), highlight=False)
         if trace_out:
             run.trace.save(trace_out)

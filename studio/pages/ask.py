@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from gear import methods
 from gear.config import Settings
 from gear.trace import RunStarted, Trace, TraceError
+from gear.trace.difference import RunDifference
 from studio.core import demos, paths
 from studio.core.example_marks import ExampleMarks, chosen_question, example_marks, marks_note
 from studio.core.keys import EXAMPLE, INDEX_SELECTED, QUESTION, TEACH_STEP, TRACE, TRACE_SOURCE
@@ -22,6 +23,9 @@ from studio.core.session import remember, show
 from studio.core.sidebar import show_answer_origins
 from studio.gold.marks import own_questions
 from studio.views.trace import StatusLine, TraceView
+
+if TYPE_CHECKING:  # the recordings' module loads the evaluation (seconds): imported when a run asks again
+    from gear.agent.recorded import AskAgain
 
 EXAMPLE_NONE = "(type your own question)"
 LIVE_EVENTS = "live_events"  # session state: the events of this session's live run while it runs
@@ -267,18 +271,17 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fre
         return
     engine = engine_for(ready)
     gold = engine.gold_ids(qa.gold) if qa is not None else []
-    recorded, why, llm = None, "", None
+    again = None
     if fresh:
-        from gear.agent.recorded import recorded_run
-        from gear.llm import LLMError, fresh_llm
+        from gear.agent.recorded import ask_again
+        from gear.llm import LLMError
 
         try:
-            llm = fresh_llm(engine.llm(settings))
+            again = ask_again(engine, question, settings, k=settings.agent_k, gold=gold,
+                              question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())))
         except LLMError as exc:
             st.error(esc_md(one_line(exc)))
             return
-        recorded, why = recorded_run(engine, question, settings, k=settings.agent_k, gold=gold,
-                                     question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())))
     trace = Trace()
     # the session's own record of the run in progress (the list the trace appends to): a rerun after Cancel finds
     # the steps so far here (settle_stopped_run)
@@ -304,7 +307,7 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fre
     try:
         engine.retrieve(question, k=settings.agent_k, settings=settings, gold=gold,
                         question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())), trace=trace,
-                        llm=llm)
+                        llm=again.llm if again is not None else None)
     except Exception as exc:  # Streamlit's stop and rerun are BaseExceptions: a Cancel passes through untouched
         failed = one_line(exc)
     view.close()
@@ -316,8 +319,8 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fre
     show(finished, "live run, the model asked afresh" if fresh else "live run", ran_here=True)
     if not failed:
         remember(finished, "Ask")
-    if fresh:
-        st.session_state[AGAIN_NOTE] = (finished, again_lines(recorded, finished, why))
+    if again is not None:
+        st.session_state[AGAIN_NOTE] = (finished, again, again.difference(finished))
     show_answer_origins(finished)
     if "first_graph_s" in timing:
         st.caption(f"first graph drawn {timing['first_graph_s']:.1f} s after Ask")
@@ -346,14 +349,12 @@ def save_panel(trace: Trace) -> None:
         st.caption(f"saved as {esc_md(Path(st.session_state['saved_trace']).name)}")
 
 
-def again_lines(recorded: Trace | None, fresh: Trace, why: str) -> list[str]:
+def again_lines(again: AskAgain, differs: RunDifference | None) -> list[str]:
     """What a fresh run says of itself beside the recorded one (plain text, escaped where shown)."""
-    if recorded is None:
-        return [f"No recorded run to compare with: {why}. This run's answers are recorded now, so the question "
+    if differs is None:
+        return [f"No recorded run to compare with: {again.why}. This run's answers are recorded now, so the question "
                 "replays this run from here on."]
-    from gear.trace.difference import difference
-
-    return difference(recorded, fresh).lines()
+    return differs.lines()
 
 
 def run_asks_a_model(trace: Trace) -> bool:
@@ -374,9 +375,9 @@ def again_panel(trace: Trace, settings: Settings) -> None:
     when part of a prompt comes from its cache: README, "Which LLM answers")."""
     note = st.session_state.get(AGAIN_NOTE)
     if note is not None and note[0] is trace:
-        lines = note[1]
-        same = len(lines) == 1 and lines[0].startswith("The same run")
-        box = st.success if same else st.warning
+        _, again, differs = note
+        lines = again_lines(again, differs)
+        box = st.success if differs is not None and differs.same else st.warning
         box("**Asked the model again.** " + "  \n".join(esc_md(line) for line in lines),
             icon=":material/compare_arrows:")
     asks = run_asks_a_model(trace) and methods.get(settings.method).uses_llm(settings)
