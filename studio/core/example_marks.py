@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import streamlit as st
 
@@ -18,6 +18,9 @@ from gear.config import Settings, public_settings
 from gear.llm.speed import MODEL_SPEED, ModelSpeed
 from studio.core.resources import engine_for, engine_ready
 from studio.core.safe import one_line
+
+if TYPE_CHECKING:  # the engine loads torch: imported where one is made
+    from gear.agent.engine import Engine
 
 RECORDED, NO_LLM = "recorded · instant", "no LLM · seconds"
 
@@ -78,7 +81,7 @@ def _cache_stamp(settings: Settings) -> tuple[float, ...]:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _recorded(_engine: Any, _settings: Settings, index: str, questions: tuple[str, ...], settings_key: str,
+def _recorded(_engine: Engine, _settings: Settings, index: str, questions: tuple[str, ...], settings_key: str,
               stamp: tuple[float, ...]) -> dict[str, bool]:
     from gear.agent.recorded import replays_at_once_all
 

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -21,15 +21,21 @@ from gear.trace import Trace
 from studio.core import demos, paths
 from studio.core.safe import esc_md, one_line
 
+if TYPE_CHECKING:  # the engine and the encoder load torch: imported where one is made
+    from gear.agent.engine import Engine
+    from gear.data.corpus import Question
+    from gear.embed import Encoder
+    from gear.store.base import SearchBackend
+
 # Encoders by embedder name for indexes built with a non-standard encoder (tests register a fake one here).
-ENCODER_FACTORIES: dict[str, Callable[[], Any]] = {}
+ENCODER_FACTORIES: dict[str, Callable[[], Encoder]] = {}
 
 _lock = threading.Lock()
 
 
 # -- encoders and engines ----------------------------------------------------------------------------------------------
 @st.cache_resource(show_spinner=False)
-def _encoder(name: str, bf16: bool, device: str) -> Any:
+def _encoder(name: str, bf16: bool, device: str) -> Encoder:
     if name in ENCODER_FACTORIES:
         return ENCODER_FACTORIES[name]()
     from gear.embed import Encoder
@@ -37,14 +43,14 @@ def _encoder(name: str, bf16: bool, device: str) -> Any:
     return Encoder(name, bf16=bf16, device=device)
 
 
-def encoder_for(name: str) -> Any:
+def encoder_for(name: str) -> Encoder:
     with _lock:
         settings = Settings()
         return _encoder(name, settings.embed_bf16, settings.device)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _engine(directory: str, mtime: float) -> Any:
+def _engine(directory: str, mtime: float) -> Engine:
     from gear.agent.engine import Engine
     from gear.index import Manifest
 
@@ -52,7 +58,7 @@ def _engine(directory: str, mtime: float) -> Any:
     return Engine.open(directory, Settings(), encoder=encoder_for(manifest.embedder))
 
 
-def engine_for(directory: Path) -> Any:
+def engine_for(directory: Path) -> Engine:
     """One Engine per index directory per server process (rebuilt when the manifest changes)."""
     manifest = directory / "manifest.json"
     with _lock:
@@ -290,7 +296,7 @@ def build_progress(name: str) -> None:
 
 
 # -- the QA set of an index --------------------------------------------------------------------------------------------
-def qa_for_index(directory: Path) -> list[Any]:
+def qa_for_index(directory: Path) -> list[Question]:
     """The QA set that goes with an index: the demo's, or one named in the manifest's source."""
 
     path: Path | None = None
@@ -328,14 +334,14 @@ def qa_for_index(directory: Path) -> list[Any]:
 
 
 @st.cache_data(show_spinner=False)
-def _load_qa(path: str, mtime: float) -> list[Any]:
+def _load_qa(path: str, mtime: float) -> list[Question]:
     from gear.data.corpus import load_qa
 
     questions, _ = load_qa(path)
     return questions
 
 
-def same_index(trace: Trace, backend: Any) -> bool:
+def same_index(trace: Trace, backend: SearchBackend) -> bool:
     """Whether the run was made on this index: the passages it showed have the same ids here (a run opened with
     another index selected would mark the wrong passages)."""
     views = run_passages(trace)[:8]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -22,6 +22,9 @@ from studio.core.keys import MARKS
 from studio.core.resources import engine_for, same_index
 from studio.core.run_gold import ALIASES, Marks, run_key
 from studio.core.safe import esc_md, one_line
+
+if TYPE_CHECKING:  # the engine loads torch: imported where one is made
+    from gear.store.base import SearchBackend
 
 SEARCH_METHODS = {"BM25 + dense": "hybrid", "BM25": "bm25", "dense": "dense"}
 
@@ -36,7 +39,7 @@ class MarkedRun:
     passages: dict[int, tuple[str, str]]
 
 
-def index_backend(trace: Trace, index: Path | None) -> tuple[Any | None, str]:
+def index_backend(trace: Trace, index: Path | None) -> tuple[SearchBackend | None, str]:
     """The backend of the selected index when the run was made on it, else None and why (one line)."""
     if index is None or not (index / "manifest.json").is_file():
         return None, "No index is selected (or it is not built yet): pick among the passages the run showed."
@@ -50,7 +53,7 @@ def index_backend(trace: Trace, index: Path | None) -> tuple[Any | None, str]:
     return backend, ""
 
 
-def marks_for(trace: Trace, index: Path | None, backend: Any | None) -> Marks:
+def marks_for(trace: Trace, index: Path | None, backend: SearchBackend | None) -> Marks:
     """The session's marks on this run; at first the run's own gold passages, or — for a question asked freely —
     those of the same question in the index's own QA set."""
     store: dict[str, Marks] = st.session_state.setdefault(MARKS, {})
@@ -129,7 +132,7 @@ def mark_panel(trace: Trace, index: Path | None, key: str) -> MarkedRun | None:
     return MarkedRun(list(marks.ids), answers, {i: t for i, t in texts.items() if i not in shown})
 
 
-def _texts(ids: list[int], shown: dict[int, PassageView], backend: Any | None) -> dict[int, tuple[str, str]]:
+def _texts(ids: list[int], shown: dict[int, PassageView], backend: SearchBackend | None) -> dict[int, tuple[str, str]]:
     texts = {i: (shown[i].title, shown[i].text) for i in ids if i in shown}
     missing = [i for i in ids if i not in texts]
     if missing and backend is not None:
@@ -167,7 +170,7 @@ def _checkbox(marks: Marks, pid: int, title: str, text: str, ranks: dict[int, in
     st.caption(esc_md(flat[:160] + ("…" if len(flat) > 160 else "")))
 
 
-def _search(backend: Any, question: str, marks: Marks, ranks: dict[int, int], key: str) -> None:
+def _search(backend: SearchBackend, question: str, marks: Marks, ranks: dict[int, int], key: str) -> None:
     query = st.text_input("Search the index (title and text)", value=question, key=f"{key}_query")
     how = st.radio("by", list(SEARCH_METHODS), key=f"{key}_how", horizontal=True, label_visibility="collapsed")
     try:
@@ -182,7 +185,7 @@ def _search(backend: Any, question: str, marks: Marks, ranks: dict[int, int], ke
             _checkbox(marks, p.id, p.title, p.text, ranks, f"{key}_hit", shown=p.id in ranks)
 
 
-def _suggestions(trace: Trace, backend: Any | None, marks: Marks, ranks: dict[int, int], key: str) -> None:
+def _suggestions(trace: Trace, backend: SearchBackend | None, marks: Marks, ranks: dict[int, int], key: str) -> None:
     if not marks.answers:
         st.caption("Type the right answer: the passages that hold it, and those the run drew on, are suggested "
                    "here.")
@@ -205,8 +208,8 @@ def _suggestions(trace: Trace, backend: Any | None, marks: Marks, ranks: dict[in
         right.button("Mark", key=f"{key}_suggest_{s.id}", on_click=_mark, args=(marks, s.id))
 
 
-def _save(trace: Trace, index: Path | None, backend: Any | None, marks: Marks, texts: dict[int, tuple[str, str]],
-          key: str, why: str) -> None:
+def _save(trace: Trace, index: Path | None, backend: SearchBackend | None, marks: Marks,
+          texts: dict[int, tuple[str, str]], key: str, why: str) -> None:
     can = backend is not None and index is not None and bool(marks.ids)
     if st.button("Save as a test question", key=f"{key}_save", icon=":material/bookmark_add:", disabled=not can,
                  help="Keep the question, its gold passages and the answer in this index's own QA set: Ask lists it "

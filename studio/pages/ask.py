@@ -24,8 +24,11 @@ from studio.core.sidebar import show_answer_origins
 from studio.gold.marks import own_questions
 from studio.views.trace import StatusLine, TraceView
 
-if TYPE_CHECKING:  # the recordings' module loads the evaluation (seconds): imported when a run asks again
+if TYPE_CHECKING:
     from gear.agent.recorded import AskAgain
+    from gear.data.corpus import (
+        Question,  # the recordings' module loads the evaluation (seconds): imported when a run asks again
+    )
 
 EXAMPLE_NONE = "(type your own question)"
 LIVE_EVENTS = "live_events"  # session state: the events of this session's live run while it runs
@@ -261,7 +264,7 @@ def stopped_note() -> None:
         st.warning(esc_md(note))  # may name an uploaded file and its error
 
 
-def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fresh: bool = False) -> None:
+def run_live(index: Path, question: str, qa: Question | None, settings: Settings, fresh: bool = False) -> None:
     """Run the question live in the current container: a status line at the top beside Cancel says where the run is
     and what it waits for; each iteration draws below it as its events arrive. Recorded answers replay (the same
     run as `gear ask` gives); `fresh` asks the model anew past them, and says how the run differs from the

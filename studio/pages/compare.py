@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
@@ -19,6 +19,10 @@ from studio.core.safe import esc_md, md_cells, one_line
 from studio.core.session import remember
 from studio.core.sidebar import PRESETS, method_settings
 from studio.views.trace import StatusLine
+
+if TYPE_CHECKING:  # the engine loads torch: imported where one is made
+    from gear.agent.engine import Engine
+    from gear.data.corpus import Question
 
 DEFAULT_METHODS = ["Hybrid", "Hybrid + NaiveGE", "PPR (HippoRAG 2)", "IRCoT (hybrid)", "GeAR (hybrid)"]
 QUESTION, PICKED = "cmp_question", "cmp_picked"  # session state: the Question box; the pick it was last filled from
@@ -37,7 +41,7 @@ def follow_pick(index: Path, shown: str | None) -> None:
         st.session_state[PICKED] = pick
 
 
-def run_methods(engine: Any, question: str, qa: Any | None, chosen: list[str], base: Settings,
+def run_methods(engine: Engine, question: str, qa: Question | None, chosen: list[str], base: Settings,
                 k: int, results: dict[str, Trace | str] | None = None) -> dict[str, Trace | str]:
     """Each method's trace (or its error, as one line), with a progress bar and a status line naming the method and
     the step in progress (PPR's first-use graph build included); `results` fills as each method ends."""
@@ -90,13 +94,13 @@ def _cancel() -> None:
     st.session_state[CANCELLED] = True
 
 
-def gold_titles(engine: Any, qa: Any | None) -> dict[int, str]:
+def gold_titles(engine: Engine, qa: Question | None) -> dict[int, str]:
     """Passage id → title of the question's gold passages found in the index (also those no method retrieves)."""
     ids = engine.gold_ids(qa.gold) if qa is not None else []
     return {p.id: p.title for p in engine.backend.passages(ids)}
 
 
-def compare_live(engine: Any, question: str, qa: Any | None, chosen: list[str], base: Settings, k: int) -> None:
+def compare_live(engine: Engine, question: str, qa: Question | None, chosen: list[str], base: Settings, k: int) -> None:
     """Run the comparison with a Cancel button. The session keeps the results as each method ends, so a comparison
     stopped mid-way (settle_stopped) still shows the methods done."""
     results: dict[str, Trace | str] = {}

@@ -8,7 +8,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
@@ -26,6 +26,9 @@ from studio.core.saves import open_report, saved_reports
 from studio.core.session import start
 from studio.core.sidebar import PRESETS, method_settings
 from studio.gold.marks import own_questions
+
+if TYPE_CHECKING:  # the engine loads torch: imported where one is made
+    from gear.agent.engine import Engine
 
 
 def questions_from_upload(upload: Any) -> list:
@@ -131,7 +134,7 @@ def run_form(index: Path, base: Settings) -> None:
     run_evaluations(engine_for(ready), index, base, questions[:n], methods, ks, save_traces, protocol)
 
 
-def run_evaluations(engine: Any, index: Path, base: Settings, questions: list, labels: list[str], ks: list[int],
+def run_evaluations(engine: Engine, index: Path, base: Settings, questions: list, labels: list[str], ks: list[int],
                     save_traces: bool, protocol: str = ONE_RUN) -> None:
     """Each chosen method over the questions, one status box each, with a Cancel button; the reports are saved under
     data/evals/ and selected for the Results tab."""
@@ -153,7 +156,7 @@ def run_evaluations(engine: Any, index: Path, base: Settings, questions: list, l
         st.success(f"Saved {counted(len(done), 'report')} to {paths.shown(paths.evals_dir())}/ — see the Results tab.")
 
 
-def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, questions: list, ks: list[int],
+def evaluate_method(engine: Engine, index: Path, settings: Settings, label: str, questions: list, ks: list[int],
                     name: str, save_traces: bool, protocol: str = ONE_RUN) -> bool:
     """One method's evaluation in a status box, its report saved as data/evals/<name>.json; False when it failed."""
     with st.status(f"Evaluating {label} on {counted(len(questions), 'question')}…", expanded=True) as box:

@@ -11,7 +11,7 @@ import contextlib
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -22,6 +22,9 @@ from studio.core.links import KNOB_LINK
 from studio.core.safe import esc_md, one_line
 from studio.core.widgets import iframe
 from studio.views.sub_step import MAIN_WIDTH, lesson_table
+
+if TYPE_CHECKING:  # the engine loads torch: imported where one is made
+    from gear.agent.engine import Engine
 
 NOTE = "beam_knobs_note"  # session state: what was wrong with the knobs a link asked for
 
@@ -86,7 +89,7 @@ _prepared: dict[tuple[str, str, int, tuple[int, ...]], threading.Thread] = {}
 _prepared_lock = threading.Lock()
 
 
-def prepare(engine: Any, home: Path, trace: t.Trace, e: t.BeamsSearched) -> None:
+def prepare(engine: Engine, home: Path, trace: t.Trace, e: t.BeamsSearched) -> None:
     """Search the step's beams once with the run's own knobs in the background, as soon as the step shows: the
     candidate sequences are embedded then (the encoder keeps them), so a student's first knob change answers at once.
     Once per server for a run's iteration on an index."""

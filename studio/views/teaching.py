@@ -9,7 +9,7 @@ the sub-steps. The page's address follows the step (studio.core.links), and the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -24,6 +24,9 @@ from studio.core.safe import esc_md
 from studio.core.waiting import home_of
 from studio.views import beam_knobs, sub_step
 from studio.views.trace import TraceView
+
+if TYPE_CHECKING:  # the engine loads torch: imported where one is made
+    from gear.agent.engine import Engine
 
 
 def teaching_steps(trace: t.Trace) -> list[LessonStep]:
@@ -46,7 +49,7 @@ def _build(name: str) -> None:
     queue_demo_build(name)
 
 
-def _engine(index: Path) -> Any:
+def _engine(index: Path) -> Engine | None:
     """The engine of a run's index for the beam-search knobs; None while a demo index is still built (said here;
     its progress bar is the page's, at the top, when it is the sidebar's index)."""
     build = demo_build(index)
