@@ -124,7 +124,7 @@ def while_building(result: FreshSlots, name: str, index: Path, question: str, as
             clear_address()
             example_note()
             TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
-            gold_panel(trace, None)  # issue 25: its gold passages can be marked among its own (no index yet)
+            gold_panel(trace, None)  # its gold passages can be marked among its own (no index yet)
         else:
             clear_address()
 
@@ -139,7 +139,7 @@ def asked(result: FreshSlots, index: Path, question: str, qa: Question | None, s
         note_home(trace, index)
         if trace is not None:
             again_panel(trace, settings)
-            gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/gold/panel.py)
+            gold_panel(trace, index)  # where each gold passage was lost (studio/gold/panel.py)
             save_panel(trace)
 
 
@@ -168,7 +168,7 @@ def shown(result: FreshSlots, index: Path | None, settings: Settings, teaching: 
             TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
         if ending:
             again_panel(trace, settings)
-            gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/gold/panel.py)
+            gold_panel(trace, index)  # where each gold passage was lost (studio/gold/panel.py)
         else:
             st.button("Show the outcome now", key="teach_outcome", icon=":material/flag:",
                       on_click=lambda: st.session_state.update({OUTCOME_SHOWN: trace}),

@@ -79,7 +79,7 @@ def page() -> None:
         if stopped:
             st.warning(stopped)
         show_comparison(*saved)
-        compare_stages(saved[2], saved[1], index)  # issue 19: which method lost which gold passage where
+        compare_stages(saved[2], saved[1], index)  # which method lost which gold passage where
 
 
 page()

@@ -27,9 +27,9 @@ def page() -> None:
             run_form(index, base)
     with results_tab:
         show_results()
-        evaluation_diagnosis()  # issue 19: where the gold was lost, per question (studio/gold/runs.py)
+        evaluation_diagnosis()  # where the gold was lost, per question (studio/gold/runs.py)
     with pairs_tab:
-        run_pairs()  # issue 38: two runs lined up question by question (studio/pages/evaluate_pairs.py)
+        run_pairs()  # two runs lined up question by question (studio/pages/evaluate_pairs.py)
     with sweeps_tab:
         sweeps_and_analyses()  # a gear sweep's grid, and the paper's analyses beyond Table 1
 

@@ -64,7 +64,7 @@ def page() -> None:
     else:
         tag_form(Path(key))
     category_chart(files)
-    # issue 19: where the gold was lost, over a folder (studio/gold/runs.py); this session's runs have no file
+    # where the gold was lost, over a folder (studio/gold/runs.py); this session's runs have no file
     traces_diagnosis(view[view["where"] != SESSION])
 
 

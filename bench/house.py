@@ -1,6 +1,6 @@
-"""The house's shape in numbers, counted on the code with `ast` (issue 20): where the method list is spelled out, how
+"""The house's shape in numbers, counted on the code with `ast`: where the method list is spelled out, how
 many places finish a run, how many type-only imports point at a higher module, which functions run past 60 lines,
-and the import graph between gear's packages (issue 28): its layers, the arrows that run back up, and — with --walk —
+and the import graph between gear's packages: its layers, the arrows that run back up, and — with --walk —
 how one GeAR run moves through those layers. Run it before and after a change to the layout and compare.
 
     python bench/house.py [--list] [--walk]

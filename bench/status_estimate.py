@@ -1,4 +1,4 @@
-"""The live status line's time estimate against what each LLM step then took (issue 21): one question the recordings do
+"""The live status line's time estimate against what each LLM step then took: one question the recordings do
 not hold, run live on the configured model, with gear.agent.progress.RunProgress listening as the app's status line
 does.
 

@@ -4,9 +4,9 @@ field's type and range) beside the unchecked one it replaced, on the very same f
     .venv/bin/python bench/trace_decode.py [TRACE …] [--repeat 30]
 
 Default files: the largest bundled traces (assets/traces/, docs/evals/*/traces/). Per file: the median time of
-`Trace.load` (read, parse, decode) with each decoder, and their ratio. The reference is the decoder before issue 54,
-kept here verbatim (`old_load`): it read any size, any nesting, and checked no scalar's type. Every app page and
-every replay test decodes traces, so the ratio must stay small. One measurement per line, `name value unit`.
+`Trace.load` (read, parse, decode) with each decoder, and their ratio. The reference is the decoder before the strict
+schemas, kept here verbatim (`old_load`): it read any size, any nesting, and checked no scalar's type. Every app page
+and every replay test decodes traces, so the ratio must stay small. One measurement per line, `name value unit`.
 """
 
 from __future__ import annotations

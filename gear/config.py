@@ -127,7 +127,7 @@ class LLMSettings(BaseModel):
     llm_cache_dir: Path | None = None  # record/replay cache; for "auto" the user's cache (default ~/.cache/gear/llm)
     llm_bundled_cache: Path | None = BUNDLED_LLM_CACHE if BUNDLED_LLM_CACHE.is_dir() else None
     # the shape of a triple-extraction answer (gear/extract/outputs.py): None = "triples" for the embedded model
-    # (fewer tokens written for the same index: docs/results.md, issue 26), "joint" (the paper's entities and
+    # (fewer tokens written for the same index: docs/results.md), "joint" (the paper's entities and
     # triples) for any other model
     extraction_output: Literal["joint", "triples", "grouped"] | None = None
     # stop the model after this many repeated triples in a row (a small model's repetition loop; 0: never)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The paper's Table 1 on 2WikiMultiHopQA (docs/results.md, "Table 1 on 2Wiki"; issue 39): the 82 bundled dev questions
+# The paper's Table 1 on 2WikiMultiHopQA (docs/results.md, "Table 1 on 2Wiki"): the 82 bundled dev questions
 # (assets/2wikimultihopqa) over the index of the 1,294 passages of 164 dev questions, with the triples the embedded
 # model extracted (the bundled OpenIE file), MiniLM. Every row is one `gear eval` under the paper's per-cut-off
 # protocol; reports go to docs/evals/twowiki_*.json, each split by 2Wiki's question type (by_hop).

@@ -1,4 +1,4 @@
-"""Gold passages a person marks on a run (issue 25): a person doing error analysis on their own corpus knows the answer
+"""Gold passages a person marks on a run: a person doing error analysis on their own corpus knows the answer
 when they see it and usually which document holds it. They find the passages by searching the index or among the
 passages the run showed, mark them as gold (and may type the right answer), and the diagnosis of that run follows those
 passages through it at once — a pure function of the trace and the marks, nothing re-run, no LLM asked.

@@ -22,7 +22,7 @@ WINDOW_SECONDS = 300.0  # ... or the last five minutes, when more passages than 
 REFRESH_SECONDS = 5.0  # how often a display re-measures the pace while a passage is still being extracted
 #: the embedded model's pace on a CPU, a passage at a time: 6.2 s a passage over the 949 MuSiQue paragraphs extracted
 #: on 2 cores (assets/musique, its provenance; README "What local triples cost"), 5.8 s mean over the 200 paragraphs
-#: of issue 26 (docs/results.md). What the Index page's note says and the estimate before a run has measured its own.
+#: measured for docs/results.md. What the Index page's note says and the estimate before a run has measured its own.
 EMBEDDED_CPU_SECONDS_PER_PASSAGE = 6.0
 
 

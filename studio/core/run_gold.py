@@ -1,4 +1,4 @@
-"""The gold passages of a run as they stand now (issue 36): a run's recall, EM and diagnosis follow the person's
+"""The gold passages of a run as they stand now: a run's recall, EM and diagnosis follow the person's
 marks, not the gold the run happened to know when it ran. The Ask page's figures, the Traces list and the Traces
 page's diagnosis read them here, so marking, saving, changing or removing gold moves every count at once.
 

@@ -1,4 +1,4 @@
-"""Mark the right passages of a run (issue 25): under an Ask result — a live run, a replay, a run opened from the Traces
+"""Mark the right passages of a run: under an Ask result — a live run, a replay, a run opened from the Traces
 page — the person searches the index or picks among the passages the run showed, marks the gold ones, may type the
 right answer, and the diagnosis below follows those passages through the run at once (gear.diagnosis.gold_marks: a pure
 function of the trace and the marks, no LLM asked). Passages that may hold the answer are suggested, never marked on

@@ -1,4 +1,4 @@
-"""Where was the gold lost? — one run at a time (issue 19): the "Gold passages" panel under an Ask result and the
+"""Where was the gold lost? — one run at a time: the "Gold passages" panel under an Ask result and the
 stage tables of a comparison side by side. The diagnosis itself is gear.diagnosis (a pure function of the trace, or
 of the trace and the index the run was made on when that index is open: the probe); this module picks the gold
 passages' texts, draws the table with the lost stage highlighted, and writes the proposed category with its

@@ -1,4 +1,4 @@
-"""A person accepts or changes the diagnosis's proposed category of a run (issue 19). The decision is kept as the tags
+"""A person accepts or changes the diagnosis's proposed category of a run. The decision is kept as the tags
 the Traces page already keeps beside the trace (TRACE.tags.json, studio.pages.traces): the category's name in the
 paper's words among `categories` — the diagnosis's CATEGORY_LABELS are the Traces page's tag names — and, under
 `diagnosis`, what was proposed and what the person chose (the only place "no error", which is no error category, can be

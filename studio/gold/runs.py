@@ -1,4 +1,4 @@
-"""Where was the gold lost? — over many runs (issue 19): an evaluation's questions on the Evaluate page, a folder of
+"""Where was the gold lost? — over many runs: an evaluation's questions on the Evaluate page, a folder of
 saved traces on the Traces page. The funnel of gold passages through the stages, the counts per proposed category
 and per hop type, and a table of questions to filter by the stage a passage was lost at and by category; a row shows
 its run's stage table, opens its trace on the Ask page, and takes the person's verdict on the proposed category

@@ -1,4 +1,4 @@
-"""Two runs, question by question (issue 38): the Evaluate page's tab of two evaluations lined up — the paired numbers,
+"""Two runs, question by question: the Evaluate page's tab of two evaluations lined up — the paired numbers,
 the flows of gold passages and of proposed categories from A to B (each band picked beside its figure: Streamlit's
 selection events do not fire on Sankey links, streamlit/streamlit#8933), the table with its filters, and a question's
 two runs side by side at the first stage where they part. The pairing is gear.eval.pairing's, the same `gear compare`

@@ -1,4 +1,4 @@
-"""The lesson in a real browser (issue 37): every graph inside its frame with no two labels overlapping (each bundled
+"""The lesson in a real browser: every graph inside its frame with no two labels overlapping (each bundled
 trace's pictures and generated worst cases), the handout opened with the network cut and printed, and a link to a
 step opened in a fresh browser that cannot reach anything but the app."""
 

@@ -1,4 +1,4 @@
-"""Building an own index in a real browser, as a new user does it (issue 41, item 2): twenty short .txt files about
+"""Building an own index in a real browser, as a new user does it: twenty short .txt files about
 books, one longer than a passage. Before Build the page names the file that is cut into several passages and why,
 and how the files are titled; after Build the progress box is brought into view at once, and before the first
 passage is extracted it already estimates the time left from the model's known pace — not "measuring the speed…".

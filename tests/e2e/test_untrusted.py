@@ -1,4 +1,4 @@
-"""Untrusted text stays text in a real browser (issue 42): the payloads of tests/payloads.py in an uploaded corpus's
+"""Untrusted text stays text in a real browser: the payloads of tests/payloads.py in an uploaded corpus's
 file names, titles, passages, triples and QA set, and in every answer of the model (recorded from
 tests.payloads.PayloadLLM, so no model runs), through Index (upload and build), Ask (GeAR, every expander opened),
 Compare, Traces and Evaluate. Nowhere a dialog, `window.__xss` (in the page or a graph's frame), an element made
@@ -249,7 +249,7 @@ def test_payloads_show_as_text_on_every_page(payload_server: str, payload_data: 
     assert_local(page.requests)  # type: ignore[attr-defined]
 
 
-# -- saved files an attacker wrote by hand (issue 54, tests/hostile_files.py) ------------------------------------------
+# -- saved files an attacker wrote by hand (tests/hostile_files.py) ------------------------------------------
 GOOD_TRACES = ("walkthrough.json", "walkthrough_ppr.json")
 
 #: after a page has drawn: what a hostile file could have made happen, in the page and in every frame

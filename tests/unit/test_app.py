@@ -371,7 +371,7 @@ def test_evaluate_saves_and_charts_a_report(studio: dict) -> None:
     report = json.loads(saved[0].read_text())
     assert set(report["recall"]) == {"5", "10", "15"}
     assert at.get("plotly_chart")
-    # issue 41, item 3: the report is named as a person reads it (its file name kept in the last column), and a
+    # the report is named as a person reads it (its file name kept in the last column), and a
     # method that does not answer shows "—" and why, not "None"
     picker = at.multiselect(key="eval_show")
     assert picker.value == [saved[0].stem]

@@ -1,4 +1,4 @@
-"""Compare as a newcomer meets it (issue 27, item 5): its question list says which questions replay at once, as the
+"""Compare as a newcomer meets it: its question list says which questions replay at once, as the
 Ask page's does; titles that several passages share are told apart; PPR's entity graph is built with the index, or in
 the background when the index is opened, so a comparison never stops to build it."""
 
@@ -137,7 +137,7 @@ def test_building_ppr_graph_lets_a_question_use_the_encoder_in_between() -> None
 
 
 def test_after_another_index_is_chosen_the_question_box_holds_the_pick_shown(studio: dict) -> None:  # noqa: F811
-    """Issue 41, item 1: choosing another index changes the QA-set list, and Streamlit shows its first question
+    """Choosing another index changes the QA-set list, and Streamlit shows its first question
     without calling the list's on_change: the Question box stayed on the other index's question (or empty) and
     Compare stayed disabled until another question was picked. The box follows the pick shown."""
     import json

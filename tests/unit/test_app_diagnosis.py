@@ -1,4 +1,4 @@
-"""AppTests of the diagnosis views (issue 19): the Ask page's "Gold passages" panel, the funnel and questions of the
+"""AppTests of the diagnosis views: the Ask page's "Gold passages" panel, the funnel and questions of the
 Evaluate and Traces pages (a row opens its trace; the person accepts or changes the proposed category, kept as the
 run's tags), and the stage tables side by side on Compare. Same tiny index and recorded LLM answers as test_app."""
 

@@ -1,4 +1,4 @@
-"""The app as a newcomer meets it (issue 21): labels that say what is true, the demo that explains itself, choices and
+"""The app as a newcomer meets it: labels that say what is true, the demo that explains itself, choices and
 runs that survive moving between pages, and the example list that says which questions replay at once."""
 
 from __future__ import annotations
@@ -230,7 +230,7 @@ def test_an_llm_that_cannot_be_made_leaves_the_list_unmarked(studio: dict, tmp_p
 
 
 def test_teaching_mode_keeps_the_outcome_for_the_last_step(studio: dict) -> None:  # noqa: F811
-    """Issue 27, item 4: the diagnosis of where the gold was lost (the run's ending) waits for the last step or a
+    """The diagnosis of where the gold was lost (the run's ending) waits for the last step or a
     click; at the last step Next is disabled instead of looking active and doing nothing."""
     def seen(at: AppTest) -> str:
         return (shown_text(at) + " ".join(str(h.value) for h in at.subheader)).lower()

@@ -1,4 +1,4 @@
-"""No verdict without evidence, and counts that follow the gold (issue 36, item 4): with no gold passage known there is
+"""No verdict without evidence, and counts that follow the gold: with no gold passage known there is
 no category — only "mark the right passages" — and "dataset issue: no gold passage in the index" only when the
 question names a gold passage the index lacks; the Ask page's recall, the Traces list (R@5, R@10, EM) and its
 diagnosis follow the gold as it is marked, saved, changed or removed (studio/core/run_gold.py). Same tiny index and

@@ -1,4 +1,4 @@
-"""The Index page while the LLM extracts triples (issue 26): the build's status box carries the progress line in its
+"""The Index page while the LLM extracts triples: the build's status box carries the progress line in its
 label — passages done / total, passages per minute, time left, triples so far — stays open (a label update without
 `expanded` collapsed it in the browser, hiding the bar and Cancel), and re-measures the pace while a passage stalls.
 

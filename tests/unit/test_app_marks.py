@@ -1,4 +1,4 @@
-"""AppTests of marking the right passages of a run (issue 25, studio/gold/marks.py): a run that does not know
+"""AppTests of marking the right passages of a run (studio/gold/marks.py): a run that does not know
 its gold passages gets them from the person — picked among the run's passages or found by searching the index — and
 its diagnosis at once; marks change and go; suggestions wait for confirmation; "Save as a test question" writes the
 index's own QA set, which Ask's examples and Evaluate then offer. Same tiny index and recorded answers as test_app."""

@@ -1,4 +1,4 @@
-"""Everything a person saves goes to their data folder, never into the project's assets/ (issue 27, item 3): the
+"""Everything a person saves goes to their data folder, never into the project's assets/: the
 app's save paths, run here against the real checkout with the data folder elsewhere; the browser test
 (tests/e2e/test_front_door.py) runs them from a read-only checkout as another user."""
 

@@ -1,4 +1,4 @@
-"""Item 1 of issue 27: a demo index being built shows its progress as soon as it is chosen, in place of another
+"""A demo index being built shows its progress as soon as it is chosen, in place of another
 index's result, and a question asked meanwhile waits in line, says so, and runs when the build ends."""
 
 from __future__ import annotations

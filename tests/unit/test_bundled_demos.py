@@ -1,7 +1,7 @@
 """The bundled demos' data: every demo's files are there, every passage of its corpus gets its OpenIE record (none
 left without triples by a text that does not match), and the demos whose triples this project extracted say how
 (the `extraction` record) with counts that are the file's own. The 2Wiki demo's questions keep 2Wiki's types, which
-Table 1's split by type and the diagnosis per type read (issue 39)."""
+Table 1's split by type and the diagnosis per type read."""
 
 from __future__ import annotations
 

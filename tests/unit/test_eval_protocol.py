@@ -1,4 +1,4 @@
-"""One question, one run, one set of numbers (issue 36, item 3; gear.eval.protocol). For each question and cut-off k,
+"""One question, one run, one set of numbers (item 3; gear.eval.protocol). For each question and cut-off k,
 R@k equals the gold passages the diagnosis counts within k of the same run: checked on evaluations of generated runs
 (every method that needs no model, any gold a person might name, any cut-offs), on GeAR runs built event by event, on
 the recorded subset's traces of every method (tests/fixtures/subset_traces.tar.xz) and on every report in docs/evals

@@ -1,4 +1,4 @@
-"""The beam search as a lesson (issue 37): what the trace records of it, the lesson's steps, folded repeats, links to a
+"""The beam search as a lesson: what the trace records of it, the lesson's steps, folded repeats, links to a
 step, the handout, and graph layouts that keep every label apart. The recorded candidates are checked against the
 plain transliteration of Algorithm 1 in tests/unit/test_beam_algorithm1.py; here, what the bundled traces hold."""
 

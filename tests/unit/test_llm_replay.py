@@ -71,7 +71,7 @@ def test_record_mode_calls_through_once_per_request_and_replays_as_it_ran(tmp_pa
     first = CachedLLM(FakeLLM(), tmp_path, "record")
     first.complete(MESSAGES)
     # the same request again in the same run gets the answer recorded for it: a replay could give no other, and a
-    # second live answer would overwrite the first one after the run had acted on it (HotpotQA, issue 29)
+    # second live answer would overwrite the first one after the run had acted on it (HotpotQA)
     assert first.complete(MESSAGES).text == "answer 1"
     assert CachedLLM.replay_only(tmp_path).complete(MESSAGES).text == "answer 1"
     again = FakeLLM()

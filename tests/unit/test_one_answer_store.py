@@ -3,7 +3,7 @@ replays the first's recorded answers from the one answer store in the data folde
 run (events equal apart from timings and answer origins). Asking afresh (`gear ask --live`, "Ask the model again")
 is a choice, and the fresh run says where it differs from the recorded one.
 
-The live model here is a scripted one that drifts as llama.cpp can (issues #4902, #7052): asked a QA prompt a second
+The live model here is a scripted one that drifts as llama.cpp can (#7052): asked a QA prompt a second
 time, it writes another answer."""
 
 from __future__ import annotations

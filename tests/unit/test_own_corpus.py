@@ -1,4 +1,4 @@
-"""An own corpus of text files as a new user brings it (issue 41, item 2): each file titled by its name as words,
+"""An own corpus of text files as a new user brings it: each file titled by its name as words,
 the file kept as the passage's source in the index's manifest; which files are cut into several passages, said
 before Build; and the time left estimated from the model's known pace before the run has measured its own."""
 

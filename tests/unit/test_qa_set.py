@@ -1,4 +1,4 @@
-"""The index's own QA set (gear.data.qa_set, issue 25): saved questions read back as a QA set, a question saved twice is
+"""The index's own QA set (gear.data.qa_set): saved questions read back as a QA set, a question saved twice is
 one record, concurrent saves from threads and from processes all land, a rebuild of the index keeps the file, and
 bad input gets one line while what was saved stays."""
 

@@ -1,4 +1,4 @@
-"""Saved evaluations named as a person reads them (issue 41, item 3): index · method · when, from the file name the
+"""Saved evaluations named as a person reads them: index · method · when, from the file name the
 Evaluate page gives a report; EM and F1 missing for a reason that is said; counts with their plurals."""
 
 from __future__ import annotations

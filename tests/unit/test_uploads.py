@@ -1,4 +1,4 @@
-"""Bad uploads explain themselves in the person's words (issue 27, item 2): each input below is refused — or built,
+"""Bad uploads explain themselves in the person's words: each input below is refused — or built,
 with a warning — by the same check the Index page runs (studio.pages.index_uploads.check_uploads), and the message is
 pinned word for word: the upload's own name, the full reason, and the formats it could have been in. The last tests run
 the page itself: the status box shows the failure, the formats are drawn, nothing is written."""
