@@ -6,7 +6,11 @@ configuration into a backend, so the engine never branches on which model it tal
 with a record/replay cache to make runs reproducible and demos key-free; the default kind "auto" serves recorded
 answers and calls the live model for the rest. `llm_from_settings` adds the
 process-wide memo (gear.llm.memo) on top, so an identical deterministic call is never paid for twice.
-"""
+
+Its modules: base (the LLM protocol), openai_client and openai_errors (the OpenAI-compatible client and its
+failures in one line), embedded, llama_server, server_profile and model_files (the embedded model: its server, how
+it runs here, its file), replay and memo (recordings and the process's memo), queue (turns at a model that serves one
+call at a time) and speed (how fast a model reads and writes)."""
 
 from __future__ import annotations
 

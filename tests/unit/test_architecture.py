@@ -327,3 +327,16 @@ def test_a_package_hands_on_only_its_own_names(init: Path) -> None:
     borrowed = [name for name in exported if name in source
                 and not (source[name] == package or source[name].startswith(package + "."))]
     assert borrowed == [], f"{package} hands on names of other packages: {borrowed}"
+
+
+# -- each package's docstring names its modules -------------------------------------------------------------------
+@pytest.mark.parametrize("init", sorted(p for p in [*GEAR.rglob("__init__.py"), *STUDIO.rglob("__init__.py")]
+                                        if p.parent != GEAR), ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_package_s_docstring_names_its_modules(init: Path) -> None:
+    """A reader opening a package finds each of its modules named, with its job, in the package's docstring (the
+    front door, gear/__init__.py, names the user's few names instead)."""
+    doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+    modules = {p.stem for p in init.parent.glob("*.py") if p.name != "__init__.py"} | {
+        p.name for p in init.parent.iterdir() if (p / "__init__.py").is_file()}
+    unnamed = sorted(m for m in modules if not re.search(rf"(?<![\w-]){m}(?![\w-])", doc))
+    assert unnamed == [], f"{init.relative_to(ROOT)}'s docstring leaves out: {unnamed}"
