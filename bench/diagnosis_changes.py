@@ -92,7 +92,8 @@ def hop_check(traces: Path, qa: Path) -> None:
     from gear.diagnosis.facts import TraceFacts
     from gear.diagnosis.gold_texts import QATexts
     from gear.diagnosis.hops import hops
-    from gear.trace import RunStarted, Trace
+    from gear.events import RunStarted
+    from gear.trace import Trace
 
     raw = {q["id"]: q for q in json.loads(qa.read_text(encoding="utf-8"))}
     texts = QATexts(load_qa(qa)[0])

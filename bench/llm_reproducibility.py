@@ -95,10 +95,10 @@ def recorded_runs(source: Source) -> Iterator[tuple[str, list[dict[str, Any]], l
     from gear.agent.engine import Engine
     from gear.config import Settings
     from gear.data.corpus import load_qa
+    from gear.events import LLMCalled
     from gear.llm import LLMError, MemoLLM
     from gear.llm.model_files import DEFAULT_MODEL
     from gear.llm.replay import CachedLLM
-    from gear.trace import LLMCalled
 
     report = json.loads((ROOT / source.report).read_text(encoding="utf-8"))
     recorded = {q["id"]: q for q in report["per_question"]}

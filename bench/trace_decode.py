@@ -25,7 +25,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gear.trace import EVENT_TYPES, Event, Trace, TraceError  # noqa: E402
+from gear.events import Event  # noqa: E402
+from gear.trace import EVENT_TYPES, Trace, TraceError  # noqa: E402
 
 
 def _old_decode(tp: Any, value: Any) -> Any:

@@ -32,8 +32,9 @@ from gear.data.corpus import load_qa  # noqa: E402
 from gear.diagnosis import diagnose, summarise  # noqa: E402
 from gear.diagnosis.gold_texts import QATexts  # noqa: E402
 from gear.eval.protocol import diagnosis_k, per_cutoff, report_ks, traced_k  # noqa: E402
+from gear.events import Answered, RunFinished  # noqa: E402
 from gear.files import atomic_write_json  # noqa: E402
-from gear.trace import Answered, RunFinished, Trace  # noqa: E402
+from gear.trace import Trace  # noqa: E402
 
 EVALS = ROOT / "docs" / "evals"
 FIXTURE = ROOT / "tests" / "fixtures" / "subset_traces.tar.xz"

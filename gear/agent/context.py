@@ -18,6 +18,7 @@ import numpy as np
 from gear.agent.asks import Ask
 from gear.agent.run import Timer
 from gear.config import BeamSettings, Settings
+from gear.events import LLMAsking, LLMCalled, LLMText, LLMWaiting, Warned
 from gear.llm import LLM
 from gear.llm.base import Message, answered_at_once, estimate_tokens
 from gear.llm.queue import current_listener, listening
@@ -27,7 +28,7 @@ from gear.retrieve.beam import BeamParams
 from gear.retrieve.ppr import PPRIndex
 from gear.retrieve.scoring import SequenceScorer
 from gear.store.base import SearchBackend
-from gear.trace import LLMAsking, LLMCalled, LLMText, LLMWaiting, Trace, Warned
+from gear.trace import Trace
 from gear.types import Scored
 
 Encode = Callable[[Sequence[str]], np.ndarray]  # texts → unit vectors (one row each), through the encoder's cache

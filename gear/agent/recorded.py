@@ -22,9 +22,10 @@ from gear.config import Settings
 from gear.data.corpus import Question
 from gear.eval.protocol import runs_per_cutoff, traced_k
 from gear.eval.sweep import CellProbe
+from gear.events import FinalRanking
 from gear.llm import LLM, LLMError, LLMResult, Message, TextListener, cache_of, fresh_llm, recorded_llm
 from gear.llm.speed import TYPICAL_WRITE
-from gear.trace import FinalRanking, Trace
+from gear.trace import Trace
 from gear.trace.difference import RunDifference, difference
 
 if TYPE_CHECKING:

@@ -56,8 +56,9 @@ def diagnose_(
         from gear.diagnosis import diagnose, summarise
         from gear.diagnosis.gold_marks import diagnose_marked, with_gold
         from gear.diagnosis.gold_texts import QATexts
+        from gear.events import RunStarted
         from gear.saved import SavedFileError, inside
-        from gear.trace import RunStarted, Trace, TraceError
+        from gear.trace import Trace, TraceError
 
         texts = QATexts(qa_questions(qa) if qa is not None else [])
         engine = open_index(index) if index is not None else None
@@ -122,7 +123,7 @@ def labelled(d: Diagnosis, trace: Trace) -> Diagnosis:
     from dataclasses import replace
 
     from gear import methods
-    from gear.trace import RunStarted
+    from gear.events import RunStarted
 
     start = trace.first(RunStarted)
     retriever = str((start.settings or {}).get("retriever") or "") if start is not None else ""

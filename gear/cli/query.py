@@ -27,7 +27,7 @@ from gear.cli.app import (
 from gear.cli.terminal import esc_term, json_text
 
 if TYPE_CHECKING:
-    from gear.trace import Event
+    from gear.events import Event
 
 
 @app.command()
@@ -133,7 +133,7 @@ def narrator(*, stream: bool) -> Callable[[Event], None]:
     """A trace listener printing each event's narration to stdout and, with `stream`, the model's text to stderr
     while it is written (dim, so it reads as work in progress). A wait for the model's turn (another process or
     thread holds it) is one stderr line each time the number ahead changes, so a wait never looks like a hang."""
-    from gear.trace import LLMText, LLMWaiting
+    from gear.events import LLMText, LLMWaiting
     from gear.trace.narrate import narrate
 
     shown: dict[str, Any] = {"step": "", "chars": 0, "ahead": 0}

@@ -18,8 +18,9 @@ from gear.data.reading import InputError
 from gear.diagnosis import DEFAULT_K, Diagnosis, Probe, diagnose
 from gear.diagnosis.facts import TraceFacts, spo
 from gear.diagnosis.matching import holds
+from gear.events import Answered, FinalRanking, ProximalTriples, RunStarted
 from gear.store.base import SearchBackend
-from gear.trace import Answered, FinalRanking, PassageView, ProximalTriples, RunStarted, Trace
+from gear.trace import PassageView, Trace
 from gear.types import Passage, Retriever
 
 SCAN_LIMIT = 20_000  # an index this small is searched for the answer passage by passage; a larger one by BM25 first

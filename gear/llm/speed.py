@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gear import events as t
 from gear import methods
-from gear.trace import events as t
 
 #: prompt tokens read per second before any live call: the embedded 1.5B model in llama-server on 2 quiet cores read
 #: 89-101 tokens/s cold (550-2,100 tokens; bench/llm_server.py, docs/results.md)

@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 
 from gear import measures, methods
 from gear.eval.protocol import protocol_of, runs_per_cutoff
-from gear.trace import LLMCalled, PassagesLinked, PassageView, Reasoned, StageTimed, Trace
+from gear.events import LLMCalled, PassagesLinked, Reasoned, StageTimed
+from gear.trace import PassageView, Trace
 from gear.viz.graph import FONT, esc_html, short, spo_text
 
 

@@ -20,8 +20,9 @@ import streamlit as st
 
 from gear.data.qa_set import OwnQuestion, load_own_qa, question_key
 from gear.diagnosis.gold_marks import run_passages
+from gear.events import FinalRanking, RunStarted
 from gear.measures import exact_match, recall_at
-from gear.trace import FinalRanking, RunStarted, Trace
+from gear.trace import Trace
 from studio.core import demos, paths
 from studio.core.keys import MARKS
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gear.trace import Answered, FinalRanking, RunFinished, RunStarted, Trace
+from gear.events import Answered, FinalRanking, RunFinished, RunStarted
+from gear.trace import Trace
 from studio.core.run_gold import final_ids, run_key, shown_keys
 from studio.core.saves import open_trace
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from gear.events import RunStarted
 from gear.index.home import home_index
-from gear.trace import RunStarted, Trace
+from gear.trace import Trace
 from studio.core import demos, paths
 from studio.core.safe import esc_md
 

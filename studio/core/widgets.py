@@ -10,6 +10,7 @@ from typing import Any, Protocol
 import pandas as pd
 import streamlit as st
 
+from gear import events as ev
 from gear import trace as t
 from gear.viz import notation
 from studio.core.safe import esc_md
@@ -20,7 +21,7 @@ GRAPH_HEIGHT = 560
 class View(Protocol):
     """What drawing a step needs of the view it draws into (studio.views.trace.TraceView has all of it)."""
 
-    events: list[t.Event]  # the run's events so far, this one included
+    events: list[ev.Event]  # the run's events so far, this one included
     graph_height: int
     gold_known: bool
     live: bool
@@ -135,7 +136,7 @@ def heading(number: str, name: str, formula: str) -> None:
                 unsafe_allow_html=True)
 
 
-def step_heading(e: t.Event, detail: str = "") -> None:
+def step_heading(e: ev.Event, detail: str = "") -> None:
     """The step's number, title and formula (gear.viz.notation) at its iteration, with the run's `detail` after it."""
     text = notation.step_text(e)
     if text is None:

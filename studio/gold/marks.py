@@ -17,7 +17,8 @@ import streamlit as st
 
 from gear.data.qa_set import GoldRef, QASetError, load_own_qa, new_question, qa_path, question_key, save_question
 from gear.diagnosis.gold_marks import MarkError, Suggestion, run_passages, search, suggest
-from gear.trace import FinalRanking, PassageView, RunStarted, Trace
+from gear.events import FinalRanking, RunStarted
+from gear.trace import PassageView, Trace
 from studio.core.keys import MARKS
 from studio.core.resources import engine_for, same_index
 from studio.core.run_gold import ALIASES, Marks, run_key

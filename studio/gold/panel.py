@@ -16,11 +16,12 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from gear import trace as t
+from gear import events as ev
 from gear.diagnosis import CATEGORY_LABELS, DEFAULT_K, RUN_LEVEL, Diagnosis, Probe, Ref, diagnose
 from gear.diagnosis.claims import where
 from gear.diagnosis.gold_texts import gold_texts
-from gear.trace import RunStarted, Trace
+from gear.events import RunStarted
+from gear.trace import Trace
 from gear.viz.diagnosis import (
     DROPPED_CELL,
     FOUND_CELL,
@@ -156,12 +157,12 @@ def diagnosis_of(trace: Trace, index: Path | None, k: int = DEFAULT_K) -> Diagno
 
 # -- where an evidence line points: the lesson's steps -----------------------------------------------------------------
 #: the events a ref's step is drawn as, in the lesson (gear.viz.lesson.lesson_steps)
-STEP_EVENTS: dict[str, tuple[type[t.Event], ...]] = {
-    "base": (t.BaseRetrieved,), "retrieval": (t.PassagesAdded, t.BaseRetrieved), "read": (t.ProximalTriples,),
-    "link": (t.TriplesLinked,), "beam": (t.BeamsSearched,), "expanded": (t.BeamsSearched,),
-    "fused": (t.PassagesFused,), "gist": (t.GistUpdated,), "reasoner": (t.Reasoned,),
-    "rewriter": (t.QueryRewritten,), "passagelink": (t.PassagesLinked,), "ranking": (t.PassagesLinked, t.Answered),
-    "thought": (t.ThoughtWritten,), "seed": (t.PPRSeeded,), "walk": (t.PPRRanked,), "answer": (t.Answered,)}
+STEP_EVENTS: dict[str, tuple[type[ev.Event], ...]] = {
+    "base": (ev.BaseRetrieved,), "retrieval": (ev.PassagesAdded, ev.BaseRetrieved), "read": (ev.ProximalTriples,),
+    "link": (ev.TriplesLinked,), "beam": (ev.BeamsSearched,), "expanded": (ev.BeamsSearched,),
+    "fused": (ev.PassagesFused,), "gist": (ev.GistUpdated,), "reasoner": (ev.Reasoned,),
+    "rewriter": (ev.QueryRewritten,), "passagelink": (ev.PassagesLinked,), "ranking": (ev.PassagesLinked, ev.Answered),
+    "thought": (ev.ThoughtWritten,), "seed": (ev.PPRSeeded,), "walk": (ev.PPRRanked,), "answer": (ev.Answered,)}
 
 
 def lesson_step(steps: list[LessonStep], r: Ref) -> int | None:

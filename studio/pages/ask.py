@@ -11,7 +11,8 @@ import streamlit as st
 
 from gear import methods
 from gear.config import Settings
-from gear.trace import RunStarted, Trace, TraceError
+from gear.events import RunStarted
+from gear.trace import Trace, TraceError
 from gear.trace.difference import RunDifference
 from studio.core import demos, paths
 from studio.core.example_marks import ExampleMarks, chosen_question, example_marks, marks_note

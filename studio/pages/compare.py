@@ -13,7 +13,8 @@ import streamlit as st
 
 from gear import methods, viz
 from gear.config import Settings
-from gear.trace import Answered, FinalRanking, LLMCalled, RunFinished, RunStarted, Trace
+from gear.events import Answered, FinalRanking, LLMCalled, RunFinished, RunStarted
+from gear.trace import Trace
 from studio.core.example_marks import NO_LLM, RECORDED, ExampleMarks, example_marks
 from studio.core.safe import esc_md, md_cells, one_line
 from studio.core.session import remember

@@ -29,7 +29,8 @@ from gear.eval.pairing import (
     partings,
 )
 from gear.eval.report_file import kept_diagnosis, trace_path
-from gear.trace import RunStarted, TraceError
+from gear.events import RunStarted
+from gear.trace import TraceError
 from gear.viz.diagnosis import stage_table
 from gear.viz.pairing import band_choices, category_words, end_words, flow_figure
 from studio.core.paths import BUNDLED_EVALS

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from gear import events as ev
 from gear import trace as t
 from gear import viz
 from gear.viz import beam_knobs
@@ -29,11 +30,11 @@ if TYPE_CHECKING:  # the engine loads torch: imported where one is made
 NOTE = "beam_knobs_note"  # session state: what was wrong with the knobs a link asked for
 
 
-def _key(name: str, e: t.BeamsSearched) -> str:
+def _key(name: str, e: ev.BeamsSearched) -> str:
     return f"knob_{name}_{e.iteration}"
 
 
-def gamma_default(e: t.BeamsSearched) -> float:
+def gamma_default(e: ev.BeamsSearched) -> float:
     """The γ box's value when untouched: 0 ("2b": γ follows the width, as in the paper) when the run used 2b."""
     return 0.0 if e.gamma == 2.0 * e.width else float(e.gamma)
 
@@ -50,7 +51,7 @@ def _linked() -> dict[str, Any] | None:
     return found
 
 
-def _start(e: t.BeamsSearched) -> None:
+def _start(e: ev.BeamsSearched) -> None:
     """The knob widgets' values: the recorded search's, or a link's when one was just opened."""
     linked = _linked()
     defaults = {"b": e.width, "l": e.length, "gamma": gamma_default(e), "neighbours": e.max_neighbours,
@@ -62,12 +63,12 @@ def _start(e: t.BeamsSearched) -> None:
             st.session_state.setdefault(_key(name, e), value)
 
 
-def _reset(e: t.BeamsSearched) -> None:
+def _reset(e: ev.BeamsSearched) -> None:
     for name in beam_knobs.KNOBS:
         st.session_state.pop(_key(name, e), None)
 
 
-def chosen(e: t.BeamsSearched) -> dict[str, Any]:
+def chosen(e: ev.BeamsSearched) -> dict[str, Any]:
     """The knobs chosen for this search (γ only when moved off its default), by the names of gear.viz.beam_knobs."""
     knobs: dict[str, Any] = {name: st.session_state.get(_key(name, e)) for name in ("b", "l", "neighbours",
                                                                                       "diversity")}
@@ -78,9 +79,9 @@ def chosen(e: t.BeamsSearched) -> dict[str, Any]:
     return knobs
 
 
-def address(trace: t.Trace, step_event: t.Event) -> dict[str, str]:
+def address(trace: t.Trace, step_event: ev.Event) -> dict[str, str]:
     """The knobs of the step shown that differ from the run's, for its address ({} on other steps)."""
-    if not isinstance(step_event, t.BeamsSearched) or not step_event.recorded:
+    if not isinstance(step_event, ev.BeamsSearched) or not step_event.recorded:
         return {}
     return beam_knobs.address_knobs(chosen(step_event), step_event)
 
@@ -89,11 +90,11 @@ _prepared: dict[tuple[str, str, int, tuple[int, ...]], threading.Thread] = {}
 _prepared_lock = threading.Lock()
 
 
-def prepare(engine: Engine, home: Path, trace: t.Trace, e: t.BeamsSearched) -> None:
+def prepare(engine: Engine, home: Path, trace: t.Trace, e: ev.BeamsSearched) -> None:
     """Search the step's beams once with the run's own knobs in the background, as soon as the step shows: the
     candidate sequences are embedded then (the encoder keeps them), so a student's first knob change answers at once.
     Once per server for a run's iteration on an index."""
-    initial = trace.first(t.InitialNodes, e.iteration)
+    initial = trace.first(ev.InitialNodes, e.iteration)
     key = (str(home), trace.question, e.iteration, tuple(x.id for x in initial.triples) if initial else ())
     with _prepared_lock:
         if key in _prepared:
@@ -113,7 +114,7 @@ def _narrow(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
              **{k: v for k, v in r.items() if k not in ("beam", "change")}} for r in rows]
 
 
-def panel(trace: t.Trace, e: t.BeamsSearched, home: Any, engine_of: Any) -> None:
+def panel(trace: t.Trace, e: ev.BeamsSearched, home: Any, engine_of: Any) -> None:
     """The knobs, folded until they differ from the run's; then the search again beside the recorded one. `home`
     is the run's index (None: not known), `engine_of(home)` its engine, or None while the index is still being
     built (its progress is shown then)."""
@@ -127,7 +128,7 @@ def panel(trace: t.Trace, e: t.BeamsSearched, home: Any, engine_of: Any) -> None
         _knobs(trace, e, home, engine_of)
 
 
-def _knobs(trace: t.Trace, e: t.BeamsSearched, home: Any, engine_of: Any) -> None:
+def _knobs(trace: t.Trace, e: ev.BeamsSearched, home: Any, engine_of: Any) -> None:
     st.caption("Algorithm 1 again, from this run's own initial triples and query over its index, with other knobs: "
                "no model is asked and the recorded run stays as it is. The address of this step carries the knobs.")
     b, length, gamma, neighbours, diversity = st.columns([1, 1, 1.2, 1.4, 1.2])
@@ -162,8 +163,8 @@ def _knobs(trace: t.Trace, e: t.BeamsSearched, home: Any, engine_of: Any) -> Non
         st.error(esc_md(one_line(exc)))
         return
     seconds = time.perf_counter() - started
-    titles = {p.id: p.title for x in [*trace.of(t.PassagesExpanded),
-                                      *(y for y in replay.events if isinstance(y, t.PassagesExpanded))]
+    titles = {p.id: p.title for x in [*trace.of(ev.PassagesExpanded),
+                                      *(y for y in replay.events if isinstance(y, ev.PassagesExpanded))]
               for p in x.passages}
     lines = beam_knobs.change_lines(e, replay.beams, replay.entered, replay.left, replay.passages_gained,
                                     replay.passages_lost, replay.gold_reached, replay.gold_unreached, titles)
@@ -175,8 +176,8 @@ def _knobs(trace: t.Trace, e: t.BeamsSearched, home: Any, engine_of: Any) -> Non
     with new_col:
         st.markdown(f"**Searched again** · {esc_md(beam_knobs.knob_line(replay.beams))}")
         lesson_table(_narrow(beam_knobs.beam_rows(replay.beams, e, "entered")))
-    start = trace.first(t.RunStarted)
-    picture = viz.beams_picture(replay.beams, trace.first(t.InitialNodes, e.iteration),
+    start = trace.first(ev.RunStarted)
+    picture = viz.beams_picture(replay.beams, trace.first(ev.InitialNodes, e.iteration),
                                 viz.passage_lookup([*trace.events, *replay.events]),
                                 gold_known=bool(start and start.gold_passage_ids))
     height = picture.height(MAIN_WIDTH)

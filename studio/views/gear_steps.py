@@ -12,6 +12,7 @@ from typing import Any
 
 import streamlit as st
 
+from gear import events as ev
 from gear import methods, viz
 from gear import trace as t
 from studio.core.run_gold import MARKED, RUN, drew, gold_now, recall_now
@@ -21,19 +22,19 @@ from studio.views import peer_steps
 
 
 def run_method(view: View) -> methods.Method | None:
-    start = next((x for x in view.events if isinstance(x, t.RunStarted)), None)
+    start = next((x for x in view.events if isinstance(x, ev.RunStarted)), None)
     return methods.find(start.method) if start else None
 
 
 # -- one function per event --------------------------------------------------------------------------------------------
-def iteration_started(e: t.IterationStarted, view: View) -> None:
+def iteration_started(e: ev.IterationStarted, view: View) -> None:
     st.markdown(f"<div style='font-size:1.05rem'>q<sup>({e.iteration:d})</sup> = <i>{esc_md(e.query)}</i></div>",
                 unsafe_allow_html=True)
     if view.live and e.iteration == 1:
         peer_steps.first_use_note(view.events)
 
 
-def base_retrieved(e: t.BaseRetrieved, view: View) -> None:
+def base_retrieved(e: ev.BaseRetrieved, view: View) -> None:
     step_heading(e, f", k = {e.k:d}")
     method = run_method(view)
     if method is not None and method.base_note:
@@ -41,13 +42,13 @@ def base_retrieved(e: t.BaseRetrieved, view: View) -> None:
     table(viz.passage_rows(e.passages), height=min(420, 38 + 35 * len(e.passages)))
 
 
-def proximal_triples(e: t.ProximalTriples, view: View) -> None:
+def proximal_triples(e: ev.ProximalTriples, view: View) -> None:
     step_heading(e)
     st.caption(esc_md(e.source))
     table(triple_rows(e.triples))
 
 
-def triples_linked(e: t.TriplesLinked, view: View) -> None:
+def triples_linked(e: ev.TriplesLinked, view: View) -> None:
     step_heading(e)
     rows = [{"proximal triple": viz.spo_text(link.proximal),
              "linked index triple": viz.spo_text(link.linked.spo) if link.linked else "—",
@@ -57,18 +58,18 @@ def triples_linked(e: t.TriplesLinked, view: View) -> None:
     table(rows)
 
 
-def initial_nodes(e: t.InitialNodes, view: View) -> None:
+def initial_nodes(e: ev.InitialNodes, view: View) -> None:
     if e.source == "naive":  # SyncGE's initial nodes were shown by tripleLink
         step_heading(e)
     st.caption(f"{len(e.triples)} initial triple(s) start the beam search")
 
 
-def beams_searched(e: t.BeamsSearched, view: View) -> None:
+def beams_searched(e: ev.BeamsSearched, view: View) -> None:
     n = e.iteration
     step_heading(e, f"b = {e.width:d}, l = {e.length:d}, γ = {e.gamma:g}, neighbours ≤ {e.max_neighbours:d}")
     st.caption(f"Beams keep the top b sequences; the n-th candidate of a beam is weighted by exp(−min(n, γ)/γ) "
                f"(diversity {'on' if e.diversity else 'off'}); {e.candidates_scored:,} candidate sequences scored.")
-    initial = next((x for x in reversed(view.events) if isinstance(x, t.InitialNodes) and x.iteration == n), None)
+    initial = next((x for x in reversed(view.events) if isinstance(x, ev.InitialNodes) and x.iteration == n), None)
     if not e.steps or not e.steps[-1]:
         st.caption("No beams (no initial nodes).")
         return
@@ -85,28 +86,28 @@ def beams_searched(e: t.BeamsSearched, view: View) -> None:
         table(rows)
 
 
-def passages_expanded(e: t.PassagesExpanded, view: View) -> None:
+def passages_expanded(e: ev.PassagesExpanded, view: View) -> None:
     with st.expander(f"Expanded passages C̃q ({len(e.passages)}) — source passages of the flattened beams"):
         table(viz.passage_rows(e.passages))
 
 
-def passages_fused(e: t.PassagesFused, view: View) -> None:
+def passages_fused(e: ev.PassagesFused, view: View) -> None:
     n = e.iteration
     step_heading(e, " — rank movement vs the base list")
-    base = next((x for x in reversed(view.events) if isinstance(x, t.BaseRetrieved) and x.iteration == n), None)
+    base = next((x for x in reversed(view.events) if isinstance(x, ev.BaseRetrieved) and x.iteration == n), None)
     table(viz.rank_movement(base.passages if base else [], e.passages), height=min(460, 38 + 35 * len(e.passages)))
 
 
-def gist_updated(e: t.GistUpdated, view: View) -> None:
+def gist_updated(e: ev.GistUpdated, view: View) -> None:
     step_heading(e, f" — {len(e.memory):d} triple(s)")
     table(triple_rows(e.memory, {tuple(x) for x in e.added}))
 
 
-def reasoned(e: t.Reasoned, view: View) -> None:
+def reasoned(e: ev.Reasoned, view: View) -> None:
     """The verdict, boxed by what it is (gear.viz.verdict): green only when its answer is the gold one — an
     answerable verdict is the model's claim, and one the gold answer contradicts is no success."""
     step_heading(e)
-    start = next((x for x in view.events if isinstance(x, t.RunStarted)), None)
+    start = next((x for x in view.events if isinstance(x, ev.RunStarted)), None)
     said = viz.verdict(e, start.answers if start else [], esc=esc_md)
     if said.tone == "agrees":
         st.success(said.text)
@@ -118,7 +119,7 @@ def reasoned(e: t.Reasoned, view: View) -> None:
         st.warning(said.text)
 
 
-def query_rewritten(e: t.QueryRewritten, view: View) -> None:
+def query_rewritten(e: ev.QueryRewritten, view: View) -> None:
     step_heading(e)
     st.info(f"Next query: {esc_md(e.query)}")
     if e.retried:
@@ -128,33 +129,33 @@ def query_rewritten(e: t.QueryRewritten, view: View) -> None:
         st.caption(":material/warning: This query repeats an earlier one.")
 
 
-def llm_called(e: t.LLMCalled, view: View) -> None:
+def llm_called(e: ev.LLMCalled, view: View) -> None:
     origin = {"memo": "memo — identical call earlier, no model work", "record": "recorded answer"}.get(
         e.source or ("record" if e.cached else "model"), "answered by the model")
     st.caption(f"LLM · {esc_md(e.step)}: {e.prompt_tokens:,} + {e.completion_tokens:,} tokens, {e.seconds:.1f} s — "
                f"{origin}")
 
 
-def warned(e: t.Warned, view: View) -> None:
+def warned(e: ev.Warned, view: View) -> None:
     st.caption(":material/warning: " + esc_md(e.message))
 
 
-def passages_linked(e: t.PassagesLinked, view: View) -> None:
+def passages_linked(e: ev.PassagesLinked, view: View) -> None:
     st.markdown("**passageLink** — passages for each gist triple, fused with every iteration's list")
     table(viz.linked_rows(e))
 
 
-def final_ranking(e: t.FinalRanking, view: View) -> None:
+def final_ranking(e: ev.FinalRanking, view: View) -> None:
     peer_steps.chain(view.events)
     st.markdown("**Final ranking**")
     table(viz.passage_rows(e.passages, 15), height=min(560, 38 + 35 * min(15, len(e.passages))))
 
 
-def run_start(view: View) -> t.RunStarted | None:
-    return next((x for x in view.events if isinstance(x, t.RunStarted)), None)
+def run_start(view: View) -> ev.RunStarted | None:
+    return next((x for x in view.events if isinstance(x, ev.RunStarted)), None)
 
 
-def answered(e: t.Answered, view: View) -> None:
+def answered(e: ev.Answered, view: View) -> None:
     """The run's answer — the QA step's, which EM and F1 score — with the gold answers beside it when known."""
     start = run_start(view)
     parts = [f"**Final answer:** {esc_md(e.answer) or '(none)'}"]
@@ -168,13 +169,13 @@ def answered(e: t.Answered, view: View) -> None:
                "EM and F1 score.")
 
 
-def run_time(e: t.RunFinished, trace: t.Trace, ran_here: bool) -> tuple[str, str]:
+def run_time(e: ev.RunFinished, trace: t.Trace, ran_here: bool) -> tuple[str, str]:
     """The run's time as a metric label and a note: "Time" for a run made in this session; "Recorded run" for one
     loaded from a file, whose time is not this machine's now (and whose LLM answers may themselves be replayed)."""
     seconds = f"{e.total_ms / 1000:.1f} s"
     if ran_here:
         return "Time", ""
-    replayed = [c for c in trace.of(t.LLMCalled) if c.source == "record"]
+    replayed = [c for c in trace.of(ev.LLMCalled) if c.source == "record"]
     if not replayed:
         return "Recorded run", f"recorded run: {seconds}"
     model_s = sum(c.seconds for c in replayed)
@@ -182,7 +183,7 @@ def run_time(e: t.RunFinished, trace: t.Trace, ran_here: bool) -> tuple[str, str
                             f"model took {model_s:.0f} s for them when they were recorded)")
 
 
-def recall_shown(trace: t.Trace, e: t.RunFinished) -> tuple[dict[str, float], str]:
+def recall_shown(trace: t.Trace, e: ev.RunFinished) -> tuple[dict[str, float], str]:
     """R@k against the run's gold now (studio.core.run_gold: the marks made on it, the gold it ran with, or its question
     saved with gold), and a few words saying whose gold it is when it is not the gold the run was asked with. The
     drawn gold is remembered so that the gold panel can redraw the page when the marks change."""
@@ -195,7 +196,7 @@ def recall_shown(trace: t.Trace, e: t.RunFinished) -> tuple[dict[str, float], st
                     " (against the gold passages saved with this question)")
 
 
-def run_finished(e: t.RunFinished, view: View) -> None:
+def run_finished(e: ev.RunFinished, view: View) -> None:
     trace = t.Trace(view.events)
     label, note = run_time(e, trace, view.ran_here)
     cols = st.columns(4)
@@ -207,29 +208,29 @@ def run_finished(e: t.RunFinished, view: View) -> None:
             col.metric(f"R@{k}", f"{100 * recall[k]:.0f}%")
     if recall:
         st.caption("Recall: " + " · ".join(f"R@{k} {100 * v:.0f}%" for k, v in recall.items()) + said)
-    elif trace.first(t.RunStarted) is not None:
+    elif trace.first(ev.RunStarted) is not None:
         st.caption("Recall: no gold passage known yet — mark the passages that hold the answer below.")
     if note:
         st.caption(note[0].upper() + note[1:])
     origins = answer_origins(trace)
     if origins:
         prompt, completion = trace.tokens()
-        profile = next((x.settings.get("prompts") for x in view.events if isinstance(x, t.RunStarted)), None)
+        profile = next((x.settings.get("prompts") for x in view.events if isinstance(x, ev.RunStarted)), None)
         when = "" if view.ran_here else " (when it was recorded)"
         st.caption(f"LLM answers{when}: {origins}; {prompt:,} + {completion:,} tokens paid"
                    + (f"; prompt profile {esc_md(profile)}" if profile else ""))
     left, right = st.columns(2)
-    if trace.of(t.LLMCalled):
+    if trace.of(ev.LLMCalled):
         left.plotly_chart(viz.tokens_figure(trace), width="stretch", key=f"{view.key}-tokens")
-    if trace.of(t.StageTimed):
+    if trace.of(ev.StageTimed):
         right.plotly_chart(viz.time_figure(trace), width="stretch", key=f"{view.key}-time")
 
 
-DRAW: dict[type[t.Event], Callable[[Any, View], None]] = {
-    t.IterationStarted: iteration_started, t.BaseRetrieved: base_retrieved, t.ProximalTriples: proximal_triples,
-    t.TriplesLinked: triples_linked, t.InitialNodes: initial_nodes, t.BeamsSearched: beams_searched,
-    t.PassagesExpanded: passages_expanded, t.PassagesFused: passages_fused, t.GistUpdated: gist_updated,
-    t.Reasoned: reasoned, t.QueryRewritten: query_rewritten, t.LLMCalled: llm_called, t.Warned: warned,
-    t.PassagesLinked: passages_linked, t.FinalRanking: final_ranking, t.Answered: answered,
-    t.RunFinished: run_finished,
+DRAW: dict[type[ev.Event], Callable[[Any, View], None]] = {
+    ev.IterationStarted: iteration_started, ev.BaseRetrieved: base_retrieved, ev.ProximalTriples: proximal_triples,
+    ev.TriplesLinked: triples_linked, ev.InitialNodes: initial_nodes, ev.BeamsSearched: beams_searched,
+    ev.PassagesExpanded: passages_expanded, ev.PassagesFused: passages_fused, ev.GistUpdated: gist_updated,
+    ev.Reasoned: reasoned, ev.QueryRewritten: query_rewritten, ev.LLMCalled: llm_called, ev.Warned: warned,
+    ev.PassagesLinked: passages_linked, ev.FinalRanking: final_ranking, ev.Answered: answered,
+    ev.RunFinished: run_finished,
 }

@@ -12,22 +12,22 @@ from typing import Any
 
 import streamlit as st
 
+from gear import events as ev
 from gear import methods, viz
-from gear import trace as t
 from studio.core.safe import esc_md
 from studio.core.widgets import View, iframe, step_heading, table
 
 
-def first_use_note(events: Sequence[t.Event]) -> None:
+def first_use_note(events: Sequence[ev.Event]) -> None:
     """While a live run that uses PPR starts: its first run on an index builds the entity graph."""
-    start = next((x for x in events if isinstance(x, t.RunStarted)), None)
+    start = next((x for x in events if isinstance(x, ev.RunStarted)), None)
     method = methods.find(start.method) if start is not None else None
     if start is not None and method is not None and method.uses_ppr(start.settings):
         st.caption("PPR's first run on an index builds its entity graph (every entity name encoded once, then cached "
                    "in the index's ppr/ folder): minutes on a large index, instant afterwards.")
 
 
-def ppr_seeded(e: t.PPRSeeded, view: View) -> None:
+def ppr_seeded(e: ev.PPRSeeded, view: View) -> None:
     step_heading(e)
     st.caption(f"Query: {esc_md(e.query)}")
     if e.fallback:
@@ -50,7 +50,7 @@ def ppr_seeded(e: t.PPRSeeded, view: View) -> None:
     st.caption(f"Every passage node is also seeded with its dense score × {e.passage_weight:g}.")
 
 
-def ppr_ranked(e: t.PPRRanked, view: View) -> None:
+def ppr_ranked(e: ev.PPRRanked, view: View) -> None:
     step_heading(e, f", d = {e.damping:g}")
     size = e.graph
     if size:
@@ -58,7 +58,7 @@ def ppr_ranked(e: t.PPRRanked, view: View) -> None:
                    f"{size.get('passages', 0):,} passages ({size.get('relation_edges', 0):,} relation, "
                    f"{size.get('synonym_edges', 0):,} synonym, {size.get('context_edges', 0):,} context edges).")
     if e.entities:
-        seeded = next((x for x in reversed(view.events) if isinstance(x, t.PPRSeeded) and x.iteration == e.iteration),
+        seeded = next((x for x in reversed(view.events) if isinstance(x, ev.PPRSeeded) and x.iteration == e.iteration),
                       None)
         st.markdown(f"The walk's top entities by PPR score ({len(e.entities)}), the seeds among them, and the "
                     f"{len(e.passages)} passages it ranked highest")
@@ -73,12 +73,12 @@ def ppr_ranked(e: t.PPRRanked, view: View) -> None:
     table(viz.passage_rows(e.passages), height=min(460, 38 + 35 * max(1, len(e.passages))))
 
 
-def passages_added(e: t.PassagesAdded, view: View) -> None:
+def passages_added(e: ev.PassagesAdded, view: View) -> None:
     step_heading(e, f"{len(e.passages)} new passage(s); {len(e.collected)} collected")
     table(viz.passage_rows(e.passages), height=min(420, 38 + 35 * max(1, len(e.passages))))
 
 
-def thought_written(e: t.ThoughtWritten, view: View) -> None:
+def thought_written(e: ev.ThoughtWritten, view: View) -> None:
     step_heading(e)
     if e.final:
         st.success(f"Final thought: {esc_md(e.thought)}")
@@ -91,17 +91,17 @@ def thought_written(e: t.ThoughtWritten, view: View) -> None:
             st.code(e.raw, language=None, wrap_lines=True)
 
 
-def chain(events: Sequence[t.Event]) -> None:
+def chain(events: Sequence[ev.Event]) -> None:
     """IRCoT's whole chain of thought, one sentence per step (nothing for other methods)."""
-    thoughts = [e for e in events if isinstance(e, t.ThoughtWritten) and e.thought]
+    thoughts = [e for e in events if isinstance(e, ev.ThoughtWritten) and e.thought]
     if not thoughts:
         return
     st.markdown("**Chain of thought**")
     st.markdown("\n".join(f"{n}. {esc_md(e.thought)}" for n, e in enumerate(thoughts, 1)))
 
 
-DRAW: dict[type[t.Event], Callable[[Any, View], None]] = {
-    t.PPRSeeded: ppr_seeded, t.PPRRanked: ppr_ranked, t.PassagesAdded: passages_added,
-    t.ThoughtWritten: thought_written,
+DRAW: dict[type[ev.Event], Callable[[Any, View], None]] = {
+    ev.PPRSeeded: ppr_seeded, ev.PPRRanked: ppr_ranked, ev.PassagesAdded: passages_added,
+    ev.ThoughtWritten: thought_written,
 }
 

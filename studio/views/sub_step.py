@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from gear import events as ev
 from gear import trace as t
 from gear import viz
 from gear.viz import beam_lesson, sub_steps
@@ -24,13 +25,13 @@ MAIN_WIDTH = viz.PICTURE_WIDTH  # px of the main column at 1280 px: what the pic
 
 def has_algorithm(step: LessonStep) -> bool:
     """Whether the step is one of Algorithm 1's (its listing goes beside the step's words)."""
-    return isinstance(step.event, t.BeamsSearched) and bool(step.lines)
+    return isinstance(step.event, ev.BeamsSearched) and bool(step.lines)
 
 
 def algorithm(step: LessonStep, where: Any) -> None:
     """Algorithm 1's listing with the step's lines marked, and the search's knobs, in `where` (a column)."""
     e = step.event
-    if not isinstance(e, t.BeamsSearched):
+    if not isinstance(e, ev.BeamsSearched):
         return
     # the style and the listing in two calls: markdown ends a <style> block at its end tag and read the rest as text
     where.markdown(f"<style>{' '.join(beam_lesson.ALGORITHM_CSS.split())}</style>", unsafe_allow_html=True)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from gear import events as ev
 from gear import trace as t
 from gear.viz import handout
 from gear.viz.lesson import LessonStep, lesson_steps, position, step_query
@@ -110,7 +111,7 @@ def teach(trace: t.Trace, key: str = TEACH_STEP) -> None:
         st.info(esc_md(step.explanation), icon=":material/repeat:")
     elif step.phase:
         sub_step.draw(trace, step, key=f"{key}-sub-{i}")
-        if isinstance(event, t.BeamsSearched) and sub_step.has_algorithm(step):
+        if isinstance(event, ev.BeamsSearched) and sub_step.has_algorithm(step):
             home = home_of(trace)
             if home is not None and demo_build(home) is None and (home / "manifest.json").is_file():
                 beam_knobs.prepare(engine_for(home), home, trace, event)
@@ -118,11 +119,11 @@ def teach(trace: t.Trace, key: str = TEACH_STEP) -> None:
     else:
         view = TraceView(graph_height=620, key=f"{key}-view")
         view.events = trace.events[: position(trace, step) + 1]
-        start = trace.first(t.RunStarted)
+        start = trace.first(ev.RunStarted)
         view.gold_known = bool(start and start.gold_passage_ids)
         view.draw(event)
-        if isinstance(event, t.GistUpdated):
-            gist_read = next((x for x in trace.of(t.ProximalTriples, event.iteration) if x.role == "gist"), None)
+        if isinstance(event, ev.GistUpdated):
+            gist_read = next((x for x in trace.of(ev.ProximalTriples, event.iteration) if x.role == "gist"), None)
             if gist_read is not None:
                 st.caption("read from: " + esc_md(gist_read.source))
     share, download = st.columns([2, 1])

@@ -10,6 +10,7 @@ from typing import Any
 
 import streamlit as st
 
+from gear import events as ev
 from gear import methods
 from gear import trace as t
 from gear.agent.progress import RunProgress
@@ -23,7 +24,7 @@ __all__ = ["GRAPH_HEIGHT", "StatusLine", "TraceView", "answer_origins", "heading
            "triple_rows"]
 
 
-def show_wait(box: Any, e: t.LLMWaiting) -> None:
+def show_wait(box: Any, e: ev.LLMWaiting) -> None:
     """A run's place in the model's queue, in `box` (a placeholder), cleared when its turn comes. Called on every
     poll of the queue, changed or not: each draw is a point where Streamlit can stop the script, so Cancel (or
     leaving the page) takes the run out of the queue at once."""
@@ -44,10 +45,10 @@ class StatusLine:
         self.drawn_at = 0.0
         self.text = ""
 
-    def __call__(self, event: t.Event) -> None:
+    def __call__(self, event: ev.Event) -> None:
         self.progress.update(event)
         now = time.perf_counter()
-        if isinstance(event, t.LLMText) and now - self.drawn_at < 0.5:
+        if isinstance(event, ev.LLMText) and now - self.drawn_at < 0.5:
             return
         self.drawn_at = now
         self.text = self.prefix + self.progress.line()
@@ -64,7 +65,7 @@ class TraceView:
         self.live, self.graph_height, self.key = live, graph_height, key
         self.ran_here = live if ran_here is None else ran_here
         self.status_line = status  # live runs: the line at the top saying what the run waits for
-        self.events: list[t.Event] = []
+        self.events: list[ev.Event] = []
         self.status: Any = None
         self.body: Any = None  # what goes inside the running iteration's status (entered instead of the status: a
         # status used as a context manager marks itself complete on exit, so the running one showed a ✓)
@@ -89,32 +90,32 @@ class TraceView:
             self(event)
         self.close()
 
-    def __call__(self, event: t.Event) -> None:
+    def __call__(self, event: ev.Event) -> None:
         if self.status_line is not None:
             self.status_line(event)
-        if isinstance(event, t.LLMAsking):
+        if isinstance(event, ev.LLMAsking):
             return
-        if isinstance(event, t.LLMText):
+        if isinstance(event, ev.LLMText):
             self.stream(event)
             return
-        if isinstance(event, t.LLMWaiting):
+        if isinstance(event, ev.LLMWaiting):
             self.wait(event)
             return
         if self.writing is not None:
             self.writing.empty()
             self.writing = None
         self.events.append(event)
-        if isinstance(event, t.RunStarted):
+        if isinstance(event, ev.RunStarted):
             self.gold_known = bool(event.gold_passage_ids)
             self.run_started(event)
             return
-        if isinstance(event, t.IterationStarted):
+        if isinstance(event, ev.IterationStarted):
             self._finish_status()
             self.iteration = event.iteration
             label = f"Iteration {event.iteration}" + (" — running…" if self.live else "")
             self.status = st.status(label, expanded=True, state="running" if self.live else "complete")
             self.body = self.status.container()
-        if isinstance(event, (t.PassagesLinked, t.FinalRanking, t.Answered, t.RunFinished)):
+        if isinstance(event, (ev.PassagesLinked, ev.FinalRanking, ev.Answered, ev.RunFinished)):
             self._finish_status()
             if self.final is None:
                 self.final = st.container(border=True)
@@ -139,12 +140,12 @@ class TraceView:
                 self.writing = st.empty()
         return self.writing
 
-    def wait(self, e: t.LLMWaiting) -> None:
+    def wait(self, e: ev.LLMWaiting) -> None:
         """The session's place in the model's queue, where the model's text will show (see show_wait)."""
         if e.ahead > 0 or self.writing is not None:
             show_wait(self._box(), e)
 
-    def stream(self, e: t.LLMText) -> None:
+    def stream(self, e: ev.LLMText) -> None:
         """The model's text as it is written (the reader's triples appear while the model writes them); updated at
         most a few times a second, and cleared when the step's result arrives."""
         import time
@@ -166,7 +167,7 @@ class TraceView:
         self._finish_status()
 
     # -- one event ---------------------------------------------------------------------------------------------------
-    def run_started(self, e: t.RunStarted) -> None:
+    def run_started(self, e: ev.RunStarted) -> None:
         known = methods.find(e.method)
         method = known.label if known else esc_md(e.method)  # a trace from elsewhere may name any method
         retriever = known.retriever_shown(e.retriever, e.settings) if known else e.retriever
@@ -178,11 +179,11 @@ class TraceView:
             facts.append(f"{len(e.gold_passage_ids)} gold passages (★)")
         st.caption(" · ".join(facts))
 
-    def draw(self, e: t.Event) -> None:
+    def draw(self, e: ev.Event) -> None:
         """Draw one event in the current container: GeAR's steps (studio.views.gear_steps) and the peers'."""
         fn = DRAW.get(type(e))
         if fn is not None:
             fn(e, self)
 
 
-DRAW: dict[type[t.Event], Callable[[Any, View], None]] = {**gear_steps.DRAW, **peer_steps.DRAW}
+DRAW: dict[type[ev.Event], Callable[[Any, View], None]] = {**gear_steps.DRAW, **peer_steps.DRAW}

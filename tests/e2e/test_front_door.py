@@ -228,7 +228,8 @@ def test_graph_pictures_open_with_labels_a_person_can_read(browser_page, tmp_pat
     import networkx as nx
 
     from gear import viz
-    from gear.trace import BeamsSearched, InitialNodes, Trace
+    from gear.events import BeamsSearched, InitialNodes
+    from gear.trace import Trace
 
     page = browser_page
     # a picture larger than its frame opens whole (every node inside the frame; tests/e2e/test_lesson.py

@@ -21,8 +21,8 @@ from gear.config import BUNDLED_LLM_CACHE, Settings
 from gear.eval.iterations import recall_by_iteration
 from gear.eval.paper_analyses import GRID, traces_in
 from gear.eval.sweep import Axis, cell_slug, load_sweep, paired_records, read_cell_report, run_sweep, summary
+from gear.events import RunStarted
 from gear.llm import LLMError, MemoLLM, make_llm
-from gear.trace import RunStarted
 from tests.integration.conftest import TIE_PROBE, ties_as_recorded
 
 EVALS = Path(__file__).resolve().parents[2] / "docs" / "evals"

@@ -15,10 +15,7 @@ from streamlit.testing.v1 import AppTest
 from gear.agent.engine import Engine
 from gear.config import Settings
 from gear.data.corpus import Document
-from gear.index import build_index
-from gear.llm import CachedLLM
-from gear.llm.embedded import EmbeddedLLM
-from gear.trace import (
+from gear.events import (
     Answered,
     BeamsSearched,
     FinalRanking,
@@ -30,8 +27,11 @@ from gear.trace import (
     RunFinished,
     RunStarted,
     ThoughtWritten,
-    Trace,
 )
+from gear.index import build_index
+from gear.llm import CachedLLM
+from gear.llm.embedded import EmbeddedLLM
+from gear.trace import Trace
 from studio.core.safe import WORD_JOINER
 from tests.conftest import TINY_DOCS, TINY_TRIPLES, FakeEncoder
 from tests.scripted_llm import SCRIPT, XSS, ScriptedLLM

@@ -12,7 +12,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from gear.diagnosis import CATEGORY_LABELS, diagnose
-from gear.trace import FinalRanking, RunStarted, Trace
+from gear.events import FinalRanking, RunStarted
+from gear.trace import Trace
 from gear.viz.diagnosis import category_label, stage_table
 from studio.gold.runs import SHORT_LABELS
 from studio.pages.traces import CATEGORIES as TAG_NAMES

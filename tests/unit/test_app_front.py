@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gear.trace import Answered, LLMCalled, RunStarted, Trace
+from gear.events import Answered, LLMCalled, RunStarted
+from gear.trace import Trace
 from studio.core import demos
 from tests.unit.test_app import APP, QUESTION, ask_with, origins_line, shown_text, start, studio  # noqa: F401
 

@@ -11,8 +11,9 @@ from streamlit.testing.v1 import AppTest
 from gear.data.qa_set import GoldRef, new_question, remove_question, save_question
 from gear.diagnosis import diagnose
 from gear.diagnosis.gold_marks import diagnose_marked, with_gold
+from gear.events import FinalRanking
 from gear.measures import recall_at
-from gear.trace import FinalRanking, Trace
+from gear.trace import Trace
 from tests.unit.test_app import QUESTION, start, studio  # noqa: F401  (studio: the fixture)
 from tests.unit.test_app_diagnosis import captions, frames, markdown, replay
 from tests.unit.test_app_marks import boxes, free_run

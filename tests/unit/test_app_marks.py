@@ -8,7 +8,8 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from gear.data.qa_set import load_own_qa
-from gear.trace import RunStarted, Trace
+from gear.events import RunStarted
+from gear.trace import Trace
 from tests.unit.test_app import QUESTION, start, studio  # noqa: F401  (studio: the fixture)
 from tests.unit.test_app_diagnosis import captions, frames, markdown, no_raw_html, replay
 

@@ -24,9 +24,10 @@ from streamlit.testing.v1 import AppTest
 
 from gear.agent.engine import Engine
 from gear.config import Settings
+from gear.events import BaseRetrieved, LLMCalled, RunFinished, RunStarted
 from gear.llm import LLMResult
 from gear.llm.queue import ModelQueue
-from gear.trace import BaseRetrieved, LLMCalled, RunFinished, RunStarted, Trace
+from gear.trace import Trace
 from tests.conftest import FakeEncoder
 from tests.scripted_llm import QueuedLLM, ScriptedLLM, another_call, passage_title, wait_until
 from tests.unit.test_app import DOCS, QUESTION, shown_text, start, statuses, studio  # noqa: F401 - studio is a fixture

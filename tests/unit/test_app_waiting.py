@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from gear.config import Settings
-from gear.trace import RunStarted
+from gear.events import RunStarted
 from studio.core import demos, resources
 from tests.conftest import FakeEncoder
 from tests.unit.test_app import DOCS, QUESTION, TRIPLES, shown_text, start, studio  # noqa: F401

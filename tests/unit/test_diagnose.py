@@ -11,26 +11,19 @@ import pytest
 
 from gear.diagnosis import CATEGORIES, Diagnosis, diagnose, summarise
 from gear.diagnosis.grounding import GROUNDED, PassageTokens, normalise
-from gear.measures import normalize_answer
-from gear.trace import (
+from gear.events import (
     Answered,
     BaseRetrieved,
     BeamsSearched,
-    BeamView,
-    EdgeView,
-    EntityView,
     Event,
-    FactSeedView,
     FinalRanking,
     GistUpdated,
     InitialNodes,
     IterationStarted,
-    PassageLinkView,
     PassagesAdded,
     PassagesExpanded,
     PassagesFused,
     PassagesLinked,
-    PassageView,
     PPRRanked,
     PPRSeeded,
     ProximalTriples,
@@ -39,9 +32,18 @@ from gear.trace import (
     RunFinished,
     RunStarted,
     ThoughtWritten,
+    TriplesLinked,
+)
+from gear.measures import normalize_answer
+from gear.trace import (
+    BeamView,
+    EdgeView,
+    EntityView,
+    FactSeedView,
+    PassageLinkView,
+    PassageView,
     Trace,
     TripleLinkView,
-    TriplesLinked,
     TripleView,
 )
 

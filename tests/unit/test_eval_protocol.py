@@ -22,8 +22,9 @@ from gear.data.corpus import Question
 from gear.diagnosis import Diagnosis, diagnose
 from gear.eval.protocol import ONE_RUN, PAPER, per_cutoff, protocol_of, report_ks, source_note, traced_k
 from gear.eval.report import evaluate
+from gear.events import FinalRanking, RunFinished, RunStarted
 from gear.measures import recall_at
-from gear.trace import FinalRanking, RunFinished, RunStarted, Trace
+from gear.trace import Trace
 from tests.scripted_llm import ScriptedLLM
 from tests.unit.test_diagnosis_invariant import gear_runs, subset_traces
 

@@ -12,7 +12,8 @@ import pytest
 from rich.console import Console
 
 from gear import viz
-from gear.trace import LLMCalled, Trace
+from gear.events import LLMCalled
+from gear.trace import Trace
 from tests.unit.test_app import start, studio  # noqa: F401
 
 

@@ -20,16 +20,8 @@ from gear.agent.methods import RUNNERS, runner
 from gear.cli.app import MethodOpt
 from gear.config import Settings
 from gear.diagnosis.registry import FAMILIES
-from gear.trace import (
-    Answered,
-    FinalRanking,
-    IterationStarted,
-    LLMCalled,
-    RunFinished,
-    RunStarted,
-    StageTimed,
-    Trace,
-)
+from gear.events import Answered, FinalRanking, IterationStarted, LLMCalled, RunFinished, RunStarted, StageTimed
+from gear.trace import Trace
 from tests.scripted_llm import ScriptedLLM
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,9 +19,10 @@ from typer.testing import CliRunner
 
 from gear.cli import app as cli
 from gear.data.corpus import Document
+from gear.events import Answered, LLMCalled
 from gear.index import build_index
 from gear.llm import LLMResult
-from gear.trace import Answered, LLMCalled, Trace
+from gear.trace import Trace
 from gear.trace.difference import difference, same_run
 from tests.conftest import TINY_DOCS, TINY_TRIPLES, FakeEncoder
 from tests.scripted_llm import ScriptedLLM, prompt_kind

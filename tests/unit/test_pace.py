@@ -13,6 +13,19 @@ from gear import methods
 from gear.agent.engine import Engine
 from gear.agent.progress import RunProgress, seconds_text
 from gear.config import Settings, public_settings
+from gear.events import (
+    BaseRetrieved,
+    FinalRanking,
+    GistUpdated,
+    IterationStarted,
+    LLMAsking,
+    LLMCalled,
+    LLMText,
+    LLMWaiting,
+    RunFinished,
+    RunStarted,
+    TriplesLinked,
+)
 from gear.llm import CachedLLM, MemoLLM
 from gear.llm.speed import (
     DEFAULT_READ_RATE,
@@ -24,20 +37,7 @@ from gear.llm.speed import (
     common_head,
     fit,
 )
-from gear.trace import (
-    BaseRetrieved,
-    FinalRanking,
-    GistUpdated,
-    IterationStarted,
-    LLMAsking,
-    LLMCalled,
-    LLMText,
-    LLMWaiting,
-    RunFinished,
-    RunStarted,
-    Trace,
-    TriplesLinked,
-)
+from gear.trace import Trace
 from tests.scripted_llm import ScriptedLLM
 
 MODEL = "m"

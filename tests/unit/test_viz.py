@@ -8,22 +8,9 @@ import re
 import networkx as nx
 
 from gear import viz
+from gear.events import BeamsSearched, InitialNodes, LLMCalled, PPRRanked, PPRSeeded, StageTimed
 from gear.store.graph import normalise_entity
-from gear.trace import (
-    BeamsSearched,
-    BeamView,
-    EdgeView,
-    EntityView,
-    FactSeedView,
-    InitialNodes,
-    LLMCalled,
-    PassageView,
-    PPRRanked,
-    PPRSeeded,
-    StageTimed,
-    Trace,
-    TripleView,
-)
+from gear.trace import BeamView, EdgeView, EntityView, FactSeedView, PassageView, Trace, TripleView
 
 XSS = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(2)</script>"
