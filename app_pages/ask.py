@@ -7,7 +7,7 @@ from pathlib import Path
 import streamlit as st
 
 from gear.config import Settings
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from studio.core.keys import RAN_HERE, TRACE, TRACE_SOURCE
 from studio.core.links import apply_link, clear_address, link_note
 from studio.core.resources import build_progress, demo_build, qa_for_index, start_demo_builds, warm_engine

@@ -19,7 +19,7 @@ import itertools
 import time
 from pathlib import Path
 
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.diagnosis import CATEGORIES, CATEGORY_LABELS, STAGES, Diagnosis, diagnose, stage_label, summarise
 from gear.diagnosis.gold_texts import QATexts
 from gear.diagnosis.summary import RunSummary

@@ -57,7 +57,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 from scipy.stats import binomtest
 
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.diagnosis import CATEGORIES, STEPS, Diagnosis, diagnose
 from gear.diagnosis.gold_texts import QATexts
 from gear.trace import Trace
@@ -411,7 +411,7 @@ def diagnoser(k: int, probes: dict[str, object] | None = None) -> Diagnoser:
 BEFORE_SCRIPT = """
 import json, sys
 from pathlib import Path
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.diagnosis import diagnose
 from gear.diagnosis.gold_texts import QATexts
 from gear.trace import Trace

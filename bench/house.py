@@ -260,7 +260,7 @@ def gear_walk() -> list[tuple[str, str]]:
     sys.path.insert(0, str(ROOT))  # this checkout's gear and studio, whichever one the venv installed
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
     from studio.core.demos import DEMOS, ensure_demo_index
     from studio.core.paths import LLM_CACHE
 

@@ -64,7 +64,7 @@ def main() -> int:
 
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
     from gear.eval.report import evaluate
     from gear.events import BeamsSearched, LLMCalled
     from gear.llm import MemoLLM

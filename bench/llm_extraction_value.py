@@ -80,7 +80,9 @@ def main() -> int:
 
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import Document, LoadReport, align_openie, load_openie, load_qa
+    from gear.data.corpus import Document, LoadReport
+    from gear.data.openie import align_openie, load_openie
+    from gear.data.questions import load_qa
     from gear.embed import Encoder
     from gear.eval.report import evaluate
     from gear.index import build_index

@@ -59,7 +59,7 @@ def collect(index: Path, every: int, limit: int) -> tuple[list[dict[str, Any]], 
     """The subset's recorded requests in order, the step of each, and the replayed report."""
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
     from gear.eval.report import evaluate
     from gear.events import LLMCalled
     from gear.llm import MemoLLM

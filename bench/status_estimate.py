@@ -25,7 +25,7 @@ from gear.agent.engine import Engine
 from gear.agent.progress import RunProgress, step_name
 from gear.agent.recorded import replays_at_once
 from gear.config import Settings
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.events import LLMAsking, LLMCalled
 from gear.llm.base import answered_at_once
 from gear.llm.speed import MODEL_SPEED

@@ -28,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gear.data.corpus import load_qa  # noqa: E402
+from gear.data.questions import load_qa  # noqa: E402
 from gear.diagnosis import diagnose, summarise  # noqa: E402
 from gear.diagnosis.gold_texts import QATexts  # noqa: E402
 from gear.eval.protocol import diagnosis_k, per_cutoff, report_ks, traced_k  # noqa: E402

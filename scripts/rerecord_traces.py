@@ -121,7 +121,7 @@ def portable(trace: t.Trace) -> t.Trace:
 
 def record_new(spec: dict[str, Any]) -> t.Trace:
     from gear.agent.engine import Engine
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
 
     changed = {k: v for k, v in spec.items() if k != "question_id"}
     settings = Settings().with_(retriever="hybrid", llm="replay", llm_cache_dir=str(paths.LLM_CACHE), **changed)

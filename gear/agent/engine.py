@@ -23,7 +23,7 @@ from gear.agent.event_builders import passage_views
 from gear.agent.methods import runner
 from gear.agent.run import Run
 from gear.config import Settings, public_settings
-from gear.data.corpus import same_text
+from gear.data.questions import same_text
 from gear.embed import Encoder
 from gear.events import BeamsSearched, FinalRanking, RunFinished, RunStarted
 from gear.index import Manifest, open_memory_backend

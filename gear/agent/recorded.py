@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from gear import methods
 from gear.config import Settings
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.eval.protocol import runs_per_cutoff, traced_k
 from gear.eval.sweep import CellProbe
 from gear.events import FinalRanking

@@ -18,7 +18,7 @@ from gear.cli.terminal import esc_term, json_text
 
 if TYPE_CHECKING:
     from gear.agent.engine import Engine
-    from gear.data.corpus import Question
+    from gear.data.questions import Question
     from gear.diagnosis import Diagnosis, Ref, Summary
     from gear.store.base import SearchBackend
     from gear.trace import Trace
@@ -140,8 +140,8 @@ def reports_note(folder: Path, reports: list[Path]) -> str:
 
 def qa_questions(qa: Path) -> list[Question]:
     """A QA file's questions, or an index folder's own (gear.data.qa_set)."""
-    from gear.data.corpus import load_qa
     from gear.data.qa_set import load_own_qa, require_index
+    from gear.data.questions import load_qa
 
     if qa.is_dir():
         return [q.as_question() for q in load_own_qa(require_index(qa))]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.data.reading import InputError, read_json
 from gear.files import LockTimeout, atomic_write_json, directory_lock
 from gear.saved import MAX_ITEMS, MAX_NAME, MAX_TEXT, MAX_WORD, SAFE_INT

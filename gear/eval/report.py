@@ -20,7 +20,7 @@ import numpy as np
 
 from gear import methods
 from gear.config import Settings, public_settings
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.diagnosis import Diagnosis, Probe, diagnose, summarise
 from gear.eval.protocol import ONE_RUN, check, diagnosis_k, runs_per_cutoff, traced_k
 from gear.events import Answered, LLMCalled, PassagesAdded, PassagesFused, QueryRewritten, Reasoned

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gear import methods
 from gear.config import SECRET_FIELDS, Settings, public_settings, renamed
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.eval.pairing import PairingError, pair_reports
 from gear.eval.protocol import check
 from gear.eval.report import EvalReport, EvaluatedEngine, EvaluatedRun, QuestionProgress, evaluate

@@ -129,7 +129,8 @@ def ensure_demo_index(name: str, progress: StageProgress | None = None, encoder:
         if is_built(name):
             return out
         from gear.config import Settings
-        from gear.data.corpus import align_openie, load_corpus, load_openie, unique_documents
+        from gear.data.corpus import load_corpus, unique_documents
+        from gear.data.openie import align_openie, load_openie
         from gear.index import build_index
 
         if progress:

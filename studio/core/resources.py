@@ -23,7 +23,7 @@ from studio.core.safe import esc_md, one_line
 
 if TYPE_CHECKING:  # the engine and the encoder load torch: imported where one is made
     from gear.agent.engine import Engine
-    from gear.data.corpus import Question
+    from gear.data.questions import Question
     from gear.embed import Encoder
     from gear.store.base import SearchBackend
 
@@ -335,7 +335,7 @@ def qa_for_index(directory: Path) -> list[Question]:
 
 @st.cache_data(show_spinner=False)
 def _load_qa(path: str, mtime: float) -> list[Question]:
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
 
     questions, _ = load_qa(path)
     return questions

@@ -21,7 +21,7 @@ def record_walkthrough_trace(method: str = "gear", out: Path | None = None, llm:
     """
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
 
     directory = ensure_demo_index("walkthrough")
     questions, _ = load_qa(DEMOS["walkthrough"].qa)

@@ -25,11 +25,9 @@ from studio.core.sidebar import show_answer_origins
 from studio.gold.marks import own_questions
 from studio.views.trace import StatusLine, TraceView
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the recordings' module loads the evaluation (seconds): imported when a run asks again
     from gear.agent.recorded import AskAgain
-    from gear.data.corpus import (
-        Question,  # the recordings' module loads the evaluation (seconds): imported when a run asks again
-    )
+    from gear.data.questions import Question
 
 EXAMPLE_NONE = "(type your own question)"
 LIVE_EVENTS = "live_events"  # session state: the events of this session's live run while it runs

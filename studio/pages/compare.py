@@ -23,7 +23,7 @@ from studio.views.trace import StatusLine
 
 if TYPE_CHECKING:  # the engine loads torch: imported where one is made
     from gear.agent.engine import Engine
-    from gear.data.corpus import Question
+    from gear.data.questions import Question
 
 DEFAULT_METHODS = ["Hybrid", "Hybrid + NaiveGE", "PPR (HippoRAG 2)", "IRCoT (hybrid)", "GeAR (hybrid)"]
 QUESTION, PICKED = "cmp_question", "cmp_picked"  # session state: the Question box; the pick it was last filled from

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the engine loads torch: imported where one is made
 
 
 def questions_from_upload(upload: Any) -> list:
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / re.sub(r"[^A-Za-z0-9_.-]", "_", upload.name)

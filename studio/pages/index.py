@@ -18,8 +18,8 @@ import streamlit as st
 
 from gear import viz
 from gear.config import Settings
-from gear.data.corpus import TEXT_SUFFIXES
 from gear.data.reading import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, Format, InputError
+from gear.data.text_files import TEXT_SUFFIXES
 from gear.extract.progress import EMBEDDED_CPU_SECONDS_PER_PASSAGE, Pace, Progress, duration
 from gear.files import atomic_write_bytes
 from gear.llm.queue import listening

@@ -14,19 +14,11 @@ from typing import Any
 import streamlit as st
 
 from gear.data.chunking import DEFAULT_CHUNK_WORDS, chunk_text
-from gear.data.corpus import (
-    TEXT_SUFFIXES,
-    Document,
-    LoadReport,
-    align_openie,
-    gold_in_corpus,
-    load_corpus_files,
-    load_openie,
-    load_qa,
-    title_of_file,
-    unique_documents,
-)
+from gear.data.corpus import Document, LoadReport, unique_documents
+from gear.data.openie import align_openie, load_openie
+from gear.data.questions import gold_in_corpus, load_qa
 from gear.data.reading import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, Format, InputError
+from gear.data.text_files import TEXT_SUFFIXES, load_corpus_files, title_of_file
 from studio.core import paths
 from studio.core.report_names import counted
 from studio.core.safe import esc_md

@@ -66,7 +66,8 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     require_browser()
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import Document, load_qa
+    from gear.data.corpus import Document
+    from gear.data.questions import load_qa
     from gear.embed import Encoder
     from gear.index import build_index
     from gear.llm import CachedLLM

@@ -30,7 +30,9 @@ import pytest
 
 from gear.agent.engine import Engine
 from gear.config import Settings, renamed
-from gear.data.corpus import align_openie, load_corpus, load_openie, load_qa, unique_documents
+from gear.data.corpus import load_corpus, unique_documents
+from gear.data.openie import align_openie, load_openie
+from gear.data.questions import load_qa
 from gear.index import build_index
 
 

@@ -73,7 +73,7 @@ def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
     engine = Engine.open(index, Settings(), encoder=FakeEncoder())
     settings = Settings().with_(retriever="hybrid", expand="gear", llm="replay", llm_cache_dir=cache)
     engine.set_llm(settings, CachedLLM(ScriptedLLM(), cache, "record"))
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
 
     q = load_qa(index / "qa.json")[0][0]
     recorded = engine.retrieve(QUESTION, k=10, settings=settings, gold=engine.gold_ids(q.gold), answers=q.answers)
@@ -220,7 +220,7 @@ def test_compare_runs_several_methods(studio: dict) -> None:
 
 
 def test_compare_names_gold_passages_no_method_retrieved(studio: dict) -> None:
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
     from studio.pages.compare import gold_titles
 
     engine = Engine.open(studio["index"], Settings(), encoder=FakeEncoder())

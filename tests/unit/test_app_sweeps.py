@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.eval.sweep import Axis, load_sweep, run_sweep
 from tests.conftest import FakeEncoder
 from tests.unit.test_app import start, studio  # noqa: F401  (studio: the fixture)

@@ -9,7 +9,9 @@ from collections import Counter
 
 import pytest
 
-from gear.data.corpus import align_openie, load_corpus, load_openie, load_qa, unique_documents
+from gear.data.corpus import load_corpus, unique_documents
+from gear.data.openie import align_openie, load_openie
+from gear.data.questions import load_qa
 from studio.core import demos
 
 

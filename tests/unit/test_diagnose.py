@@ -806,7 +806,7 @@ def test_eval_reports_carry_each_questions_diagnosis_and_the_counts(tiny_index: 
                                                                     tmp_path: Path) -> None:
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import Question
+    from gear.data.questions import Question
     from gear.eval.report import evaluate
 
     engine = Engine.open(tiny_index, Settings(retriever="bm25"), encoder=make_encoder())
@@ -842,7 +842,7 @@ def test_a_typed_questions_diagnosis_is_counted_under_its_type(tiny_index: Path,
     from gear.agent.engine import Engine
     from gear.cli.evaluate import _print_report
     from gear.config import Settings
-    from gear.data.corpus import Question
+    from gear.data.questions import Question
     from gear.diagnosis.gold_texts import QATexts
     from gear.eval.report import evaluate
 

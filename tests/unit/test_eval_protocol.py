@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.diagnosis import Diagnosis, diagnose
 from gear.eval.protocol import ONE_RUN, PAPER, per_cutoff, protocol_of, report_ks, source_note, traced_k
 from gear.eval.report import evaluate

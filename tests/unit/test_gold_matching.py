@@ -13,7 +13,8 @@ import pytest
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import Document, LoadReport, Question, gold_in_corpus, load_qa
+from gear.data.corpus import Document, LoadReport
+from gear.data.questions import Question, gold_in_corpus, load_qa
 from gear.index import build_index
 
 DOCS = [("Etna", "Etna is a volcano on Sicily."), ("Sicily", "Sicily is an island."),

@@ -12,7 +12,7 @@ import pytest
 from gear.agent.engine import Engine
 from gear.agent.methods.ircot import final_ranking, reading_order
 from gear.config import Settings
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.eval.report import evaluate
 from gear.events import (
     Answered,

@@ -438,7 +438,7 @@ def test_a_link_with_knobs_searches_the_beams_again_beside_the_recorded_ones(stu
     its index (found by its question in the index's QA set), shows both, and keeps the knobs in the address."""
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
     from tests.conftest import FakeEncoder
 
     index = studio["index"]

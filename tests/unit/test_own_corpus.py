@@ -10,7 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from gear.data.corpus import Document, load_any_corpus, source_files, title_of_file
+from gear.data.corpus import Document
+from gear.data.text_files import load_any_corpus, source_files, title_of_file
 from gear.extract import bridge
 from gear.extract.progress import EMBEDDED_CPU_SECONDS_PER_PASSAGE, Pace
 from gear.index import build_index

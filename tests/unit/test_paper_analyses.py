@@ -15,7 +15,7 @@ import pytest
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.eval import paper_analyses as pa
 from gear.eval.density import BANDS, band_label, band_of, densities, density_table
 from gear.eval.iterations import curves, last_iteration, ranking_after, recall_by_iteration, tokens_by_iteration

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.eval.report import evaluate
 from gear.events import (
     BaseRetrieved,

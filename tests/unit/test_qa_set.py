@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from gear.data.corpus import load_qa
 from gear.data.qa_set import (
     QA_FILE,
     GoldRef,
@@ -24,6 +23,7 @@ from gear.data.qa_set import (
     remove_question,
     save_question,
 )
+from gear.data.questions import load_qa
 from gear.data.reading import InputError
 from gear.files import atomic_directory
 
