@@ -251,7 +251,8 @@ def replay_report(path: Path, engine: Engine, questions) -> tuple[dict, dict]:
     as_saved = renamed(recorded["settings"])  # a report saved before `expand` was renamed `method` says "expand"
     settings = Settings(_env_file=None).with_(**{key: as_saved[key] for key in REPLAYED_SETTINGS},
                                                llm="replay", llm_cache_dir=BUNDLED_LLM_CACHE)
-    engine.set_llm(settings, MemoLLM(make_llm("replay", cache_dir=BUNDLED_LLM_CACHE)))
+    replay = settings.with_(llm="replay", llm_cache_dir=BUNDLED_LLM_CACHE, llm_model=None)  # the recorded model
+    engine.set_llm(settings, MemoLLM(make_llm(replay)))
     # under the protocol it was recorded with ("paper" for every report saved before reports said: gear.eval.protocol)
     try:
         replayed = evaluate(engine, subset, settings, [int(k) for k in recorded["recall"]],
