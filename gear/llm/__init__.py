@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gear.files import data_dir
-from gear.llm.base import LLM, LLMError, LLMResult, Message, TextListener
+from gear.llm.base import LLM, LLMError, LLMResult, Message, TextListener, answered_at_once, estimate_tokens
 from gear.llm.memo import MemoLLM
-from gear.llm.replay import CachedLLM
+from gear.llm.queue import current_listener, listening
+from gear.llm.replay import CachedLLM, cache_key
 
 if TYPE_CHECKING:
     from gear.config import LLMGroup
@@ -35,14 +36,19 @@ __all__ = [
     "Message",
     "TextListener",
     "answer_stores",
+    "answered_at_once",
     "cache_of",
+    "current_listener",
     "default_user_cache",
+    "estimate_tokens",
     "fresh_llm",
     "legacy_user_cache",
+    "listening",
     "llm_from_settings",
     "llm_key",
     "make_llm",
     "recorded_llm",
+    "request_key",
 ]
 
 KINDS = ("auto", "local", "openai", "replay", "record")
@@ -162,6 +168,12 @@ def recorded_llm(llm: LLM) -> CachedLLM | None:
     if cache is None:
         return None
     return CachedLLM(None, cache.cache_dir, "replay", model=cache.model, read_dirs=cache.read_dirs)
+
+
+def request_key(llm: LLM, messages: list[Message], json_schema: dict | None, max_tokens: int) -> str:
+    """The name of one request to this LLM, as its recordings know it (a trace keeps it on each LLMCalled, so a run
+    asked again can be lined up call by call with the recorded one)."""
+    return cache_key(llm.model, messages, json_schema, max_tokens)
 
 
 def llm_key(group: LLMGroup) -> tuple[object, ...]:
