@@ -8,7 +8,7 @@ import streamlit as st
 
 from gear.config import Settings
 from gear.data.questions import Question
-from studio.core.keys import RAN_HERE, TRACE, TRACE_SOURCE
+from studio.core.keys import RAN_HERE, TEACHING, TRACE, TRACE_SOURCE
 from studio.core.links import apply_link, clear_address, link_note
 from studio.core.resources import build_progress, demo_build, qa_for_index, start_demo_builds, warm_engine
 from studio.core.safe import esc_md, guarded, setup
@@ -56,7 +56,7 @@ def page() -> None:
     index = choose_index()
     settings = sidebar_settings()
     warm_engine(index)
-    teaching = bool(st.session_state.get("teaching"))
+    teaching = bool(st.session_state.get(TEACHING))
     # the same number of top-level elements above the result in every script run: the result's place (FreshSlots)
     # is found by position
     with st.container():
@@ -82,7 +82,7 @@ def page() -> None:
             if qa is not None:
                 c3.caption("From the QA set: gold passages (★) and answers are known.")
         toggle_at = c2 if not teaching else st
-        teaching = toggle_at.toggle("Teaching mode", key="teaching", persist_state="session",
+        teaching = toggle_at.toggle("Teaching mode", key=TEACHING, persist_state="session",
                                     help="One module at a time, large, with the paper's notation and a plain "
                                          "explanation (Next and Back step through the run).")
     result = FreshSlots("ask_result_slot")

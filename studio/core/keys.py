@@ -11,3 +11,6 @@ EXAMPLE = "trace_example"  # session state: the bundled example shown (its stem)
 RAN_HERE = "trace_ran_here"  # session state: the session's trace is a run made in this session (not a loaded file)
 MARKS = "gold_marks"  # session state: run key -> Marks
 LINK = "lesson_link"  # session state: the shown trace's address parameters ({"trace": stem} or {"saved": name})
+TEACHING = "teaching"  # session state (and the Ask page's toggle): teaching mode is on
+EVAL_SELECTED = "eval_selected"  # session state: the evaluations just run (the Evaluate page's tabs open on them)
+EVAL_SHOW = "eval_show"  # session state (and the Evaluate page's list): the saved evaluations shown

@@ -16,7 +16,7 @@ import streamlit as st
 from gear.trace import Trace, TraceError
 from gear.viz.beam_knobs import KNOBS
 from studio.core import paths
-from studio.core.keys import LINK, TEACH_STEP
+from studio.core.keys import LINK, TEACH_STEP, TEACHING
 from studio.core.safe import esc_md, one_line
 from studio.core.saves import open_trace
 
@@ -81,7 +81,7 @@ def apply_link(show: Callable[[Trace, Path], None], steps_of: Callable[[Trace], 
                 problem = f"This lesson has steps 1 to {n}; there is no step “{raw}”."
             else:
                 step = int(raw)
-    st.session_state["teaching"] = True
+    st.session_state[TEACHING] = True
     st.session_state[TEACH_STEP] = step - 1
     # the beam-search knobs the link names (`&diversity=off`): studio.views.beam_knobs sets them when its step draws
     st.session_state[KNOB_LINK] = {} if problem else {k: str(st.query_params[k]) for k in KNOBS

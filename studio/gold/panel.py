@@ -36,7 +36,7 @@ from gear.viz.diagnosis import (
 )
 from gear.viz.lesson import LessonStep, lesson_steps
 from studio.core import demos, paths
-from studio.core.keys import TEACH_STEP
+from studio.core.keys import TEACH_STEP, TEACHING
 from studio.core.resources import engine_for, qa_for_index
 from studio.core.run_gold import redraw_if_changed
 from studio.core.safe import esc_md, one_line
@@ -344,7 +344,7 @@ def apply_pending_step() -> None:
     """Called by the Ask page before it draws the teaching toggle: open the step an evidence pointer asked for."""
     step = st.session_state.pop(PENDING_STEP, None)
     if step is not None:
-        st.session_state["teaching"] = True
+        st.session_state[TEACHING] = True
         st.session_state[TEACH_STEP] = step - 1
         st.session_state.pop("ask_diag_go", None)  # the choice is spent: the panel shows none chosen again
 

@@ -23,6 +23,7 @@ from gear.eval.report_file import kept_diagnosis, trace_path
 from gear.trace import TraceError
 from gear.viz.diagnosis import diagnosis_category_figure, funnel_figure, lost_at_figure
 from studio.core import paths
+from studio.core.keys import EVAL_SHOW
 from studio.core.report_names import NO_ANSWER, counted, report_title
 from studio.core.run_gold import RUN, gold_of, saved_questions
 from studio.core.run_rows import summary
@@ -114,7 +115,7 @@ def from_report(name: str, path: Path, report: dict[str, Any], group: str) -> tu
 def evaluation_diagnosis() -> None:
     """The Evaluate page's Results tab, under its charts: the diagnosis of the evaluations chosen there."""
     reports = saved_reports()
-    chosen = [n for n in st.session_state.get("eval_show") or [] if n in reports]
+    chosen = [n for n in st.session_state.get(EVAL_SHOW) or [] if n in reports]
     if not chosen:
         return
     st.header("Where was the gold lost?")

@@ -16,7 +16,7 @@ from gear.trace import Trace, TraceError
 from gear.trace.difference import RunDifference
 from studio.core import demos, paths
 from studio.core.example_marks import ExampleMarks, chosen_question, example_marks, marks_note
-from studio.core.keys import EXAMPLE, INDEX_SELECTED, QUESTION, TEACH_STEP, TRACE, TRACE_SOURCE
+from studio.core.keys import EXAMPLE, INDEX_SELECTED, QUESTION, TEACH_STEP, TEACHING, TRACE, TRACE_SOURCE
 from studio.core.resources import engine_for, ensure_index, qa_for_index
 from studio.core.safe import esc_md, one_line
 from studio.core.saves import open_trace, save_name
@@ -144,7 +144,7 @@ def open_lesson(path: Path, label: str) -> None:
     if st.session_state.get(TRACE) is not before:  # it loaded (else the page says why)
         if path.parent == paths.BUNDLED_TRACES:
             select_home(st.session_state[TRACE])
-        st.session_state["teaching"] = True
+        st.session_state[TEACHING] = True
         st.session_state[TEACH_STEP] = 0
 
 

@@ -19,6 +19,7 @@ from gear.eval.protocol import ONE_RUN, PAPER, per_cutoff, report_ks, source_not
 from gear.files import atomic_write_json
 from gear.llm.queue import listening
 from studio.core import paths
+from studio.core.keys import EVAL_SELECTED, EVAL_SHOW
 from studio.core.report_names import answer_cells, counted, report_titles, slug
 from studio.core.resources import engine_for, ensure_index, qa_for_index
 from studio.core.safe import esc_md, one_line
@@ -152,7 +153,7 @@ def run_evaluations(engine: Engine, index: Path, base: Settings, questions: list
             done.append(name)
     cancel.empty()
     if done:
-        st.session_state["eval_selected"] = done
+        st.session_state[EVAL_SELECTED] = done
         st.success(f"Saved {counted(len(done), 'report')} to {paths.shown(paths.evals_dir())}/ — see the Results tab.")
 
 
@@ -201,9 +202,9 @@ def show_results() -> None:
     if not reports:
         st.info(f"No saved evaluations yet ({paths.shown(paths.evals_dir())}/*.json).")
         return
-    default = [n for n in st.session_state.get("eval_selected", []) if n in reports] or list(reports)[:3]
+    default = [n for n in st.session_state.get(EVAL_SELECTED, []) if n in reports] or list(reports)[:3]
     titles = report_titles(list(reports), list(PRESETS))
-    chosen = st.multiselect("Saved evaluations", list(reports), default=default, key="eval_show",
+    chosen = st.multiselect("Saved evaluations", list(reports), default=default, key=EVAL_SHOW,
                             format_func=lambda name: titles.get(name, name),
                             help=f"index · method · when it ran; each is saved as {paths.shown(paths.evals_dir())}/"
                                  "<file>.json (the table's last column), the name gear diagnose and scripts use.")

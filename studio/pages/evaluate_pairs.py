@@ -33,6 +33,7 @@ from gear.events import RunStarted
 from gear.trace import TraceError
 from gear.viz.diagnosis import stage_table
 from gear.viz.pairing import band_choices, category_words, end_words, flow_figure
+from studio.core.keys import EVAL_SELECTED
 from studio.core.paths import BUNDLED_EVALS
 from studio.core.safe import esc_md, one_line
 from studio.core.saves import open_report, open_trace, saved_reports
@@ -71,7 +72,7 @@ def run_pairs() -> None:
         st.info("Line up two evaluations here once two are saved (run two methods above on the same questions).")
         return
     names = list(files)
-    recent = [n for n in st.session_state.get("eval_selected", []) if n in files]
+    recent = [n for n in st.session_state.get(EVAL_SELECTED, []) if n in files]
     first, second = (recent[-2:] if len(recent) >= 2 else names[:2])
     if len(recent) >= 2 and st.session_state.get("pair_recent") != recent:  # two methods just run: line them up
         st.session_state["pair_recent"] = recent
