@@ -106,8 +106,8 @@ def ask(
             from gear.agent.recorded import ask_again
 
             again = ask_again(engine, question, settings, k=k, gold=gold_ids, answers=answer or [])
-            recorded = esc_term(again.why) if again.why else "replayed"
-            console.print(f"asking the model afresh (the recorded run: {recorded})", highlight=False)
+            console.print("asking the model afresh (the recorded run: "
+                          f"{esc_term(again.why) if again.why else 'replayed'})", highlight=False)
         trace = Trace()
         trace.subscribe(narrator(stream=not quiet_llm))
         run = engine.retrieve(question, k=k, trace=trace, gold=gold_ids, answers=answer or [],
