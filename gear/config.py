@@ -250,6 +250,9 @@ class Settings(ElasticsearchSettings, LLMGroup, IRCoTSettings, PPRSettings, Agen
         whose None means "not given", as the CLI's options, leaves it out)."""
         data = self.model_dump()
         data.update(renamed(changes))
+        for name, info in Settings.model_fields.items():  # a knob read under another name (the API key) is given so
+            if isinstance(info.validation_alias, str) and name in data:  # too: else the environment's value stands
+                data[info.validation_alias] = data.pop(name)
         return Settings.model_validate(data)
 
 
