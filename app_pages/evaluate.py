@@ -15,7 +15,7 @@ from studio.sidebar import choose_index, sidebar_settings
 def page() -> None:
     setup("Evaluate", ":material/bar_chart:")
     index = choose_index()
-    base = sidebar_settings(show_method=False, k_label="k of GeAR and IRCoT (passages per retrieval)")
+    base = sidebar_settings(show_method=False)
     run_tab, results_tab, pairs_tab = st.tabs(["Run an evaluation", "Results", "Two runs, question by question"])
     with run_tab:
         if index is None:

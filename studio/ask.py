@@ -234,7 +234,7 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fre
         except LLMError as exc:
             st.error(esc_md(one_line(exc)))
             return
-        recorded, why = recorded_run(engine, question, settings, k=settings.agent_k, gold=gold,
+        recorded, why = recorded_run(engine, question, settings, k=methods.DEPTH, gold=gold,
                                      question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())))
     trace = Trace()
     # the session's own record of the run in progress (the list the trace appends to): a rerun after Cancel finds
@@ -259,7 +259,7 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fre
     st.session_state[TRACE_SOURCE] = "live run"
     failed = ""
     try:
-        engine.retrieve(question, k=settings.agent_k, settings=settings, gold=gold,
+        engine.retrieve(question, k=methods.DEPTH, settings=settings, gold=gold,
                         question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())), trace=trace,
                         llm=llm)
     except Exception as exc:  # Streamlit's stop and rerun are BaseExceptions: a Cancel passes through untouched

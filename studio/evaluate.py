@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from gear import viz
+from gear import methods, viz
 from gear.config import Settings
 from gear.eval.protocol import ONE_RUN, PAPER, per_cutoff, report_ks, source_note, traced_k
 from gear.files import atomic_write_json
@@ -47,6 +47,23 @@ def runs_label(report: dict[str, Any]) -> str:
     if per_cutoff(report) and len(report_ks(report)) > 1:
         return f"one per cut-off (answers: k={traced_k(report_ks(report))})"
     return "one per question"
+
+
+def depth_note(ks: list[int], protocol: str) -> str:
+    """Where this evaluation's single-step runs retrieve another depth than every other page's (gear.methods.DEPTH),
+    so that a question's R@5 here can differ from the one Ask and Compare show; "" where it is the same."""
+    if not ks:
+        return ""
+    top = max(ks)
+    if protocol == PAPER and len(ks) > 1:
+        return (f"The paper's protocol runs a single-step method once per cut-off: its R@{min(ks)} comes from a "
+                f"{min(ks)}-passage run, while Ask and Compare retrieve {methods.DEPTH} — a question's R@{min(ks)} "
+                "can differ from theirs (GeAR and IRCoT are the same either way).")
+    if top != methods.DEPTH:
+        return (f"Single-step methods retrieve {top} passages here (the largest cut-off), {methods.DEPTH} on the Ask "
+                f"and Compare pages: a question's R@k can differ from theirs (a fused list depends on how deep each "
+                f"list is read); with {methods.DEPTH} as the largest cut-off they are the same.")
+    return ""
 
 
 CANCELLED = "eval_cancelled"  # session state: the Cancel button of a running evaluation was pressed
@@ -105,10 +122,10 @@ def run_form(index: Path, base: Settings) -> None:
     n = (st.slider("Questions", 1, len(questions), min(10, len(questions)), key="eval_n") if len(questions) > 1
          else 1)
     start("eval_methods", ["BM25", "Hybrid"])
-    methods = st.multiselect("Methods", list(PRESETS), key="eval_methods", persist_state="session",
-                             help="SyncGE, GeAR and IRCoT ask the LLM chosen in the sidebar; the base retrievers, "
-                                  "NaiveGE and PPR ask none (unless PPR's recognition filter is on). Multi-step "
-                                  "methods (GeAR, IRCoT) retrieve the sidebar's k passages at each step.")
+    labels = st.multiselect("Methods", list(PRESETS), key="eval_methods", persist_state="session",
+                            help="SyncGE, GeAR and IRCoT ask the LLM chosen in the sidebar; the base retrievers, "
+                                 "NaiveGE and PPR ask none (unless PPR's recognition filter is on). Multi-step "
+                                 "methods (GeAR, IRCoT) retrieve the sidebar's k passages at each step.")
     start("eval_ks", [5, 10, 15])
     ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], key="eval_ks", persist_state="session")
     start("eval_protocol", ONE_RUN)
@@ -120,17 +137,19 @@ def run_form(index: Path, base: Settings) -> None:
                              "R@15 can fall below R@10 (SyncGE's reader sees other passages at each k); the "
                              "answers and the diagnosis then read the largest k's run. GeAR and IRCoT run once "
                              "per question either way.")
+    if note := depth_note(ks, protocol):
+        st.caption(note)
     start("eval_traces", True)
     save_traces = st.checkbox("Save a trace per question (for error analysis on the Traces page)", key="eval_traces",
                               persist_state="session")
     if st.session_state.pop(CANCELLED, False):
         st.warning("Evaluation cancelled: the method that was running was not saved (those finished before are).")
-    if not st.button("Run evaluation", type="primary", key="eval_run", disabled=not methods or not ks):
+    if not st.button("Run evaluation", type="primary", key="eval_run", disabled=not labels or not ks):
         return
     ready = ensure_index(index)
     if ready is None:
         return
-    run_evaluations(engine_for(ready), index, base, questions[:n], methods, ks, save_traces, protocol)
+    run_evaluations(engine_for(ready), index, base, questions[:n], labels, ks, save_traces, protocol)
 
 
 def run_evaluations(engine: Any, index: Path, base: Settings, questions: list, labels: list[str], ks: list[int],

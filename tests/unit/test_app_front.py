@@ -141,10 +141,13 @@ def test_labels_say_what_is_true(studio: dict) -> None:  # noqa: F811
     # the LLM picker's choices fit the sidebar (the old ones were cut: "recorded answers, else the live m…")
     assert all(len(label) <= 26 for label in LLM_KINDS.values())
     at.switch_page("app_pages/compare.py").run()
-    k_sliders = [s.label for s in at.slider]  # the page's and the sidebar's
-    assert "k of the single-step methods (and the passages shown)" in k_sliders
-    assert "k of GeAR and IRCoT (passages per retrieval)" in k_sliders
-    assert len([label for label in k_sliders if label.startswith("k")]) == 2
+    sliders = [s.label for s in at.slider]  # the page's and the sidebar's
+    assert "Passages shown of each ranking" in sliders  # the single-step methods retrieve 15 here as on every page
+    assert "k of GeAR and IRCoT (passages per retrieval)" in sliders
+    assert len([label for label in sliders if label.startswith("k")]) == 1
+    assert any("retrieve 15 passages, as on the Ask page" in str(c.value) for c in at.caption)
+    at.slider(key="cmp_k").set_value(20).run()  # deeper than every other page: said
+    assert any("retrieve 20 passages here, deeper than the 15" in str(c.value) for c in at.caption)
     at.switch_page("app_pages/index.py").run()
     uploader = next(u for u in at.get("file_uploader") if "OpenIE" in u.proto.label)
     assert "optional" in uploader.proto.label
