@@ -185,9 +185,11 @@ def show_comparison(question: str, k: int, results: dict[str, Trace | str], titl
 
 
 def cost_row(trace: Trace) -> dict[str, Any]:
-    """Iterations, LLM calls, tokens (prompt + completion, Trace.tokens) and time (RunFinished) of one run."""
-    prompt, completion = trace.tokens()
+    """Iterations, LLM calls, what its answers cost the model when it wrote them (tokens and seconds, Trace.cost:
+    "recorded" for answers replayed from recordings), and the run's own time (RunFinished) of one run."""
+    cost = trace.cost()
     finish = trace.first(RunFinished)
     return {"iterations": len(trace.iterations()), "LLM calls": len(trace.of(LLMCalled)),
-            "prompt tokens": prompt, "completion tokens": completion, "LLM tokens": prompt + completion,
+            "prompt tokens": cost.prompt_tokens, "completion tokens": cost.completion_tokens,
+            "LLM tokens": cost.tokens, "LLM s": round(cost.model_seconds, 1), "LLM answers": cost.origin() or "—",
             "time (s)": round(finish.total_ms / 1000, 2) if finish else None}

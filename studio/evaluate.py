@@ -17,6 +17,7 @@ import streamlit as st
 from gear import methods, viz
 from gear.config import Settings
 from gear.eval.protocol import ONE_RUN, PAPER, per_cutoff, report_ks, source_note, traced_k
+from gear.eval.report import cost_words
 from gear.files import atomic_write_json
 from gear.llm.queue import listening
 from studio import demo
@@ -242,9 +243,8 @@ def show_results() -> None:
         row["EM"], row["F1"], why = answer_cells(r)
         if why:
             unanswered.setdefault(why, []).append(viz.report_label(r))
-        if "tokens_per_question" in r:
-            tokens = r["tokens_per_question"]  # a number since a5860c8; a dict {"total": …} in older reports
-            row["tokens/question"] = round(tokens["total"] if isinstance(tokens, dict) else tokens)
+        if cost := cost_words(r):
+            row["cost/question"] = cost
         row["file"] = f"{name}.json"
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
@@ -253,7 +253,11 @@ def show_results() -> None:
                                 "runs": st.column_config.TextColumn(
                                     "runs", help="which run each figure comes from: one run per question at the "
                                     "largest k (every R@k from it), or one run per cut-off (the paper's Table 1 "
-                                    "protocol)")})
+                                    "protocol)"),
+                                "cost/question": st.column_config.TextColumn(
+                                    "cost/question", help="the LLM tokens and the model's seconds a question's "
+                                    "answers took when the model wrote them — “recorded” when they were replayed "
+                                    "from recordings — and the run's own seconds beside them")})
     if unanswered:
         st.caption("EM / F1 “—”: " + "; ".join(f"{', '.join(dict.fromkeys(names))} — {why}"
                                                for why, names in unanswered.items())

@@ -185,8 +185,8 @@ def questions_table(p: Pairing, band: Band | None) -> QuestionPair | None:
              "EM A": q.em_a, "EM B": q.em_b, "answer A": q.answer_a, "answer B": q.answer_b,
              "category A": category_words(q.category_a or NO_CATEGORY),
              "category B": category_words(q.category_b or NO_CATEGORY),
-             "tokens A": q.tokens_a, "tokens B": q.tokens_b, "s A": round(q.seconds_a, 1),
-             "s B": round(q.seconds_b, 1), "id": q.id} for q in kept]
+             "tokens A": q.tokens_a, "tokens B": q.tokens_b, "s A": q.time_words("a"),
+             "s B": q.time_words("b"), "id": q.id} for q in kept]
     counts = p.counts(by)
     st.caption(f"{len(kept)} of {len(p.questions)} question(s)"
                + (f" in the band {esc_md(band.source)} → {esc_md(band.target)}" if band is not None else "")

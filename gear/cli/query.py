@@ -117,6 +117,9 @@ def ask(
         trace = Trace()
         trace.subscribe(narrator(stream=not quiet_llm))
         run = engine.retrieve(question, k=k, trace=trace, gold=gold_ids, answers=answer or [], llm=fresh)
+        cost = run.trace.cost()
+        if cost.requests:  # what its answers cost the model, "when recorded" for a replay (gear.trace.cost)
+            out.print(f"LLM cost: {cost.words()}", highlight=False)
         if recorded is not None:
             from gear.trace.difference import difference
 

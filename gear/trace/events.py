@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from gear.files import atomic_write_text
+from gear.trace.cost import RunCost
 
 FORMAT_VERSION = 1
 
@@ -52,6 +53,7 @@ __all__ = [
     "ProximalTriples",
     "QueryRewritten",
     "Reasoned",
+    "RunCost",
     "RunFinished",
     "RunStarted",
     "StageTimed",
@@ -391,6 +393,10 @@ class Answered(Event):
 
 @dataclass(frozen=True)
 class LLMCalled(Event):
+    """One LLM call of a run. Its tokens and seconds are what the answer cost when the model wrote it, whoever gives
+    it now (`source`): the model, a recording, or the memo (in traces made before the memo kept them, its seconds
+    are 0)."""
+
     kind: ClassVar[str] = "llm_called"
     step: str
     model: str
@@ -539,11 +545,31 @@ class Trace:
             counts[source] = counts.get(source, 0) + 1
         return counts
 
+    def cost(self) -> RunCost:
+        """What the run's LLM answers cost the model when it wrote them (gear.trace.cost), each request once: a
+        request repeated within the run (the memo answers it) was paid for the first time only, while an answer
+        recorded, or given by the memo to an earlier run, stands for the model's work then. The run's own time
+        beside it."""
+        paid: list[LLMCalled] = []
+        seen: set[str] = set()
+        for call in self.of(LLMCalled):
+            if call.request:
+                if call.request in seen:
+                    continue
+                seen.add(call.request)
+            elif call.source == "memo":  # a trace from before calls named their request: the memo's were repeats
+                continue
+            paid.append(call)
+        recorded = sum(1 for c in paid if (c.source or ("record" if c.cached else "model")) != "model")
+        finish = self.first(RunFinished)
+        return RunCost(sum(c.prompt_tokens for c in paid), sum(c.completion_tokens for c in paid),
+                       sum(c.seconds for c in paid), len(paid), recorded,
+                       finish.total_ms / 1000 if finish is not None else None)
+
     def tokens(self) -> tuple[int, int]:
-        """(prompt, completion) tokens of the run's LLM calls; calls answered by the memo cost nothing and are not
-        counted (recorded answers count: they stand for the model's work when they were recorded)."""
-        calls = [c for c in self.of(LLMCalled) if c.source != "memo"]
-        return sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls)
+        """(prompt, completion) tokens the run's LLM answers cost when the model wrote them (Trace.cost)."""
+        cost = self.cost()
+        return cost.prompt_tokens, cost.completion_tokens
 
     # -- JSON ---------------------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

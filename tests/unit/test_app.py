@@ -338,12 +338,15 @@ def test_compare_runs_gear_naivege_ppr_and_ircot(studio: dict) -> None:
         answered = results[label].first(Answered)
         assert cost.loc[label, "answer"] == (answered.answer if answered else "—")
     assert list(cost.columns[:5]) == ["answer", "EM", "R@5", "R@10", "R@15"]
-    assert cost.loc["GeAR (hybrid)", "EM"] == 1 and cost.loc["Hybrid + NaiveGE", "answer"] == "—"
+    assert cost.loc["GeAR (hybrid)", "EM"] == "1" and cost.loc["Hybrid + NaiveGE", "answer"] == "—"
+    assert cost.loc["Hybrid + NaiveGE", "EM"] == "—"  # never "None"
     assert list(cost.index) == methods
     for label in methods:
         trace = results[label]
         assert cost.loc[label, "LLM calls"] == len(trace.of(LLMCalled))
         assert cost.loc[label, "LLM tokens"] == sum(trace.tokens())
+        assert cost.loc[label, "LLM s"] == round(trace.cost().model_seconds, 1)
+        assert cost.loc[label, "LLM answers"] == (trace.cost().origin() or "—")
         assert cost.loc[label, "time (s)"] == round(trace.first(RunFinished).total_ms / 1000, 2)
     assert cost.loc["PPR (HippoRAG 2)", "LLM calls"] == 0 == cost.loc["Hybrid + NaiveGE", "LLM calls"]
     assert cost.loc["IRCoT (hybrid)", "LLM calls"] > 0 and cost.loc["GeAR (hybrid)", "LLM tokens"] > 0

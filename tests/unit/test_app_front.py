@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gear.trace import Answered, LLMCalled, RunStarted, Trace
+from gear.trace import Answered, RunStarted, Trace
+from gear.trace.cost import seconds_words
 from studio import demo
 from tests.unit.test_app import APP, QUESTION, ask_with, origins_line, shown_text, start, studio  # noqa: F401
 
@@ -72,8 +73,10 @@ def test_the_example_the_model_gets_right_replays_on_its_own(studio: dict) -> No
     assert at.text_input(key="question").value == trace.question
     assert at.session_state["index_selected"] == "musique (demo)"
     # replayed from recorded answers: the note says so, with the model's seconds when they were recorded
-    recorded = sum(c.seconds for c in trace.of(LLMCalled) if c.source == "record")
-    assert any(f"the model took {recorded:.0f} s" in str(c.value) for c in at.caption)
+    cost = trace.cost()
+    assert cost.recorded and cost.model_seconds > 0
+    assert any(f"{seconds_words(cost.model_seconds)} of model time when they were recorded" in str(c.value)
+               for c in at.caption)
     at.button(key="example_walkthrough").click().run()  # and back
     assert at.session_state["index_selected"] == "walkthrough (demo)"
 
