@@ -13,13 +13,25 @@ from gear import methods
 from gear.config import Settings
 from gear.trace import Trace, TraceError
 from studio import demo
-from studio.diagnosis_marks import own_questions
+from studio.index_questions import index_questions
 from studio.links import LINK, link_for
 from studio.question_marks import Marks, chosen_question, example_marks, marks_note
-from studio.resources import engine_for, ensure_index, qa_for_index
+from studio.resources import engine_for, ensure_index
 from studio.safe import esc_md, one_line
 from studio.saves import save_name
-from studio.session import EXAMPLE, INDEX_SELECTED, QUESTION, RAN_HERE, TEACH_STEP, TRACE, TRACE_SOURCE, remember
+from studio.session import (
+    EXAMPLE,
+    INDEX_SELECTED,
+    QUESTION,
+    RAN_HERE,
+    TEACH_STEP,
+    TRACE,
+    TRACE_SOURCE,
+    box_drawn,
+    follow_index,
+    put_question,
+    remember,
+)
 from studio.sidebar import show_answer_origins
 from studio.trace_view import StatusLine, TraceView
 
@@ -61,7 +73,7 @@ def show_file(trace: Trace, path: Path, label: str = "") -> None:
     show_trace(trace, label or f"{'example' if path.parent == demo.BUNDLED_TRACES else 'saved'}: {path.stem} "
                "(a recorded run)", example)
     st.session_state[LINK] = link_for(path)
-    st.session_state[QUESTION] = trace.question  # Ask asks it again
+    put_question(QUESTION, trace.question)  # Ask asks it again
 
 
 def load_example(stem: str) -> None:
@@ -74,7 +86,7 @@ def load_example(stem: str) -> None:
         st.session_state[STOPPED_NOTE] = f"Cannot replay {example.path.name}: {one_line(exc)}"
         return
     trace = st.session_state[TRACE]
-    st.session_state[QUESTION] = trace.question
+    put_question(QUESTION, trace.question)
     start = trace.events[0] if trace.events else None
     home = demo.demo_of_question(getattr(start, "question_id", ""))
     if home is not None:
@@ -143,11 +155,10 @@ def replay_file(path: Path, label: str) -> None:
 
 
 def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | None]:
-    own = own_questions(index)
-    questions = qa_for_index(index) if index is not None else []
-    by_text = {q.question: q for q in own}  # your own first: a question saved from a QA set is yours now
-    by_text.update({q.question: q for q in questions if q.question not in by_text})
-    yours = {q.question for q in own}
+    offered = index_questions(index)
+    own, questions, by_text, yours = offered.own, offered.bundled, offered.by_text, offered.yours
+    if index is not None:
+        follow_index(QUESTION, index)  # the box holds the question last asked on this index
     if by_text:
         labels = [EXAMPLE_NONE, *by_text]
         found = example_marks(index, tuple(by_text), settings) if index is not None else Marks({})
@@ -162,9 +173,8 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
             parts = ["★ yours" if q in yours else "", marks.get(q, ""), q]
             return " · ".join(part for part in parts if part)
 
-        counts = ", ".join(part for part in (f"{len(own)} of yours" if own else "",
-                                             f"{len(questions)} from the QA set" if questions else "") if part)
-        title = f"Example questions ({counts})" if own else f"Example questions from the QA set ({len(questions)})"
+        title = (f"Example questions ({offered.counts()})" if own else
+                 f"Example questions from the QA set ({len(questions)})")
         st.selectbox(title, labels, key="example", on_change=use_example,
                      format_func=label,
                      help="★ yours: questions saved with their gold passages (“Save as a test question” below a "
@@ -178,7 +188,9 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
                        "embedder are loaded.")
     question = st.text_input("Question", key="question", persist_state="session",
                              placeholder="Ask a multi-hop question…")
-    return question.strip(), by_text.get(question.strip())
+    if index is not None:
+        box_drawn(QUESTION, index)
+    return question.strip(), offered.find(question)
 
 
 def _cancel() -> None:
