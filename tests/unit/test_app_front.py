@@ -265,3 +265,24 @@ def test_teaching_mode_keeps_the_outcome_for_the_last_step(studio: dict) -> None
     assert outcome not in seen(at) and not at.button(key="teach_step_next").disabled
     at.button(key="teach_outcome").click().run()  # asked for: shown before the end
     assert outcome in seen(at)
+
+
+def test_the_ask_question_box_follows_the_index(studio: dict) -> None:  # noqa: F811
+    """A new index chosen on Ask showed the demo's question, ready to ask on an index that does not hold it: the box
+    belongs to the index it was typed on, and comes back with it."""
+    import shutil
+
+    shutil.copytree(studio["data"] / "indexes" / "tiny", studio["data"] / "indexes" / "other")
+    at = start(studio)
+    at.text_input(key="question").input("Which island is Mount Etna on?").run()
+    at.session_state["index_selected"] = "other"  # what the sidebar's Index list sets
+    at.run()
+    assert not at.exception
+    assert at.text_input(key="question").value == "" and at.button(key="ask").disabled
+    at.text_input(key="question").input("Where does the Seine flow?").run()
+    at.session_state["index_selected"] = "tiny"
+    at.run()
+    assert at.text_input(key="question").value == "Which island is Mount Etna on?"
+    at.session_state["index_selected"] = "other"
+    at.run()
+    assert at.text_input(key="question").value == "Where does the Seine flow?"
