@@ -34,8 +34,10 @@ from gear.trace import RunStarted, Trace, TraceError
 from gear.viz.diagnosis import stage_table
 from gear.viz.pairing import band_choices, category_words, end_words, flow_figure
 from studio import demo
+from studio.report_names import report_titles
 from studio.safe import esc_md, one_line
 from studio.saves import saved_reports
+from studio.sidebar import PRESETS
 
 BUNDLED = demo.ROOT / "docs" / "evals"  # the project's own recorded reports (docs/results.md)
 EVERY_BAND = "every question"
@@ -78,9 +80,10 @@ def run_pairs() -> None:
     for key, default in (("pair_a", first), ("pair_b", second)):  # first shown, or a report deleted since picked
         if st.session_state.get(key) not in files:
             st.session_state[key] = default
+    titles = report_titles(names, list(PRESETS))  # "movies · GeAR (hybrid) · 2026-12-06 10:12", as elsewhere
     left, right, cut = st.columns([5, 5, 2])
-    a = left.selectbox("A (before)", names, key="pair_a")
-    b = right.selectbox("B (after)", names, key="pair_b")
+    a = left.selectbox("A (before)", names, key="pair_a", format_func=lambda n: titles.get(n, n))
+    b = right.selectbox("B (after)", names, key="pair_b", format_func=lambda n: titles.get(n, n))
     try:
         reports = read_report(files[a]), read_report(files[b])
     except (OSError, ValueError) as exc:

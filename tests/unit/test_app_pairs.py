@@ -34,6 +34,10 @@ def test_two_methods_run_now_are_lined_up_with_their_paired_numbers(studio: dict
     hybrid, gear = sorted(reports(studio), key=lambda r: r["method"] == "gear")
     assert hybrid["index_info"]["name"] == "tiny" and hybrid["index_info"]["passages"] > 0
     assert at.selectbox(key="pair_a").value.endswith("_hybrid") and "gear" in at.selectbox(key="pair_b").value
+    # the pickers name reports as every other place does: index · method · when
+    shown = [str(o) for o in at.selectbox(key="pair_a").options]
+    assert any(o.startswith("tiny · Hybrid · 20") for o in shown) and any(
+        o.startswith("tiny · GeAR (hybrid) · 20") for o in shown), shown
     expected = pair_reports(hybrid, gear, 5)
     numbers = next(df.value for df in at.dataframe if "sign test p" in df.value.columns)
     assert list(numbers["measure"]) == [m.name for m in expected.measures]
