@@ -333,7 +333,7 @@ def again_lines(recorded: Trace | None, fresh: Trace, why: str) -> list[str]:
 def again_panel(trace: Trace, settings: Settings) -> None:
     """"Ask the model again": the run on screen came from the recordings (or was recorded as it ran); this asks the
     model afresh and says whether and where the new run differs (llama.cpp may write other text at temperature 0
-    when part of a prompt comes from its cache: README, "Which LLM answers")."""
+    when part of a prompt comes from its cache: docs/reproducibility.md)."""
     note = st.session_state.get(AGAIN_NOTE)
     if note is not None and note[0] is trace:
         lines = note[1]
