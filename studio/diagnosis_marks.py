@@ -240,11 +240,14 @@ def _suggestions(trace: Trace, backend: Any | None, marks: Marks, ranks: dict[in
 def _save(trace: Trace, index: Path | None, backend: Any | None, marks: Marks, texts: dict[int, tuple[str, str]],
           key: str, why: str) -> None:
     can = backend is not None and index is not None and bool(marks.ids)
-    st.button("Save as a test question", key=f"{key}_save", icon=":material/bookmark_add:", disabled=not can,
-              on_click=_save_question, args=(trace, index, marks, texts, key),
-              help="Keep the question, its gold passages and the answer in this index's own QA set: Ask lists it "
-                   "among the examples, Evaluate and `gear eval INDEX` use it." if can else
-                   (why or "Mark at least one gold passage first."))
+    if st.button("Save as a test question", key=f"{key}_save", icon=":material/bookmark_add:", disabled=not can,
+                 on_click=_save_question, args=(trace, index, marks, texts, key),
+                 help="Keep the question, its gold passages and the answer in this index's own QA set: Ask lists "
+                      "it among the examples, Evaluate and `gear eval INDEX` use it." if can else
+                      (why or "Mark at least one gold passage first.")):
+        # saved by the callback; the panel is a fragment, which redraws only itself: the whole page is drawn again,
+        # so that what counts the index's questions above it (Ask's example list) counts this one
+        st.rerun(scope="app")
     said = st.session_state.get(f"{key}_saved")
     if said and said.startswith(NOT_SAVED):
         st.error(esc_md(said))
