@@ -17,7 +17,7 @@ import streamlit as st
 from gear import methods, viz
 from gear.config import Settings
 from gear.eval.protocol import ONE_RUN, PAPER, per_cutoff, report_ks, source_note, traced_k
-from gear.eval.report import cost_words
+from gear.eval.report import cost_cells
 from gear.files import atomic_write_json
 from gear.llm.queue import listening
 from studio import demo
@@ -237,15 +237,16 @@ def show_results() -> None:
     rows: list[dict[str, Any]] = []
     unanswered: dict[str, list[str]] = {}
     for name, r in zip(chosen, data, strict=False):
-        row = {"report": titles.get(name, name), "method": viz.report_label(r), "questions": r.get("n_questions"),
-               "runs": runs_label(r)}
+        # what a person compares first, in view at 1280 px: recall, answers and cost; the method's label (in the
+        # report's title already) and which runs the figures read after them
+        row: dict[str, Any] = {"report": titles.get(name, name), "questions": r.get("n_questions")}
         row.update({f"R@{k}": round(v, 1) for k, v in r.get("recall", {}).items()})
         row["EM"], row["F1"], why = answer_cells(r)
         if why:
             unanswered.setdefault(why, []).append(viz.report_label(r))
-        if cost := cost_words(r):
-            row["cost/question"] = cost
-        row["file"] = f"{name}.json"
+        if cells := cost_cells(r):
+            row["tokens/q"], row["seconds/q"] = cells
+        row.update({"method": viz.report_label(r), "runs": runs_label(r), "file": f"{name}.json"})
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={"report": st.column_config.TextColumn("report", pinned=True),
@@ -254,10 +255,14 @@ def show_results() -> None:
                                     "runs", help="which run each figure comes from: one run per question at the "
                                     "largest k (every R@k from it), or one run per cut-off (the paper's Table 1 "
                                     "protocol)"),
-                                "cost/question": st.column_config.TextColumn(
-                                    "cost/question", help="the LLM tokens and the model's seconds a question's "
-                                    "answers took when the model wrote them — “recorded” when they were replayed "
-                                    "from recordings — and the run's own seconds beside them")})
+                                "questions": st.column_config.NumberColumn("questions", width=70),
+                                "tokens/q": st.column_config.TextColumn(
+                                    "tokens/q", width=70, help="the LLM tokens a question's answers cost when the "
+                                    "model wrote them (recorded answers as they cost when recorded)"),
+                                "seconds/q": st.column_config.TextColumn(
+                                    "seconds/q", help="the model's seconds for a question's answers when it wrote "
+                                    "them — “recorded” when they were replayed from recordings — and the run's own "
+                                    "seconds beside them")})
     if unanswered:
         st.caption("EM / F1 “—”: " + "; ".join(f"{', '.join(dict.fromkeys(names))} — {why}"
                                                for why, names in unanswered.items())

@@ -58,7 +58,7 @@ SESSION = "this session"  # the `where` of a run kept in the session's history (
 
 def trace_table(files: list[tuple[str, Path]], runs: list[HistoryRun] | None = None) -> pd.DataFrame:
     """One row per run of this session (newest first) and per readable trace file, with its tags (unreadable files
-    are counted in a caption). Key columns first: question, recall, answer, EM, tags."""
+    are counted in a caption). Key columns first: question, recall, answer, EM, tokens, tags."""
     rows, broken = [], 0
     saved = saved_questions()
     for n, run in reversed(list(enumerate(runs or []))):
@@ -75,7 +75,7 @@ def trace_table(files: list[tuple[str, Path]], runs: list[HistoryRun] | None = N
                      "path": str(p)})
     if broken:
         st.caption(f"{broken} unreadable trace file(s) skipped")
-    columns = ["question", "R@5", "R@10", "answer", "EM", "tags", "where", "method", "iterations", "tokens", "file",
+    columns = ["question", "R@5", "R@10", "answer", "EM", "tokens", "tags", "where", "method", "iterations", "file",
                "path"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -116,6 +116,9 @@ def show_table(view: pd.DataFrame, total: int) -> None:
                                 "R@10": st.column_config.NumberColumn("R@10 %", width=62),
                                 "answer": st.column_config.TextColumn("answer", width=140),
                                 "EM": st.column_config.NumberColumn("EM", width=40),
+                                "tokens": st.column_config.NumberColumn(
+                                    "tokens", width=64, help="what the run's LLM answers cost when the model wrote "
+                                    "them (recorded answers as they cost when recorded)"),
                                 "tags": st.column_config.TextColumn("tags", width=100),
                                 "where": st.column_config.TextColumn("where", width=100),
                                 "method": st.column_config.TextColumn("method", width=110)})

@@ -228,26 +228,32 @@ def gold_note(report: dict[str, Any], name: Callable[[str], str] = str) -> str:
     return "; ".join(parts) + "." if parts else ""
 
 
-def cost_words(report: dict[str, Any]) -> str:
-    """What a report's LLM runs cost a question, in the words `gear eval` and the Evaluate page both use: the tokens
-    and the model's seconds its answers took when they were written, marked "recorded" when they were replayed
-    (gear.trace.cost), beside the run's own seconds: "6,575 tokens, 199 s (recorded); replay 0.05 s". "" for a
-    report whose runs asked no LLM."""
+def cost_cells(report: dict[str, Any]) -> tuple[str, str] | None:
+    """What a report's LLM runs cost a question, in the words `gear eval` and the Evaluate page both use: the tokens,
+    and the model's seconds its answers took when they were written — marked "recorded" when they were replayed
+    (gear.trace.cost), beside the run's own seconds: ("6,575", "199 s recorded · replay 0.05 s"). None for a report
+    whose runs asked no LLM."""
     if "seconds_per_question" not in report:
-        return ""
+        return None
     tokens = report.get("tokens_per_question") or 0
     tokens = tokens.get("total", 0) if isinstance(tokens, dict) else tokens  # a dict in reports before a5860c8
     wall = float(report["seconds_per_question"].get("mean", 0.0))
     model = report.get("model_seconds_per_question")
     if model is None:  # a report made before reports kept the model's seconds: its own time alone
-        return f"{tokens:,.0f} tokens, {seconds_words(wall)}"
+        return f"{tokens:,.0f}", seconds_words(wall)
     recorded, n = int(report.get("recorded_questions") or 0), int(report.get("n_questions") or 0)
-    paid = f"{tokens:,.0f} tokens, {seconds_words(float(model))}"
+    paid = seconds_words(float(model))
     if recorded and recorded >= n:
-        return f"{paid} (recorded); replay {seconds_words(wall)}"
+        return f"{tokens:,.0f}", f"{paid} recorded · replay {seconds_words(wall)}"
     if recorded:
-        return f"{paid} ({recorded} of {n} questions recorded); this run {seconds_words(wall)}"
-    return paid
+        return f"{tokens:,.0f}", f"{paid} ({recorded}/{n} recorded) · run {seconds_words(wall)}"
+    return f"{tokens:,.0f}", paid
+
+
+def cost_words(report: dict[str, Any]) -> str:
+    """cost_cells as one line: "6,575 tokens, 199 s recorded · replay 0.05 s" ("" without LLM runs)."""
+    cells = cost_cells(report)
+    return "" if cells is None else f"{cells[0]} tokens, {cells[1]}"
 
 
 QuestionProgress = Callable[[int, int, str], None]  # (done, total, question id)

@@ -111,7 +111,7 @@ def test_every_finished_run_is_listed_in_traces_key_columns_first(studio: dict) 
     at.switch_page("app_pages/traces.py").run()
     assert not at.exception
     table = at.dataframe[0].value
-    assert list(table.columns[:6]) == ["question", "R@5", "R@10", "answer", "EM", "tags"]
+    assert list(table.columns[:7]) == ["question", "R@5", "R@10", "answer", "EM", "tokens", "tags"]
     mine = table[table["where"] == "this session"]
     assert len(mine) == 3 and set(mine["question"]) == {QUESTION}
     assert list(mine["method"]) == ["bm25/none", "hybrid/naive", "hybrid/gear"]  # newest first

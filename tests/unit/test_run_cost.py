@@ -78,7 +78,7 @@ def test_a_replayed_run_costs_what_its_recording_cost(tmp_path: Path) -> None:
     assert row["model_seconds"] == recorded.model_seconds and row["recorded_calls"] == recorded.requests
     assert report["recorded_questions"] == 1 and report["model_seconds_per_question"] == recorded.model_seconds
     words = cost_words(report)
-    assert words.startswith(f"{recorded.tokens:,} tokens, {recorded.model_seconds:.0f} s (recorded); replay ")
+    assert words.startswith(f"{recorded.tokens:,} tokens, {recorded.model_seconds:.0f} s recorded · replay ")
     # gear compare and the Evaluate page's pairing say it beside the replay's own seconds
     pairing = pair_reports(report, report, 5)
     assert pairing.questions[0].time_words("a").endswith(f" (recorded {recorded.model_seconds:.0f})")
