@@ -21,7 +21,7 @@ from gear.eval.report import cost_cells
 from gear.files import atomic_write_json
 from gear.llm.queue import listening
 from studio import demo
-from studio.report_names import answer_cells, counted, report_titles, slug
+from studio.report_names import NO_ANSWER, answer_cells, counted, report_titles, slug
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import esc_md, one_line
 from studio.saves import saved_reports
@@ -248,7 +248,13 @@ def show_results() -> None:
             row["tokens/q"], row["seconds/q"] = cells
         row.update({"method": viz.report_label(r), "runs": runs_label(r), "file": f"{name}.json"})
         rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+    table = pd.DataFrame(rows)
+    if "tokens/q" in table:  # a report whose runs asked no LLM has no cost: "—", and the columns keep their place
+        table[["tokens/q", "seconds/q"]] = table[["tokens/q", "seconds/q"]].fillna(NO_ANSWER)
+        order = [c for c in table.columns if c not in ("tokens/q", "seconds/q")]
+        at = order.index("method")
+        table = table[[*order[:at], "tokens/q", "seconds/q", *order[at:]]]
+    st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"report": st.column_config.TextColumn("report", pinned=True),
                                 **{c: st.column_config.TextColumn(c, width="small") for c in ("EM", "F1")},
                                 "runs": st.column_config.TextColumn(

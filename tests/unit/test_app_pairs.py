@@ -39,6 +39,11 @@ def test_two_methods_run_now_are_lined_up_with_their_paired_numbers(studio: dict
     assert any(o.startswith("tiny · Hybrid · 20") for o in shown) and any(
         o.startswith("tiny · GeAR (hybrid) · 20") for o in shown), shown
     expected = pair_reports(hybrid, gear, 5)
+    # the Results tab: recall, answers and cost first (in view at 1280 px), "—" for the method that asks no LLM
+    results = next(df.value for df in at.dataframe if "report" in df.value.columns)
+    assert list(results.columns[-7:]) == ["EM", "F1", "tokens/q", "seconds/q", "method", "runs", "file"]
+    by_method = results.set_index("method")
+    assert by_method.loc["Hybrid", "tokens/q"] == "—" and by_method.loc["Hybrid GeAR", "tokens/q"] != "—"
     numbers = next(df.value for df in at.dataframe if "sign test p" in df.value.columns)
     assert list(numbers["measure"]) == [m.name for m in expected.measures]
     assert list(numbers["better"]) == [m.better for m in expected.measures]
