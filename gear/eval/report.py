@@ -296,14 +296,14 @@ def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: S
             else:
                 recall = {str(kk): recall_at(run.ids, gold, kk) for kk in ks}
         last = runs[-1]  # the largest cut-off's run: the answer, the diagnosis and the saved trace read it
-        costs = [r.trace.cost() for r in runs]
+        # the question's cost: each request once over all its runs (the paper's protocol runs a single-step method
+        # once per cut-off, and the runs often share a QA prompt the model answered once)
+        cost = Trace([c for r in runs for c in r.trace.of(LLMCalled)]).cost()
         answered = last.trace.first(Answered)
-        result = QuestionResult(q.id, q.question, q.hop_type, len(gold), recall,
-                                prompt_tokens=sum(c.prompt_tokens for c in costs),
-                                completion_tokens=sum(c.completion_tokens for c in costs),
+        result = QuestionResult(q.id, q.question, q.hop_type, len(gold), recall, prompt_tokens=cost.prompt_tokens,
+                                completion_tokens=cost.completion_tokens,
                                 iterations=max(1, len(last.trace.iterations())),
-                                model_seconds=round(sum(c.model_seconds for c in costs), 3),
-                                recorded_calls=sum(c.recorded for c in costs))
+                                model_seconds=round(cost.model_seconds, 3), recorded_calls=cost.recorded)
         if answered is not None:
             result.answer, result.em, result.f1 = answered.answer, answered.em, answered.f1
         calls = [c for r in runs for c in r.trace.of(LLMCalled)]

@@ -93,3 +93,20 @@ def test_a_report_of_runs_without_an_llm_says_no_cost() -> None:
     # a report made before reports kept the model's seconds: its tokens and its own time
     old = {"seconds_per_question": {"mean": 81.2, "p50": 80.0}, "tokens_per_question": 6587.0}
     assert cost_words(old) == "6,587 tokens, 81 s"
+
+
+def test_a_question_run_once_per_cut_off_pays_each_request_once(tmp_path: Path) -> None:
+    """The paper's protocol runs SyncGE once per cut-off; on the tiny index the k = 10 and k = 15 runs read the same 8
+    passages, so the second asks nothing new: the question costs what the model answered, once per request (as the
+    recorded reports counted it)."""
+    engine = tiny_engine()
+    settings = Settings().with_(method="sync", retriever="hybrid")
+    cache = tmp_path / "llm_cache"
+    engine.set_llm(settings, MemoLLM(CachedLLM(SlowScripted(), cache, "record")))
+    question = Question("q1", QUESTION, ("Mediterranean Sea",), (("Mount Etna", None), ("Sicily", None)))
+    row = evaluate(engine, [question], settings, (5, 10, 15), protocol="paper").to_dict()["per_question"][0]
+    entries = [json.loads(p.read_text()) for p in cache.glob("*.json")]  # each request the model answered, once
+    assert row["llm_calls"] > len(entries)  # the runs asked some requests again
+    assert row["prompt_tokens"] == sum(e["prompt_tokens"] for e in entries)
+    assert row["completion_tokens"] == sum(e["completion_tokens"] for e in entries)
+    assert row["model_seconds"] == SECONDS * len(entries) and row["recorded_calls"] == 0
