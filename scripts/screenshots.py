@@ -6,7 +6,8 @@ The app runs as `make run` starts it, on the bundled walk-through demo in a fres
 live model is a stand-in on 127.0.0.1 that answers every request with the answer recorded for it in assets/llm_cache,
 `--delay` seconds later and streamed, as the embedded model would (the bundled recordings are hidden from the app, so
 it asks the stand-in, which it treats as any OpenAI-compatible endpoint). So a run is really in progress when the first
-picture is taken, and every picture shows the run the recordings hold. Chromium (Playwright, /usr/bin/chromium; never
+picture is taken, and every picture shows the run the recordings hold — its tokens the model's, its seconds the
+stand-in's. Chromium (Playwright, /usr/bin/chromium; never
 `playwright install`) then takes the five-minute tour at 1280 px: the Ask page mid-run and finished, teaching mode,
 the gold panel, an evaluation and a comparison. Each picture is written as a 256-colour PNG (a tenth of the size).
 
