@@ -7,11 +7,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from gear.trace import Trace
+from gear.trace import TraceError
 from studio.demo import shown, traces_dir
 from studio.diagnosis_runs import traces_diagnosis
 from studio.open_run import open_in_ask
-from studio.safe import esc_md, guarded, setup
+from studio.safe import esc_md, guarded, one_line, setup
+from studio.saves import open_trace
 from studio.session import history
 from studio.traces import (
     SESSION,
@@ -43,7 +44,11 @@ def page() -> None:
         return
     key = pick_trace(view)
     run = session_run(key)
-    trace = run.trace if run is not None else Trace.load(key)
+    try:
+        trace = run.trace if run is not None else open_trace(key)
+    except TraceError as exc:  # changed on disk since it was listed
+        st.error(esc_md(one_line(exc)))
+        return
     st.markdown(f"**Question:** {esc_md(trace.question)}")
     if st.button("Open in the Ask view", key="tr_open", type="primary"):
         if run is not None:

@@ -143,6 +143,15 @@ def evals_dir() -> Path:
     return data_dir() / "evals"
 
 
+BUNDLED_EVALS = ROOT / "docs" / "evals"  # the project's own recorded evaluations (docs/results.md)
+
+
+def homes() -> list[Path]:
+    """Where the app opens a saved trace or report: the data folder, the bundled assets and the project's recorded
+    evaluations — never elsewhere, whatever a link, a report or a link in the data folder points at."""
+    return [data_dir(), ASSETS, BUNDLED_EVALS]
+
+
 def tags_path(trace: Path) -> Path:
     """Where a person's tags and verdict of a trace file are kept: beside the trace when it lives in the data folder
     (a saved run, an evaluation's trace), else under the data folder's tags/, named after the trace's place in the

@@ -232,7 +232,7 @@ def _suggestions(trace: Trace, backend: Any | None, marks: Marks, ranks: dict[in
                "No other passage holds that answer.")
     for s in open_ones[:6]:
         left, right = st.columns([4, 1], vertical_alignment="center")
-        left.markdown(f"**{esc_md(s.title)}** · #{s.id} · {_where(s.id, ranks)}  \n"
+        left.markdown(f"**{esc_md(s.title)}** · #{s.id:d} · {_where(s.id, ranks)}  \n"
                       f"<small>{esc_md('; '.join(s.reasons))}</small>", unsafe_allow_html=True)
         right.button("Mark", key=f"{key}_suggest_{s.id}", on_click=_mark, args=(marks, s.id))
 

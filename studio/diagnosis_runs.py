@@ -7,7 +7,6 @@ its run's stage table, opens its trace on the Ask page, and takes the person's v
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +18,9 @@ import streamlit as st
 from gear import viz
 from gear.diagnosis import CATEGORY_LABELS, DEFAULT_K, Diagnosis, diagnose, stage_label, summarise
 from gear.diagnosis.model import FOUND_STATUS, LOST_STATUS, NONE, OPEN_STATUS
-from gear.eval.pairing import trace_path
 from gear.eval.protocol import diagnosis_k, per_cutoff, report_ks, traced_k
-from gear.trace import Trace, TraceError
+from gear.eval.report_file import kept_diagnosis, trace_path
+from gear.trace import TraceError
 from gear.viz.diagnosis import diagnosis_category_figure, funnel_figure, lost_at_figure
 from studio import demo
 from studio.diagnosis_review import review_of, save_review
@@ -30,12 +29,13 @@ from studio.open_run import open_in_ask, summary
 from studio.report_names import NO_ANSWER, counted, report_title
 from studio.run_gold import RUN, gold_of, saved_questions
 from studio.safe import esc_md, one_line
-from studio.saves import saved_reports
+from studio.saves import open_report, open_trace, saved_reports
 from studio.sidebar import PRESETS
 
 EVERY_FOLDER = "every trace listed above"
 SHORT_LABELS = {"base_retriever": "base retriever", "extraction": "extraction", "graph": "graph", "reader": "reader",
-                "reasoner": "reasoner", "dataset": "dataset", "none": "no error"}  # where seven long names crowd
+                "reasoner": "reasoner", "dataset": "dataset", "answer": "answer step", "rewriter": "rewriter",
+                "ranking": "final ranking", "none": "no error"}  # where ten long names crowd
 
 
 @dataclass(frozen=True)
@@ -50,9 +50,14 @@ class DiagnosedRun:
 
 # -- where diagnoses come from: evaluation reports ---------------------------------------------------------------------
 def report_trace(report_path: Path, entry: dict[str, Any]) -> Path | None:
-    """The saved trace of one question of a report (gear.eval.pairing.trace_path: the path it recorded, or the same
-    file name in the report's own traces folder, data/evals/<report>/traces/)."""
-    return trace_path(report_path, entry)
+    """The saved trace of one question of a report (gear.eval.report_file.trace_path: the path it recorded, or the
+    same file name in the report's own traces folder, data/evals/<report>/traces/); None, said in one line, when the
+    report points outside its folder and the data folder."""
+    try:
+        return trace_path(report_path, entry)
+    except ValueError as exc:
+        st.caption(esc_md(one_line(exc)))
+        return None
 
 
 def _report_k(report: dict[str, Any]) -> int:
@@ -95,10 +100,7 @@ def from_report(name: str, path: Path, report: dict[str, Any], group: str) -> tu
         trace = report_trace(path, entry)
         d = None
         if entry.get("diagnosis"):
-            try:
-                d = Diagnosis.from_dict(entry["diagnosis"])
-            except (KeyError, TypeError, ValueError):
-                d = None
+            d = kept_diagnosis(entry["diagnosis"])
         if d is None and trace is not None:
             d = diagnosed_file(trace, k, texts)
         if d is None:
@@ -120,7 +122,7 @@ def evaluation_diagnosis() -> None:
     agreement: list[str] = []
     for name in chosen:
         try:
-            report = json.loads(reports[name].read_text(encoding="utf-8"))
+            report = open_report(reports[name])
         except (OSError, ValueError):
             continue  # the results above say it cannot be read
         group = report.get("label") or viz.report_label(report)
@@ -148,7 +150,7 @@ def evaluation_diagnosis() -> None:
 # -- where diagnoses come from: a folder of traces ---------------------------------------------------------------------
 @st.cache_data(show_spinner=False, max_entries=5000)
 def _diagnosed(path: str, mtime: float, k: int, texts_key: str, _texts: QATexts) -> dict[str, Any] | None:
-    trace = Trace.load(path)
+    trace = open_trace(path)
     if nothing_to_diagnose(trace):
         return None
     return diagnose(trace, k, _texts.for_trace(trace), hop=_texts.hop_for(trace)).to_dict()
@@ -180,7 +182,7 @@ def diagnosed_now(path: Path, texts: QATexts, saved: dict[str, list[Any]]) -> Di
         return None
     from gear.diagnosis.gold_marks import diagnose_marked
 
-    trace = Trace.load(path)
+    trace = open_trace(path)
     return diagnose_marked(trace, list(gold.ids), list(gold.answers) or None,
                            passages={**texts.for_trace(trace), **gold.unseen}, k=DEFAULT_K)
 
@@ -247,6 +249,16 @@ def _lost_words(d: Diagnosis, attribute: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def proposed_words(d: Diagnosis) -> str:
+    """The proposal in a table cell with its confidence: its category's name ("final ranking · high"), or both when it
+    is undetermined between two ("graph or extraction · low")."""
+    if d.category is None:
+        return "—"
+    name = " or ".join(SHORT_LABELS.get(c, c) for c in d.undetermined) if d.undetermined else \
+        CATEGORY_LABELS.get(d.category, d.category)
+    return f"{name} · {d.confidence}" if d.confidence else name
+
+
 def question_rows(runs: Sequence[DiagnosedRun]) -> pd.DataFrame:
     rows = []
     for r in runs:
@@ -257,7 +269,7 @@ def question_rows(runs: Sequence[DiagnosedRun]) -> pd.DataFrame:
                      "found": f"{sum(p.status == FOUND_STATUS for p in d.passages)}/{len(d.passages)}",
                      "lost at": ", ".join(_lost_words(d, "lost_at")) or "—",
                      "dropped at": ", ".join(_lost_words(d, "dropped_at")) or "—",
-                     "proposed": CATEGORY_LABELS.get(d.category, d.category) if d.category else "—",
+                     "proposed": proposed_words(d),
                      "yours": review.words,
                      "EM": NO_ANSWER if d.answer is None or d.answer.em is None else f"{d.answer.em:.0f}",
                      "hop": d.hop,
@@ -350,7 +362,7 @@ def run_detail(run: DiagnosedRun, key: str) -> None:
     names = list(CATEGORY_LABELS)
     open_col, accept_col, pick_col, save_col = st.columns([2, 2, 3, 1], vertical_alignment="bottom")
     if open_col.button("Open on the Ask page", key=f"{key}_open_{ident}", help="its whole trace, step by step"):
-        open_in_ask(Trace.load(run.trace), run.trace)
+        open_in_ask(open_trace(run.trace), run.trace)
     accept = accept_col.button("Accept the proposal", key=f"{key}_accept_{ident}", type="primary",
                                help="keep the proposed category as this run's tag (Traces page)")
     choice = pick_col.selectbox("Or change it to", names, index=names.index(review.chosen or proposed),

@@ -1,20 +1,24 @@
 """Where was the gold lost? — one run at a time (issue 19): the "Gold passages" panel under an Ask result and the
-stage tables of a comparison side by side. The diagnosis itself is gear.diagnosis (a pure function of the
-trace); this module picks the gold passages' texts, draws the table with the lost stage highlighted, and writes the
-proposed category with its evidence. Everything a passage or the LLM wrote is escaped before it becomes markdown."""
+stage tables of a comparison side by side. The diagnosis itself is gear.diagnosis (a pure function of the trace, or
+of the trace and the index the run was made on when that index is open: the probe); this module picks the gold
+passages' texts, draws the table with the lost stage highlighted, and writes the proposed category with its
+confidence and its evidence, each line pointing to the steps it rests on (on Ask, a pointer opens the lesson at that
+step). Everything a passage or the LLM wrote is escaped before it becomes markdown."""
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from gear.diagnosis import CATEGORY_LABELS, DEFAULT_K, Diagnosis, diagnose
+from gear import trace as t
+from gear.diagnosis import CATEGORY_LABELS, DEFAULT_K, RUN_LEVEL, Diagnosis, Probe, Ref, diagnose
+from gear.diagnosis.claims import where
 from gear.diagnosis.gold_texts import gold_texts
 from gear.trace import RunStarted, Trace
 from gear.viz.diagnosis import (
@@ -29,6 +33,7 @@ from gear.viz.diagnosis import (
     side_by_side_rows,
     stage_table,
 )
+from gear.viz.lesson import LessonStep, lesson_steps
 from studio import demo
 from studio.safe import esc_md, one_line
 
@@ -134,8 +139,49 @@ def gold_texts_for(trace: Trace, index: Path | None) -> dict[int, tuple[str, str
     return selected.for_trace(trace) or QATexts.known().for_trace(trace)
 
 
+def probe_for(index: Path | None) -> Probe | None:
+    """The open index as the diagnosis's probe (its triples, the beams re-run; gear.diagnosis.probe), when it is
+    built; the diagnosis itself checks that the run was made on it."""
+    if index is None or not (index / "manifest.json").is_file():
+        return None
+    try:
+        from studio.resources import engine_for
+
+        return engine_for(index)
+    except Exception:  # an index that cannot be opened now: the trace alone
+        return None
+
+
 def diagnosis_of(trace: Trace, index: Path | None, k: int = DEFAULT_K) -> Diagnosis:
-    return diagnose(trace, k, gold_texts_for(trace, index))
+    return diagnose(trace, k, gold_texts_for(trace, index), probe=probe_for(index))
+
+
+# -- where an evidence line points: the lesson's steps -----------------------------------------------------------------
+#: the events a ref's step is drawn as, in the lesson (gear.viz.lesson.lesson_steps)
+STEP_EVENTS: dict[str, tuple[type[t.Event], ...]] = {
+    "base": (t.BaseRetrieved,), "retrieval": (t.PassagesAdded, t.BaseRetrieved), "read": (t.ProximalTriples,),
+    "link": (t.TriplesLinked,), "beam": (t.BeamsSearched,), "expanded": (t.BeamsSearched,),
+    "fused": (t.PassagesFused,), "gist": (t.GistUpdated,), "reasoner": (t.Reasoned,),
+    "rewriter": (t.QueryRewritten,), "passagelink": (t.PassagesLinked,), "ranking": (t.PassagesLinked, t.Answered),
+    "thought": (t.ThoughtWritten,), "seed": (t.PPRSeeded,), "walk": (t.PPRRanked,), "answer": (t.Answered,)}
+
+
+def lesson_step(steps: list[LessonStep], r: Ref) -> int | None:
+    """The lesson step (from 1) a ref points to: the first step drawing its step's event in its iteration."""
+    kinds = STEP_EVENTS.get(r.step, ())
+    for n, step in enumerate(steps, 1):
+        e = step.event
+        if isinstance(e, kinds) and (r.iteration == RUN_LEVEL or e.iteration == r.iteration):
+            return n
+    return None
+
+
+def pointers(refs: Iterable[Ref]) -> list[Ref]:
+    """The refs of a line worth pointing to, one per place, in the run's order (a re-run points to no step)."""
+    seen: dict[str, Ref] = {}
+    for r in sorted(refs, key=lambda r: (r.iteration == RUN_LEVEL, r.iteration)):
+        seen.setdefault(where(r), r)
+    return list(seen.values())
 
 
 # -- drawing one diagnosis ---------------------------------------------------------------------------------------------
@@ -180,9 +226,17 @@ def category_line(d: Diagnosis) -> str:
     if d.category is None:
         return ("**Proposed category:** none — mark the passages that hold the answer first" if not d.passages else
                 "**Proposed category:** none yet (nothing to judge against)")
-    line = f"**Proposed category:** {esc_md(CATEGORY_LABELS.get(d.category, d.category))}"
-    if d.second:
-        line += f" — second: {esc_md(CATEGORY_LABELS.get(d.second, d.second))}"
+    if d.undetermined:
+        line = ("**Proposed category:** undetermined between "
+                + " and ".join(esc_md(CATEGORY_LABELS.get(c, c)) for c in d.undetermined))
+    else:
+        line = f"**Proposed category:** {esc_md(CATEGORY_LABELS.get(d.category, d.category))}"
+        if d.second:
+            line += f" — second: {esc_md(CATEGORY_LABELS.get(d.second, d.second))}"
+    if d.confidence:
+        line += f" · confidence **{esc_md(d.confidence)}**"
+    if d.answer_form_only:
+        line += " · the answer is right in substance"
     if not d.complete:
         line += " *(provisional: the run was cut short)*"
     return line
@@ -202,11 +256,18 @@ def answer_line(d: Diagnosis) -> str:
     return "**Answer check:** " + " · ".join(parts)
 
 
-def show_verdict(d: Diagnosis) -> None:
-    """The proposed category with the evidence used, the answer check, the notes, and each passage's path."""
+def show_verdict(d: Diagnosis, trace: Trace | None = None, go: Callable[[int], None] | None = None,
+                 key: str = "diag") -> None:
+    """The proposed category with its confidence and the evidence used, each line with the steps it rests on (with
+    `trace` and `go`, a choice of those steps opens the lesson there), the answer check, the notes, and each
+    passage's path."""
     st.markdown(category_line(d))
     if d.evidence:
-        st.markdown("\n".join(f"- {esc_md(line)}" for line in d.evidence))
+        st.markdown("\n".join(f"- {esc_md(line)}" + (f"  \n  ↳ *{esc_md(' · '.join(where(r) for r in refs))}*"
+                                                      if refs else "")
+                               for line, refs in ((x, pointers(r)) for x, r in d.lines())))
+    if trace is not None and go is not None:
+        step_choice(d, trace, go, key)
     line = answer_line(d)
     if line:
         st.markdown(line)
@@ -218,9 +279,26 @@ def show_verdict(d: Diagnosis) -> None:
             st.markdown("\n".join(f"- {esc_md(line)}" for line in p.evidence) or "- (no stage ran)")
 
 
-def show_diagnosis(d: Diagnosis, key: str) -> None:
+def step_choice(d: Diagnosis, trace: Trace, go: Callable[[int], None], key: str) -> None:
+    """The steps the evidence rests on, as choices: picking one calls `go` with its lesson step (from 1)."""
+    steps = lesson_steps(trace)  # the steps teaching mode walks (studio.teaching.teaching_steps)
+    options: dict[str, int] = {}
+    for _, refs in d.lines():
+        for r in pointers(refs):
+            n = lesson_step(steps, r) if r.claim != "rerun" else None
+            if n is not None:
+                options.setdefault(where(r), n)
+    if not options:
+        return
+    chosen = st.pills("Open the step the evidence points to, in the lesson", list(options), key=f"{key}_go",
+                      help="Teaching mode opens at that step of this run (Back and Next walk from there).")
+    if chosen is not None:
+        go(options[chosen])
+
+
+def show_diagnosis(d: Diagnosis, key: str, trace: Trace | None = None, go: Callable[[int], None] | None = None) -> None:
     show_stage_table(d, key=f"{key}_table")
-    show_verdict(d)
+    show_verdict(d, trace, go, key)
 
 
 # -- the Ask page: under the result ------------------------------------------------------------------------------------
@@ -247,13 +325,34 @@ def gold_panel(trace: Trace, index: Path | None, k: int = DEFAULT_K) -> None:
 
         ids, answers, extra = (marked.ids, marked.answers, marked.passages) if marked is not None else ([], None, {})
         d = diagnose_marked(trace, ids, answers, passages={**gold_texts_for(trace, index), **extra}, k=k,
-                            missing_gold=missing)
+                            missing_gold=missing, probe=probe_for(index))
     except Exception as exc:  # a trace from a format this version cannot follow: one line, never a traceback
         st.caption(f"This run cannot be diagnosed: {esc_md(one_line(exc))}")
         return
     st.caption(f"{d.found} of {len(d.passages)} gold passage(s) found in the final top {d.k} (the passages the QA "
                f"step reads); {esc_md(d.family)} stages.")
-    show_diagnosis(d, key="ask_diag")
+    show_diagnosis(d, key="ask_diag", trace=trace, go=open_step)
+
+
+def open_step(step: int) -> None:
+    """Teaching mode on this run, at lesson step `step` (from 1): the pointer an evidence line gives. The toggle's
+    state is set before the page draws it again, on a full rerun."""
+    st.session_state[PENDING_STEP] = step
+    st.rerun(scope="app")
+
+
+PENDING_STEP = "diag_open_step"  # session state: a lesson step an evidence pointer asked for, applied on the next run
+
+
+def apply_pending_step() -> None:
+    """Called by the Ask page before it draws the teaching toggle: open the step an evidence pointer asked for."""
+    from studio.session import TEACH_STEP
+
+    step = st.session_state.pop(PENDING_STEP, None)
+    if step is not None:
+        st.session_state["teaching"] = True
+        st.session_state[TEACH_STEP] = step - 1
+        st.session_state.pop("ask_diag_go", None)  # the choice is spent: the panel shows none chosen again
 
 
 def missing_gold(trace: Trace, index: Path | None) -> list[str]:

@@ -3,7 +3,6 @@ under data/evals/, and the charts that compare them live here, apart from the pa
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 import time
@@ -24,7 +23,7 @@ from studio import demo
 from studio.report_names import NO_ANSWER, answer_cells, counted, report_titles, slug
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import esc_md, one_line
-from studio.saves import saved_reports
+from studio.saves import open_report, saved_reports
 from studio.session import start
 from studio.sidebar import PRESETS, method_settings
 
@@ -226,17 +225,18 @@ def show_results() -> None:
                             format_func=lambda name: titles.get(name, name),
                             help=f"index · method · when it ran; each is saved as {demo.shown(demo.evals_dir())}/"
                                  "<file>.json (the table's last column), the name gear diagnose and scripts use.")
-    data = []
+    data, opened = [], []
     for name in chosen:
-        try:
-            data.append(json.loads(reports[name].read_text(encoding="utf-8")))
+        try:  # a report that does not open spoils only itself: named with its reason, the others shown
+            data.append(open_report(reports[name]))
+            opened.append(name)
         except (OSError, ValueError) as exc:
             st.error(f"{esc_md(name)}: cannot read ({esc_md(one_line(exc))})")
     if not data:
         return
     rows: list[dict[str, Any]] = []
     unanswered: dict[str, list[str]] = {}
-    for name, r in zip(chosen, data, strict=False):
+    for name, r in zip(opened, data, strict=True):
         # what a person compares first, in view at 1280 px: recall, answers and cost; the method's label (in the
         # report's title already) and which runs the figures read after them
         row: dict[str, Any] = {"report": titles.get(name, name), "questions": r.get("n_questions")}
@@ -273,7 +273,7 @@ def show_results() -> None:
         st.caption("EM / F1 “—”: " + "; ".join(f"{', '.join(dict.fromkeys(names))} — {why}"
                                                for why, names in unanswered.items())
                    + " (the paper's QA step answers after SyncGE, GeAR and IRCoT).")
-    for name, r in zip(chosen, data, strict=False):
+    for name, r in zip(opened, data, strict=True):
         if note := source_note(r):
             st.caption(f"{esc_md(titles.get(name, name))}: {esc_md(note)}")
     st.plotly_chart(viz.recall_by_method_figure(data), width="stretch", key="fig_recall")

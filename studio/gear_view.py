@@ -26,14 +26,14 @@ def run_method(view: View) -> methods.Method | None:
 
 # -- one function per event --------------------------------------------------------------------------------------------
 def iteration_started(e: t.IterationStarted, view: View) -> None:
-    st.markdown(f"<div style='font-size:1.05rem'>q<sup>({e.iteration})</sup> = <i>{esc_md(e.query)}</i></div>",
+    st.markdown(f"<div style='font-size:1.05rem'>q<sup>({e.iteration:d})</sup> = <i>{esc_md(e.query)}</i></div>",
                 unsafe_allow_html=True)
     if view.live and e.iteration == 1:
         peers_view.first_use_note(view.events)
 
 
 def base_retrieved(e: t.BaseRetrieved, view: View) -> None:
-    step_heading(e, f", k = {e.k}")
+    step_heading(e, f", k = {e.k:d}")
     method = run_method(view)
     if method is not None and method.base_note:
         st.caption(method.base_note)
@@ -64,16 +64,16 @@ def initial_nodes(e: t.InitialNodes, view: View) -> None:
 
 def beams_searched(e: t.BeamsSearched, view: View) -> None:
     n = e.iteration
-    step_heading(e, f"b = {e.width}, l = {e.length}, γ = {e.gamma:g}, neighbours ≤ {e.max_neighbours}")
+    step_heading(e, f"b = {e.width:d}, l = {e.length:d}, γ = {e.gamma:g}, neighbours ≤ {e.max_neighbours:d}")
     st.caption(f"Beams keep the top b sequences; the n-th candidate of a beam is weighted by exp(−min(n, γ)/γ) "
                f"(diversity {'on' if e.diversity else 'off'}); {e.candidates_scored:,} candidate sequences scored.")
     initial = next((x for x in reversed(view.events) if isinstance(x, t.InitialNodes) and x.iteration == n), None)
     if not e.steps or not e.steps[-1]:
         st.caption("No beams (no initial nodes).")
         return
-    page = viz.beams_html(e, initial, viz.passage_lookup(view.events), height=view.graph_height,
-                          gold_known=view.gold_known)
-    iframe(page, view.graph_height + 60)
+    picture = viz.beams_picture(e, initial, viz.passage_lookup(view.events), gold_known=view.gold_known)
+    height = picture.height(viz.PICTURE_WIDTH)  # as tall as it needs at the column's width: labels keep their size
+    iframe(picture.html(height), height + 60)
     by_id = {x.id: x for x in e.triples}
     rows = [{"beam": i, "score": round(b.score, 3),
              "triples": " → ".join(viz.spo_text(by_id[x].spo) for x in b.triple_ids if x in by_id),
@@ -97,21 +97,24 @@ def passages_fused(e: t.PassagesFused, view: View) -> None:
 
 
 def gist_updated(e: t.GistUpdated, view: View) -> None:
-    step_heading(e, f" — {len(e.memory)} triple(s)")
+    step_heading(e, f" — {len(e.memory):d} triple(s)")
     table(triple_rows(e.memory, {tuple(x) for x in e.added}))
 
 
 def reasoned(e: t.Reasoned, view: View) -> None:
+    """The verdict, boxed by what it is (gear.viz.verdict): green only when its answer is the gold one — an
+    answerable verdict is the model's claim, and one the gold answer contradicts is no success."""
     step_heading(e)
-    cites = f" (cites memory facts {', '.join(map(str, e.cited))})" if e.cited else ""
-    if e.rejected:
-        st.error(f"Reasoner hallucination caught — the model said answerable: {esc_md(e.answer)}{cites}, "
-                 f"but {esc_md(e.rejected)}. The loop goes on.")
-    elif e.answerable:
-        st.success(f"Answerable — the reasoner's answer: {esc_md(e.answer)}{cites}")
-        st.caption("The reasoner's verdict ends the loop; the run's answer is the QA step's, at the end.")
-    else:
-        st.warning(f"Not answerable yet — {esc_md(e.reason)}")
+    start = next((x for x in view.events if isinstance(x, t.RunStarted)), None)
+    said = viz.verdict(e, start.answers if start else [], esc=esc_md)
+    if said.tone == "agrees":
+        st.success(said.text)
+    elif said.tone == "caught":
+        st.error(said.text)
+    elif said.tone == "unchecked":
+        st.info(said.text)
+    else:  # not answerable yet, or an answer the gold one contradicts
+        st.warning(said.text)
 
 
 def query_rewritten(e: t.QueryRewritten, view: View) -> None:
@@ -137,10 +140,7 @@ def warned(e: t.Warned, view: View) -> None:
 
 def passages_linked(e: t.PassagesLinked, view: View) -> None:
     st.markdown("**passageLink** — passages for each gist triple, fused with every iteration's list")
-    rows = [{"gist triple": viz.spo_text(link.triple),
-             "linked passages": "; ".join(("★ " if p.gold else "") + p.title for p in link.passages)}
-            for link in e.links]
-    table(rows)
+    table(viz.linked_rows(e))
 
 
 def final_ranking(e: t.FinalRanking, view: View) -> None:

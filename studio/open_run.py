@@ -11,6 +11,7 @@ from gear.trace import Answered, FinalRanking, RunFinished, RunStarted, Trace
 from studio.diagnosis_marks import home_index
 from studio.links import LINK, link_for
 from studio.run_gold import final_ids, shown_keys
+from studio.saves import open_trace
 from studio.session import (
     EXAMPLE,
     INDEX_SELECTED,
@@ -44,7 +45,7 @@ def open_in_ask(trace: Trace, where: str | Path, ran_here: bool = False) -> None
 
 @st.cache_data(show_spinner=False, max_entries=5000)
 def summary(path: str, mtime: float) -> dict:
-    return summarise(Trace.load(path))
+    return summarise(open_trace(path))
 
 
 def summarise(trace: Trace) -> dict:

@@ -5,7 +5,6 @@ background) where the user would otherwise wait for them."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 import time
@@ -297,13 +296,22 @@ def qa_for_index(directory: Path) -> list[Any]:
     if d is not None and d.qa.is_file():
         path = d.qa
     else:
+        from gear.index.manifest import Manifest
+        from gear.saved import SavedFileError, inside
+        from gear.store.base import StoreError
+
         try:
-            source = json.loads((directory / "manifest.json").read_text(encoding="utf-8")).get("source") or {}
-        except (OSError, ValueError):
+            source = Manifest.read(directory).source
+        except StoreError:
             source = {}
         qa = source.get("qa")
-        if qa and (demo.ROOT / qa).is_file():
-            path = demo.ROOT / qa
+        try:  # a path the manifest names: followed only inside the project's assets and the data folder
+            named = inside(demo.ROOT / qa, demo.homes(), "the data folder and the bundled files") \
+                if isinstance(qa, str) and qa else None
+        except SavedFileError:
+            named = None
+        if named is not None and named.is_file():
+            path = named
         elif (directory / "qa.json").is_file():
             path = directory / "qa.json"
     if path is None:

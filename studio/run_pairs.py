@@ -8,7 +8,6 @@ Markdown."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +27,18 @@ from gear.eval.pairing import (
     diagnoses_from_traces,
     pair_reports,
     partings,
-    trace_path,
 )
-from gear.trace import RunStarted, Trace, TraceError
+from gear.eval.report_file import kept_diagnosis, trace_path
+from gear.trace import RunStarted, TraceError
 from gear.viz.diagnosis import stage_table
 from gear.viz.pairing import band_choices, category_words, end_words, flow_figure
 from studio import demo
 from studio.report_names import report_titles
 from studio.safe import esc_md, one_line
-from studio.saves import saved_reports
+from studio.saves import open_report, open_trace, saved_reports
 from studio.sidebar import PRESETS
 
-BUNDLED = demo.ROOT / "docs" / "evals"  # the project's own recorded reports (docs/results.md)
+BUNDLED = demo.BUNDLED_EVALS
 EVERY_BAND = "every question"
 STAGE_EVENTS = {"base": "base_retrieved", "read": "proximal_triples", "link": "triples_linked",
                 "initial": "initial_nodes", "beam": "beams_searched", "expanded": "passages_expanded",
@@ -58,7 +57,7 @@ def report_files() -> dict[str, Path]:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _read(path: str, mtime: float) -> dict[str, Any]:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    return open_report(Path(path))
 
 
 def read_report(path: Path) -> dict[str, Any]:
@@ -92,9 +91,13 @@ def run_pairs() -> None:
     common = sorted({int(k) for k in reports[0].get("recall", {})} & {int(k) for k in reports[1].get("recall", {})})
     k = cut.selectbox("k", common or [5], index=(common.index(5) if 5 in common else 0), key="pair_k",
                       help="a gold passage within the top k of the final ranking is found")
+    (made_a, unused_a), (made_b, unused_b) = (diagnoses_from_traces(reports[0], files[a]),
+                                              diagnoses_from_traces(reports[1], files[b]))
+    for name, unused in (("A", unused_a), ("B", unused_b)):
+        for line in unused:  # a trace a report points at outside its folder is not opened: said, one line each
+            st.caption(f":material/warning: {name}: {esc_md(line)}")
     try:
-        extra = (diagnoses_from_traces(reports[0], files[a]), diagnoses_from_traces(reports[1], files[b]))
-        pairing = pair_reports(reports[0], reports[1], k, names=("A", "B"), diagnoses=extra)
+        pairing = pair_reports(reports[0], reports[1], k, names=("A", "B"), diagnoses=(made_a, made_b))
     except PairingError as exc:
         st.error(f"These two cannot be lined up: {esc_md(one_line(exc))}")
         return
@@ -210,13 +213,14 @@ def questions_table(p: Pairing, band: Band | None) -> QuestionPair | None:
 
 def _diagnosis(report: dict[str, Any], path: Path, qid: str) -> tuple[Diagnosis | None, Path | None]:
     entry: dict[str, Any] = next((e for e in report.get("per_question", []) if e.get("id") == qid), {})
-    trace = trace_path(path, entry)
-    if entry.get("diagnosis"):
-        try:
-            return Diagnosis.from_dict(entry["diagnosis"]), trace
-        except (KeyError, TypeError, ValueError):
-            pass
-    return diagnoses_from_traces({**report, "per_question": [entry]}, path).get(qid), trace
+    try:
+        trace = trace_path(path, entry)
+    except ValueError:  # outside the report's folder: not opened (said above the table)
+        trace = None
+    kept = kept_diagnosis(entry.get("diagnosis"))
+    if kept is not None:
+        return kept, trace
+    return diagnoses_from_traces({**report, "per_question": [entry]}, path)[0].get(qid), trace
 
 
 def down_to_the_stage(p: Pairing, q: QuestionPair, reports: tuple[dict[str, Any], dict[str, Any]],
@@ -262,7 +266,7 @@ def _stage_event(path: Path, stage: str, iteration: int | None, key: str) -> Non
     from studio.trace_view import TraceView
 
     try:
-        trace = Trace.load(path)
+        trace = open_trace(path)
     except (TraceError, OSError, ValueError) as exc:
         st.caption(f"cannot read its trace: {esc_md(one_line(exc))}")
         return

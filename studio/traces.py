@@ -12,8 +12,10 @@ import pandas as pd
 import streamlit as st
 
 from gear import viz
+from gear.diagnosis import CATEGORY_LABELS
+from gear.diagnosis.model import NONE
 from gear.files import atomic_write_json
-from gear.trace import TraceError
+from gear.saved import SavedFileError
 from studio import demo
 from studio.open_run import summarise, summary
 from studio.run_gold import RUN, gold_of, saved_questions
@@ -21,8 +23,8 @@ from studio.safe import esc_md, one_line
 from studio.saves import read_tags, save_name, tags_path
 from studio.session import HISTORY_LIMIT, HistoryRun, history
 
-CATEGORIES = ["base retriever limitation", "reader hallucination", "reasoner hallucination", "dataset issue",
-              "missing extraction detail", "graph quality"]
+#: the tag names: the diagnosis's error categories in the paper's words (and the protocol's three), "no error" aside
+CATEGORIES = [label for name, label in CATEGORY_LABELS.items() if name != NONE]
 
 
 def trace_files() -> list[tuple[str, Path]]:
@@ -57,9 +59,11 @@ SESSION = "this session"  # the `where` of a run kept in the session's history (
 
 
 def trace_table(files: list[tuple[str, Path]], runs: list[HistoryRun] | None = None) -> pd.DataFrame:
-    """One row per run of this session (newest first) and per readable trace file, with its tags (unreadable files
-    are counted in a caption). Key columns first: question, recall, answer, EM, tokens, tags."""
-    rows, broken = [], 0
+    """One row per run of this session (newest first) and per trace file that opens, with its tags; a file that does
+    not open (a link out of the data folder, a field of the wrong type, broken JSON) spoils only itself: it is named
+    with its reason under the table. Key columns first: question, recall, answer, EM, tokens, tags."""
+    rows: list[dict] = []
+    broken: list[tuple[Path, str]] = []
     saved = saved_questions()
     for n, run in reversed(list(enumerate(runs or []))):
         s = follow_gold(summarise(run.trace), saved)
@@ -67,17 +71,24 @@ def trace_table(files: list[tuple[str, Path]], runs: list[HistoryRun] | None = N
     for where, p in files:
         try:
             s = follow_gold(summary(str(p), p.stat().st_mtime), saved)
-        except (TraceError, OSError):
-            broken += 1
+        except (SavedFileError, OSError) as exc:
+            broken.append((p, one_line(exc)))
             continue
         tags = read_tags(p)
         rows.append({**s, "tags": ", ".join(tags.get("categories", [])), "where": where, "file": p.name,
                      "path": str(p)})
     if broken:
-        st.caption(f"{broken} unreadable trace file(s) skipped")
+        unopened(broken)
     columns = ["question", "R@5", "R@10", "answer", "EM", "tokens", "tags", "where", "method", "iterations", "file",
                "path"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def unopened(broken: list[tuple[Path, str]]) -> None:
+    """The trace files left out of the table, each with the reason it did not open (one line each)."""
+    with st.expander(f"{len(broken)} trace file(s) not listed: they do not open", icon=":material/warning:"):
+        for path, why in broken:
+            st.caption(f"{esc_md(path.name)}: {esc_md(why.removeprefix(f'{path}: '))}")
 
 
 def filtered(df: pd.DataFrame) -> pd.DataFrame:
@@ -154,7 +165,8 @@ def save_session_run(run: HistoryRun) -> None:
 def tag_form(path: Path) -> None:
     tags = read_tags(path)
     with st.form(key=f"tags-{path}"):
-        st.markdown("**Tag this trace** (error categories of the paper's analysis)")
+        st.markdown("**Tag this trace** (error categories of the paper's analysis, and the answer step, the rewriter "
+                    "and the final ranking)")
         cats = st.multiselect("Categories", CATEGORIES, default=[c for c in tags.get("categories", [])
                                                                   if c in CATEGORIES])
         note = st.text_area("Note", value=tags.get("note", ""))

@@ -12,6 +12,7 @@ import streamlit as st
 
 from gear import trace as t
 from studio import notation
+from studio.safe import esc_md
 
 GRAPH_HEIGHT = 560
 
@@ -139,7 +140,7 @@ def step_heading(e: t.Event, detail: str = "") -> None:
     text = notation.step_text(e)
     if text is None:
         raise KeyError(f"{type(e).__name__} is not a step with a heading (studio.notation.STEPS)")
-    heading(text.number, text.title, notation.view_formula(text, e.iteration, detail))
+    heading(text.number, text.title, notation.view_formula(text, e.iteration, esc_md(detail)))
 
 
 def answer_origins(trace: t.Trace | None) -> str:

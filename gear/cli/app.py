@@ -25,10 +25,10 @@ out = TerminalConsole()
 def _user_errors() -> tuple[type[BaseException], ...]:
     from gear.data.reading import InputError
     from gear.embed import EmbedderError
+    from gear.saved import SavedFileError
     from gear.store.base import StoreError
-    from gear.trace import TraceError
 
-    errors: list[type[BaseException]] = [InputError, StoreError, EmbedderError, TraceError]
+    errors: list[type[BaseException]] = [InputError, StoreError, EmbedderError, SavedFileError]
     try:
         from gear.llm import LLMError
 

@@ -3,9 +3,8 @@ table, the flow of gold passages and of proposed categories from A to B, and the
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -40,10 +39,16 @@ def compare(
 
         if only is not None and only not in ONLY:
             raise typer.BadParameter(f"--only is one of {', '.join(ONLY)}, not {only!r}")
-        reports = [_read(path) for path in (a, b)]
-        extra = (diagnoses_from_traces(reports[0], a), diagnoses_from_traces(reports[1], b))
+        from gear.eval.report_file import read_report
+
+        reports = [read_report(path) for path in (a, b)]
+        (made_a, unused_a), (made_b, unused_b) = (diagnoses_from_traces(reports[0], a),
+                                                  diagnoses_from_traces(reports[1], b))
+        for name, unused in (("A", unused_a), ("B", unused_b)):
+            for line in unused:  # a trace a report points at outside its folder is not opened: said, one line each
+                console.print(f"[yellow]note:[/yellow] {name}: {esc_term(line)}", highlight=False, soft_wrap=True)
         try:
-            pairing = pair_reports(reports[0], reports[1], k, names=("A", "B"), diagnoses=extra)
+            pairing = pair_reports(reports[0], reports[1], k, names=("A", "B"), diagnoses=(made_a, made_b))
         except PairingError as exc:
             console.print(f"[red]error:[/red] {esc_term(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
@@ -54,20 +59,6 @@ def compare(
 
             atomic_write_json(json_out, {"a": str(a), "b": str(b), **pairing.to_dict()}, indent=1)
             console.print(f"pairing saved to {esc_term(json_out)}")
-
-
-def _read(path: Path) -> dict[str, Any]:
-    from gear.data.reading import InputError
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: not a readable JSON report ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("per_question"), list):
-        raise InputError(f"{path}: not an evaluation report (no per_question list; write one with gear eval --json)")
-    return data
 
 
 def _em(value: float | None) -> str:

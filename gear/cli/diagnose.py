@@ -1,9 +1,10 @@
-"""`gear diagnose`: where each gold passage of saved runs was lost, and the proposed error category, from the traces
-alone (no index, no LLM, nothing re-run)."""
+"""`gear diagnose`: where each gold passage of saved runs was lost, and the proposed error category with its evidence
+and confidence, from the traces alone — or, with `--index`, consulting the index the runs were made on and re-running
+the steps that ask no model (gear.diagnosis.probe). The LLM is never asked."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,8 +17,9 @@ from gear.cli.run_folders import is_report, short_names
 from gear.cli.terminal import esc_term, json_text
 
 if TYPE_CHECKING:
+    from gear.agent.engine import Engine
     from gear.data.corpus import Question
-    from gear.diagnosis import Diagnosis, Summary
+    from gear.diagnosis import Diagnosis, Ref, Summary
     from gear.store.base import SearchBackend
     from gear.trace import Trace
 
@@ -44,7 +46,9 @@ def diagnose_(
     answer: Annotated[list[str] | None, typer.Option("--answer", "-a", help="with --gold: the right answer (repeat "
                                                                             "for aliases)")] = None,
     index: Annotated[Path | None, typer.Option("--index", help="the index the runs were made on: names gold passages "
-                                                               "no list of a run held (ids of --gold, QA records)")]
+                                                               "no list of a run held (ids of --gold, QA records), "
+                                                               "tells extraction from graph by its triples and "
+                                                               "re-runs the beams and base retrievers (no model)")]
     = None,
 ) -> None:
     """Where each gold passage was lost (stage by stage), the answer checks and the proposed error category."""
@@ -52,10 +56,12 @@ def diagnose_(
         from gear.diagnosis import diagnose, summarise
         from gear.diagnosis.gold_marks import diagnose_marked, with_gold
         from gear.diagnosis.gold_texts import QATexts
+        from gear.saved import SavedFileError, inside
         from gear.trace import RunStarted, Trace, TraceError
 
         texts = QATexts(qa_questions(qa) if qa is not None else [])
-        backend = open_index(index) if index is not None else None
+        engine = open_index(index) if index is not None else None
+        backend = engine.backend if engine is not None else None
         if not path.exists():
             raise TraceError(f"{path}: file not found")
         if gold is not None and not path.is_file():
@@ -65,15 +71,15 @@ def diagnose_(
             trace = Trace.load(file)
             if gold is not None:
                 ids, passages = marked(trace, gold, backend)
-                return diagnose_marked(trace, ids, answer or None, passages=passages, k=k)
+                return diagnose_marked(trace, ids, answer or None, passages=passages, k=k, probe=engine)
             start = trace.first(RunStarted)
             from_record = texts.gold_for(trace, backend.find_passage if backend is not None else None) \
                 if start is not None and not start.gold_passage_ids else None
             if from_record is not None:
                 ids, passages, answers = from_record
                 return labelled(diagnose(with_gold(trace, ids, answers or None), k, passages,
-                                         hop=texts.hop_for(trace)), trace)
-            return labelled(diagnose(trace, k, texts.for_trace(trace), hop=texts.hop_for(trace)), trace)
+                                         hop=texts.hop_for(trace), probe=engine), trace)
+            return labelled(diagnose(trace, k, texts.for_trace(trace), hop=texts.hop_for(trace), probe=engine), trace)
 
         if path.is_file():
             d = run(path)
@@ -87,9 +93,10 @@ def diagnose_(
         reports: list[Path] = []
         for file in trace_files(path):
             try:
+                inside(file, [path], str(path))  # a link in the folder that points out of it is not followed
                 rows.append((file, run(file)))
-            except TraceError as exc:
-                if is_report(file):  # an evaluation's report beside its traces: said once, below
+            except SavedFileError as exc:
+                if file.resolve().is_relative_to(path.resolve()) and is_report(file):  # said once, below
                     reports.append(file)
                     continue
                 skipped.append(str(exc))
@@ -140,12 +147,13 @@ def qa_questions(qa: Path) -> list[Question]:
     return load_qa(qa)[0]
 
 
-def open_index(index: Path) -> SearchBackend:
+def open_index(index: Path) -> Engine:
+    """The index the runs were made on, as an engine: its backend names passages, and it is the diagnosis's probe."""
     from gear.agent.engine import Engine
     from gear.cli.app import settings_from
     from gear.data.qa_set import require_index
 
-    return Engine.open(require_index(index), settings_from()).backend
+    return Engine.open(require_index(index), settings_from())
 
 
 def marked(trace: Trace, gold: str, backend: SearchBackend | None) -> tuple[list[int], dict[int, tuple[str, str]]]:
@@ -168,7 +176,7 @@ def marked(trace: Trace, gold: str, backend: SearchBackend | None) -> tuple[list
 def print_diagnosis(d: Diagnosis, trace: Trace | None = None) -> None:
     """The stage table, the proposed category with its evidence, the answer check; for a run that does not know its
     gold passages, how to name them and (given its trace) the passages it showed, to pick from."""
-    from gear.diagnosis import CATEGORY_LABELS, cell, stage_label
+    from gear.diagnosis import cell, stage_label
 
     if not d.passages and (d.answer is None or not d.answer.gold):
         out.print(f"{esc_term(d.question)}\nNothing to diagnose: this run does not know its gold passages. Mark them: "
@@ -196,13 +204,13 @@ def print_diagnosis(d: Diagnosis, trace: Trace | None = None) -> None:
     table.add_section()
     table.add_row("lost at", *(_stage(p.lost_at, d.k) if p.status != "found" else "found" for p in d.passages))
     table.add_row("dropped at", *(_stage(p.dropped_at, d.k) if p.status != "found" else "" for p in d.passages))
+    table.add_row("hop", *(esc_term(str(p.hop)) if p.hop is not None else "?" for p in d.passages))
+    table.add_row("responsible", *(esc_term(p.responsible or "") for p in d.passages))
     out.print(table)
-    category = CATEGORY_LABELS.get(d.category or "", "undetermined")
-    second = f" (second: {CATEGORY_LABELS.get(d.second, d.second)})" if d.second else ""
-    out.print(f"category: [bold]{esc_term(d.category or 'undetermined')}[/bold] — "
-              f"{esc_term(category)}{esc_term(second)}", highlight=False)
-    for line in d.evidence:
-        out.print(f"  • {esc_term(line)}", highlight=False)
+    out.print(category_words(d), highlight=False)
+    for line, refs in d.lines():
+        steps = step_words(refs)
+        out.print(f"  • {esc_term(line)}" + (f" [dim]→ {esc_term(steps)}[/dim]" if steps else ""), highlight=False)
     for p in d.passages:
         if p.status != "found":
             missed = next((e for e in p.evidence if e.startswith(stage_label(p.dropped_at or p.lost_at or "", d.k)
@@ -222,6 +230,33 @@ def print_diagnosis(d: Diagnosis, trace: Trace | None = None) -> None:
         out.print(esc_term("; ".join(parts + a.notes)), highlight=False)
     for note in d.notes:
         out.print(f"[yellow]note:[/yellow] {esc_term(note)}", highlight=False)
+
+
+def category_words(d: Diagnosis) -> str:
+    """The proposal in one line, Rich markup, its words escaped: "category: ranking — final ranking (second: reader
+    hallucination) · confidence high", or "undetermined between graph and extraction"."""
+    from gear.diagnosis import CATEGORY_LABELS
+
+    if d.category is None:
+        return "category: [bold]undetermined[/bold]"
+    if d.undetermined:
+        first, other = d.undetermined[0], d.undetermined[-1]
+        head = f"undetermined between {first} ({CATEGORY_LABELS.get(first, first)}) and {other} " \
+               f"({CATEGORY_LABELS.get(other, other)})"
+        return f"category: [bold]{esc_term(head)}[/bold] · confidence {esc_term(d.confidence)}"
+    second = f" (second: {CATEGORY_LABELS.get(d.second, d.second)})" if d.second else ""
+    form = " · the answer is right in substance" if d.answer_form_only else ""
+    return (f"category: [bold]{esc_term(d.category)}[/bold] — {esc_term(CATEGORY_LABELS.get(d.category, ''))}"
+            f"{esc_term(second)} · confidence {esc_term(d.confidence)}{esc_term(form)}")
+
+
+def step_words(refs: Sequence[Ref]) -> str:
+    """Where an evidence line points: its steps, in the run's order ("base list (iteration 2), final ranking")."""
+    from gear.diagnosis import RUN_LEVEL
+    from gear.diagnosis.claims import where
+
+    ordered = sorted(refs, key=lambda r: (r.iteration == RUN_LEVEL, r.iteration))
+    return ", ".join(dict.fromkeys(where(r) for r in ordered))
 
 
 def print_folder(folder: Path, rows: list[tuple[Path, Diagnosis]], summary: Summary) -> None:

@@ -5,11 +5,13 @@ refused one by one as broken traces; and the traces are named by what tells them
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+
+from gear.eval.report_file import MAX_BYTES, looks_like_report
+from gear.saved import SavedFileError, read
 
 _BREAK = re.compile(r"[-_. ]")  # where a shared head may end: a name is never cut inside a word
 
@@ -18,10 +20,10 @@ def is_report(path: Path) -> bool:
     """Whether a JSON file is an evaluation's report (gear eval --json, the Evaluate page): recall per cut-off and a
     question count, not a trace's events."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read(path, max_bytes=MAX_BYTES)
+    except SavedFileError:
         return False
-    return isinstance(data, dict) and "recall" in data and "n_questions" in data and "events" not in data
+    return looks_like_report(data)
 
 
 def short_names(folder: Path, files: Sequence[Path]) -> list[str]:

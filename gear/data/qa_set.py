@@ -27,10 +27,12 @@ from typing import Any
 from gear.data.corpus import Question
 from gear.data.reading import InputError, read_json
 from gear.files import LockTimeout, atomic_write_json, directory_lock
+from gear.saved import MAX_ITEMS, MAX_NAME, MAX_TEXT, MAX_WORD, SAFE_INT
 
 QA_FILE = "own_qa.json"
 ID_PREFIX = "own__"
 KNOWN_FIELDS = ("id", "question", "answer", "answer_aliases", "paragraphs", "saved", "updated", "source")
+MAX_BYTES = 64_000_000  # a file of thousands of questions, each with its gold passages' texts
 
 
 class QASetError(InputError):
@@ -118,12 +120,17 @@ def load_own_qa(index: Path) -> list[OwnQuestion]:
     path = qa_path(index)
     if not path.exists():
         return []
+    if path.is_file() and path.stat().st_size > MAX_BYTES:
+        raise QASetError(f"{path}: {path.stat().st_size / 1e6:.0f} MB, more than the {MAX_BYTES / 1e6:.0f} MB an own "
+                         "QA set may have")
     return _parse(path, read_json(path))
 
 
 def _parse(path: Path, data: Any) -> list[OwnQuestion]:
     if not isinstance(data, list):
         raise QASetError(f"{path}: expected a list of questions, found {type(data).__name__}")
+    if len(data) > MAX_ITEMS:
+        raise QASetError(f"{path}: {len(data):,} questions, more than the {MAX_ITEMS:,} a QA set may hold")
     questions = []
     for n, record in enumerate(data):
         questions.append(_record(path, n, record))
@@ -137,6 +144,7 @@ def _record(path: Path, n: int, record: Any) -> OwnQuestion:
     question = record.get("question")
     if not isinstance(question, str) or not question.strip():
         raise QASetError(f"{where}: field 'question' missing or not text")
+    _bounded(where, "question", question, MAX_TEXT)
     where = f"{where} ({question[:50]!r})"
     raw_answer = record.get("answer", "")
     answers = [raw_answer] if isinstance(raw_answer, str) else raw_answer
@@ -145,9 +153,14 @@ def _record(path: Path, n: int, record: Any) -> OwnQuestion:
         raise QASetError(f"{where}: field 'answer' must be text or a list of texts")
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         raise QASetError(f"{where}: field 'answer_aliases' must be a list of texts")
+    for name, values in (("answer", answers), ("answer_aliases", aliases)):
+        _bounded(where, name, values, MAX_ITEMS)
+        for value in values:
+            _bounded(where, name, value, MAX_NAME)
     paragraphs = record.get("paragraphs")
     if not isinstance(paragraphs, list) or not paragraphs:
         raise QASetError(f"{where}: field 'paragraphs' must be a non-empty list of gold passages")
+    _bounded(where, "paragraphs", paragraphs, MAX_ITEMS)
     gold = []
     for m, p in enumerate(paragraphs):
         if not isinstance(p, dict):
@@ -155,8 +168,10 @@ def _record(path: Path, n: int, record: Any) -> OwnQuestion:
         title, text, pid = p.get("title", ""), p.get("paragraph_text", p.get("text", "")), p.get("passage_id")
         if not isinstance(title, str) or not isinstance(text, str):
             raise QASetError(f"{where}: paragraphs[{m}]: 'title' and 'paragraph_text' must be text")
-        if pid is not None and (not isinstance(pid, int) or isinstance(pid, bool)):
-            raise QASetError(f"{where}: paragraphs[{m}]: 'passage_id' must be a whole number")
+        if pid is not None and (not isinstance(pid, int) or isinstance(pid, bool) or not 0 <= pid <= SAFE_INT):
+            raise QASetError(f"{where}: paragraphs[{m}]: 'passage_id' must be a whole number from 0")
+        _bounded(where, f"paragraphs[{m}].title", title, MAX_NAME)
+        _bounded(where, f"paragraphs[{m}].paragraph_text", text, MAX_TEXT)
         if p.get("is_supporting", True):
             gold.append(GoldRef(title, text, pid))
     if not gold:
@@ -166,12 +181,21 @@ def _record(path: Path, n: int, record: Any) -> OwnQuestion:
     for name, value in texts.items():
         if not isinstance(value, str):
             raise QASetError(f"{where}: field '{name}' must be text")
+        _bounded(where, name, value, MAX_WORD)
     qid = record.get("id")
     if qid is not None and not isinstance(qid, str):
         raise QASetError(f"{where}: field 'id' must be text")
+    if qid is not None:
+        _bounded(where, "id", qid, MAX_WORD)
     extra = {k: v for k, v in record.items() if k not in KNOWN_FIELDS}
     return OwnQuestion(qid or question_id(question), " ".join(question.split()), tuple(gold), answers_all,
                        texts["saved"], texts["updated"], texts["source"], extra)
+
+
+def _bounded(where: str, name: str, value: str | list[Any], most: int) -> None:
+    if len(value) > most:
+        unit = "characters" if isinstance(value, str) else "items"
+        raise QASetError(f"{where}: field '{name}' has {len(value):,} {unit}, more than the {most:,} it may have")
 
 
 # -- writing ----------------------------------------------------------------------------------------------------------

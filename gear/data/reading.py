@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gear.saved import MAX_DEPTH, too_deep
+
 
 @dataclass(frozen=True, slots=True)
 class Format:
@@ -128,9 +130,13 @@ def read_json(path: str | Path, name: str | None = None, formats: Sequence[Forma
     copy's path), `formats` what it was expected to hold (kept on the error for whoever shows it)."""
     label = file_label(path, name)
     text = read_text(path, name, formats)
+    if too_deep(text):
+        raise InputError(f"{label}: nested more than {MAX_DEPTH} levels deep: not a file this reads", formats)
     try:
         return json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:
+        if not isinstance(exc, json.JSONDecodeError):  # an integer of thousands of digits
+            raise InputError(f"{label}: invalid JSON: {' '.join(str(exc).split())[:200]}", formats) from None
         words = _JSON_REASONS.get(exc.msg)
         reason = f"{words} (the parser says: {exc.msg})" if words else exc.msg
         raise InputError(f"{label}: invalid JSON at line {exc.lineno}, column {exc.colno}"

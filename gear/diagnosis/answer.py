@@ -1,14 +1,16 @@
 """The answer side of a diagnosis: EM/F1 against the gold answers (SQuAD normalisation, best over aliases), whether a
 gold answer occurs in the passages the QA step read and in the gold passages at all, and the reasoner's verdicts —
-"answerable" with a wrong answer, rejected as ungrounded (small profile), the verdict that ended the run — and the
-causes a wrong answer points to (gear.diagnosis.categories orders them with the rest)."""
+"answerable" with a wrong answer, rejected as ungrounded (small profile), the verdict that ended the run — whether a
+wrong answer is right in substance (gear.diagnosis.matching: the one way answers are matched), and the made-up facts a
+wrong answer came from (gear.diagnosis.categories orders them with the rest)."""
 
 from __future__ import annotations
 
-from gear.diagnosis.evidence import quoted
+from gear.diagnosis.claims import ref, spo_value
 from gear.diagnosis.facts import TraceFacts, spo
 from gear.diagnosis.grounding import cover
-from gear.diagnosis.model import DATASET, READER, REASONER, AnswerCheck, Cause
+from gear.diagnosis.matching import form_only, is_yes_no
+from gear.diagnosis.model import READER, STEP_GIST, STEP_READ, STEP_THOUGHT, AnswerCheck, Cause
 from gear.measures import exact_match, f1_score, normalize_answer
 from gear.trace import Answered, BaseRetrieved, PassagesAdded, ProximalTriples, Reasoned, ThoughtWritten
 
@@ -37,8 +39,10 @@ def check_answer(facts: TraceFacts, ircot: bool) -> AnswerCheck | None:
         else:
             check.em, check.f1 = answered.em, answered.f1
         check.in_qa_passages = in_passages(facts, check.qa_passage_ids, gold)
+        if gold and check.em is not None and check.em < 1.0:
+            check.form_only = form_only(answered.answer, gold)
     gold_ids = facts.gold
-    if gold and gold_ids:
+    if gold and gold_ids and not is_yes_no(gold):  # a comparison's yes or no is stated by no passage
         found = in_passages(facts, gold_ids, gold)
         all_known = all(facts.text_known(p) for p in gold_ids)
         check.in_gold_passages = True if found else (False if all_known and found is not None else None)
@@ -62,33 +66,7 @@ def check_answer(facts: TraceFacts, ircot: bool) -> AnswerCheck | None:
     return check
 
 
-# -- causes on the answer side ------------------------------------------------------------------------------------
-def answer_causes(answer: AnswerCheck, facts: TraceFacts) -> list[Cause]:
-    causes = []
-    fed = reader_fed(facts, answer) or thought_fed(facts, answer)
-    if fed is not None:
-        causes.append(fed)
-    given, gold = normalize_answer(answer.answer or ""), [normalize_answer(a) for a in answer.gold]
-    alias = next((g for g in gold if given and g and (f" {g} " in f" {given} " or f" {given} " in f" {g} ")), None)
-    if alias is not None:
-        causes.append(Cause(DATASET, (f"the answer {answer.answer!r} and the gold answer {alias!r} contain one "
-                                      "another: a missing alias?",)))
-    if answer.answerable_wrong:
-        n = answer.answerable_wrong[0]
-        said = verdict_answer(facts, n) or answer.answer
-        what = "a final thought" if facts.trace.of(ThoughtWritten) else "'answerable'"
-        causes.append(Cause(REASONER, (f"{what} at iteration {n} with a wrong answer ({said!r}; gold "
-                                       f"{quoted(answer.gold)})",)))
-    if answer.in_qa_passages:
-        titles = ", ".join(f"'{facts.title(pid)}'" for pid in answer.qa_passage_ids
-                           if any(facts.tokens.contains(pid, a) for a in answer.gold))
-        causes.append(Cause(REASONER, (f"a gold answer ({quoted(answer.gold)}) is in the passages the QA step read "
-                                       f"({titles}) but it answered {answer.answer!r}",)))
-    if not causes:
-        causes.append(Cause(REASONER, (f"the answer {answer.answer!r} is wrong (gold {quoted(answer.gold)})",)))
-    return causes
-
-
+# -- the made-up facts a wrong answer came from ----------------------------------------------------------------
 def wrong_answers(facts: TraceFacts, answer: AnswerCheck) -> list[tuple[str, str, str]]:
     """(how it was given, the answer, normalised) of every wrong answer the run gave: the final one, and every
     "answerable" verdict's or IRCoT final thought's (a sentence that says a gold answer is not wrong)."""
@@ -114,9 +92,13 @@ def reader_fed(facts: TraceFacts, answer: AnswerCheck, before: int | None = None
             ends = {normalize_answer(a.triple[0]), normalize_answer(a.triple[2])}
             hit = next(((how, said) for how, said, norm in wanted if norm in ends), None)
             if hit is not None:
-                return Cause(READER, (f"the {e.role} reader wrote {spo(a.triple)} (iteration {e.iteration}), drawn "
-                                      f"from none of the {len(e.passage_ids)} passages it read, and {hit[0]} "
-                                      f"{hit[1]!r}",))
+                step = STEP_READ if e.role == "sync" else STEP_GIST
+                return Cause(READER, (f"the {e.role} reader wrote {spo(a.triple)} (iteration {e.iteration}), a fact "
+                                      f"none of the passages it read holds ({len(e.passage_ids)} read), and "
+                                      f"{hit[0]} {hit[1]!r}",),
+                             refs=(ref("wrote", step, e.iteration, None, spo_value(a.triple)),
+                                   ref("unsupported", step, e.iteration, None, spo_value(a.triple))),
+                             step=step)
     return None
 
 
@@ -141,7 +123,8 @@ def thought_fed(facts: TraceFacts, answer: AnswerCheck) -> Cause | None:
         if hit is not None and not restates(facts, t):
             return Cause(READER, (f"thought {t.iteration} ({t.thought!r}) already states {hit[1]!r}, which no gold "
                                   f"passage holds and no passage it retrieved says in those words; retrieval "
-                                  f"{t.iteration + 1} searched with it and {hit[0]} {hit[1]!r}",))
+                                  f"{t.iteration + 1} searched with it and {hit[0]} {hit[1]!r}",),
+                         refs=(ref("wrote", STEP_THOUGHT, t.iteration, None, hit[1]),), step=STEP_THOUGHT)
     return None
 
 

@@ -9,10 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gear.diagnosis.claims import ref
 from gear.diagnosis.evidence import lost_cause
 from gear.diagnosis.facts import TraceFacts, spo
 from gear.diagnosis.grounding import entity_tokens, names_in
-from gear.diagnosis.model import BASE, BASE_RETRIEVER, EXTRACTION, GRAPH, Cause, Diagnosis, GoldPassage, stage_label
+from gear.diagnosis.model import (
+    BASE,
+    BASE_RETRIEVER,
+    EXTRACTION,
+    GRAPH,
+    STEP_BEAM,
+    STEP_LINK,
+    STEP_SEED,
+    Cause,
+    Diagnosis,
+    GoldPassage,
+    Ref,
+    stage_label,
+)
 from gear.store.graph import normalise_entity
 from gear.trace import BeamsSearched, InitialNodes, PPRSeeded, TriplesLinked, TripleView
 
@@ -35,10 +49,10 @@ def bridge(p: GoldPassage, d: Diagnosis, facts: TraceFacts, step: str) -> Cause 
     own = [t for t in facts.triples.values() if t.passage_id == p.id]
     complete = p.reached(BASE) and any(e.source == "naive" for e in facts.trace.of(InitialNodes))
 
-    def cause(category: str, at: str, text: str, weak: bool = False) -> Cause:
-        return lost_cause(category, p, at, d.k, text, weak)
+    def cause(category: str, at: str, text: str, reached: Ref, weak: bool = False) -> Cause:
+        return lost_cause(category, p, at, d.k, text, weak, refs=(reached,))
 
-    for how, triple in _graph_triples(facts):
+    for how, reached, triple in _graph_triples(facts):
         if triple.passage_id not in others:
             continue
         for end in (triple.subject, triple.object):
@@ -51,17 +65,17 @@ def bridge(p: GoldPassage, d: Diagnosis, facts: TraceFacts, step: str) -> Cause 
                 at = BASE if BASE in d.stages and not p.reached(BASE) else step
                 return cause(BASE_RETRIEVER if at == BASE else GRAPH, at,
                              f"{seen}, and its triple {spo(exact[0])} shares that entity: the graph joins them, but "
-                             f"no {stage_label(step, d.k)} took that edge")
+                             f"no {stage_label(step, d.k)} took that edge", reached)
             other = _other_name(end, own, p.title)
             if other is not None:
                 return cause(GRAPH, step, f"{seen}, but its triple {spo(other[0])} names it '{other[1]}': another "
-                                          "entity string, so the graph does not join them")
+                                          "entity string, so the graph does not join them", reached)
             if complete:
                 return cause(EXTRACTION, step, f"{seen}, but none of its {len(own)} index triples names it: the fact "
-                                               "is in its text, in no triple, so no beam can reach it")
+                                               "is in its text, in no triple, so no beam can reach it", reached)
             return cause(GRAPH, step, f"{seen}, yet no graph step reached it: an edge missing or one the graph step "
                                       "did not follow (the trace shows none of its triples, so cannot tell which)",
-                         weak=True)
+                         reached, weak=True)
     return None
 
 
@@ -80,15 +94,20 @@ def _other_name(end: str, triples: Sequence[TripleView], title: str) -> tuple[Tr
     return None
 
 
-def _graph_triples(facts: TraceFacts) -> list[tuple[str, TripleView]]:
-    """The triples a graph step reached, with how: kept beams, tripleLink, PPR's kept seed facts."""
-    found: list[tuple[str, TripleView]] = []
+def _graph_triples(facts: TraceFacts) -> list[tuple[str, Ref, TripleView]]:
+    """The triples a graph step reached, with how (in words and as a ref): kept beams, tripleLink, PPR's kept seed
+    facts."""
+    found: list[tuple[str, Ref, TripleView]] = []
     for e in facts.trace.of(BeamsSearched):
-        kept = {t for beam in (e.steps[-1] if e.steps else []) for t in beam.triple_ids}
-        found.extend((f"a beam (iteration {e.iteration})", facts.triples[t]) for t in kept if t in facts.triples)
+        kept = sorted({t for beam in (e.steps[-1] if e.steps else []) for t in beam.triple_ids})
+        found.extend((f"a beam (iteration {e.iteration})", ref("reached", STEP_BEAM, e.iteration, None, t),
+                      facts.triples[t]) for t in kept if t in facts.triples)
     for linked in facts.trace.of(TriplesLinked):
-        found.extend((f"tripleLink (iteration {linked.iteration})", link.linked) for link in linked.links
-                     if link.linked is not None)
+        found.extend((f"tripleLink (iteration {linked.iteration})",
+                      ref("reached", STEP_LINK, linked.iteration, None, link.linked.id), link.linked)
+                     for link in linked.links if link.linked is not None)
     for seeded in facts.trace.of(PPRSeeded):
-        found.extend((f"a PPR seed fact (iteration {seeded.iteration})", f.triple) for f in seeded.facts if f.kept)
+        found.extend((f"a PPR seed fact (iteration {seeded.iteration})",
+                      ref("reached", STEP_SEED, seeded.iteration, None, f.triple.id), f.triple)
+                     for f in seeded.facts if f.kept)
     return found

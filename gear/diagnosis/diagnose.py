@@ -1,11 +1,13 @@
 """Trace → Diagnosis: where each gold passage was lost, the answer checks, the proposed error category.
 
-A pure function of a trace: no index, no LLM, nothing re-run. "Lost at" is the first stage, in the method's pipeline
-order, that the passage did not reach in any iteration (the best any iteration achieved); a passage within the top k
-of the final ranking is "found". Stages are not a strict funnel — the graph reaches passages the base list missed,
-fusion carries base passages the reader skipped — so each passage also gets "dropped at": the stage after the last
-one it reached (before the final ranking), where it left the run for good. A run cut short (no final ranking or no
-RunFinished) is diagnosed as far as it went: its passages stay "open", with the stages they missed among those that
+A pure function of a trace — no index, no LLM, nothing re-run — unless the run's index is handed in as a probe
+(gear.diagnosis.probe): then the category may consult the index's triples and re-run the beam search or another base
+retriever (never the model); the stage table is the trace's alone either way. "Lost at" is the first stage, in the
+method's pipeline order, that the passage did not reach in any iteration (the best any iteration achieved); a passage
+within the top k of the final ranking is "found". Stages are not a strict funnel — the graph reaches passages the base
+list missed, fusion carries base passages the reader skipped — so each passage also gets "dropped at": the stage after
+the last one it reached (before the final ranking), where it left the run for good. A run cut short (no final ranking or
+no RunFinished) is diagnosed as far as it went: its passages stay "open", with the stages they missed among those that
 ran, and the diagnosis says so.
 """
 
@@ -22,6 +24,7 @@ from gear.diagnosis.model import (
     FOUND,
     FOUND_STATUS,
     LOST_STATUS,
+    NONE,
     OPEN_STATUS,
     RUN_LEVEL,
     Diagnosis,
@@ -29,6 +32,7 @@ from gear.diagnosis.model import (
     StageMark,
     hop_type,
 )
+from gear.diagnosis.probe import Probe, fits, index_texts
 from gear.diagnosis.registry import FAMILIES, family_for, run_name
 from gear.trace import PPRSeeded, QueryRewritten, Trace
 
@@ -61,7 +65,7 @@ def follow(p: GoldPassage, stages: list[str], complete: bool) -> None:
 
 
 def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str, str]] | None = None,
-             missing_gold: Sequence[str] = (), hop: str | None = None) -> Diagnosis:
+             missing_gold: Sequence[str] = (), hop: str | None = None, probe: Probe | None = None) -> Diagnosis:
     """Follow every gold passage of the run through its method's stages and propose an error category.
 
     `passages`: (title, text) by id for passages the trace may not show — a gold passage no stage reached has only
@@ -71,7 +75,13 @@ def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str,
     caller says so): the only ground for "no gold passage of the question is in the index". A run with no gold
     passage known and none named missing gets no category: its gold passages are to be marked first.
     `hop`: the question's type where its QA record names one (2Wiki's comparison, inference, …; HotpotQA's bridge):
-    a trace holds only the id, from which MuSiQue's hop type is read and no other set's."""
+    a trace holds only the id, from which MuSiQue's hop type is read and no other set's.
+    `probe`: the index the run was made on (an `Engine` over it): extraction told from graph by its triples, the
+    beam search and the base retrievers re-run to test a claim (gear.diagnosis.probe); the stage table is unchanged."""
+    unfit = probe is not None and not fits(probe, trace)
+    if probe is not None and not unfit:  # gold passages no event shows, named from the run's index
+        passages = {**index_texts(probe, trace), **(passages or {})}
+    probe = None if unfit else probe
     facts = TraceFacts.of(trace, passages)
     method, family = family_for(facts)
     stages = [*family.stages, FINAL, FOUND]
@@ -97,6 +107,9 @@ def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str,
     if repeated:
         notes.append(f"the rewriter repeated an earlier query in iteration{'s' if len(repeated) > 1 else ''} "
                      f"{', '.join(map(str, repeated))}: the next iteration searched with the same words")
+    if unfit:
+        notes.append("the index given is not the one this run was made on (its passages differ): the diagnosis did "
+                     "not consult it")
     unregistered = facts.method not in FAMILIES
     if unregistered:
         notes.append(f"method {facts.method!r} is not registered: diagnosed with the {family.name} stages its "
@@ -106,5 +119,7 @@ def diagnose(trace: Trace, k: int = DEFAULT_K, passages: Mapping[int, tuple[str,
                   facts.iterations, facts.finished, gold_passages, check_answer(facts, family.name == "IRCoT"), None,
                   notes=notes, missing_gold=list(dict.fromkeys(missing_gold)))
     graph = family.graph or bool(trace.of(PPRSeeded))
-    d.category, d.second, d.evidence = propose(d, facts, graph)
+    propose(d, facts, graph, probe).apply(d)
+    if d.answer is not None and d.answer.form_only and d.category != NONE:
+        d.notes.append(f"the answer is right in substance ({d.answer.form_only}): exact match fails it on form alone")
     return d

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gear.diagnosis.model import BEAM, FOUND, RUN_LEVEL, Cause, GoldPassage, StageMark, stage_label
+from gear.diagnosis.model import BEAM, FOUND, RUN_LEVEL, Cause, GoldPassage, Ref, StageMark, stage_label
 
 RANKED_STAGES = ("base", "expanded", "fused", "ranked", "final", "retrieval", "linked")
 
@@ -60,9 +60,11 @@ def named(p: GoldPassage, stage: str, k: int, text: str) -> str:
     return f"'{p.title}' ({stage_label(stage, k)}): {text}"
 
 
-def lost_cause(category: str, p: GoldPassage, stage: str, k: int, text: str, weak: bool = False) -> Cause:
-    """A cause that explains the passage's loss at `stage`, its evidence line named as the invariant reads it."""
-    return Cause(category, (named(p, stage, k, text),), weak, passage=p.id, stage=stage)
+def lost_cause(category: str, p: GoldPassage, stage: str, k: int, text: str, weak: bool = False,
+               refs: Sequence[Ref] = ()) -> Cause:
+    """A cause that explains the passage's loss at `stage`, its evidence line named as the invariant reads it, with
+    what the line rests on."""
+    return Cause(category, (named(p, stage, k, text),), weak, passage=p.id, stage=stage, refs=tuple(refs))
 
 
 def at(mark: StageMark | None) -> str:

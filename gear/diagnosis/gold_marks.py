@@ -3,9 +3,10 @@ when they see it and usually which document holds it. They find the passages by 
 passages the run showed, mark them as gold (and may type the right answer), and the diagnosis of that run follows those
 passages through it at once — a pure function of the trace and the marks, nothing re-run, no LLM asked.
 
-Suggestions help find them: the passages that hold the typed answer or one of its aliases (SQuAD-normalised, whole
-words, in the title or the text), the passages the QA step took the run's answer from, and those the gist reader drew
-its triples from. They are suggestions only: nothing here makes a passage gold without the person's say.
+Suggestions help find them: the passages that hold the typed answer or one of its aliases (whole words, in the title or
+the text, matched as the diagnosis matches answers: gear.diagnosis.matching), the passages the QA step took the run's
+answer from, and those the gist reader drew its triples from. They are suggestions only: nothing here makes a passage
+gold without the person's say.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gear.data.reading import InputError
-from gear.diagnosis import DEFAULT_K, Diagnosis, diagnose
+from gear.diagnosis import DEFAULT_K, Diagnosis, Probe, diagnose
 from gear.diagnosis.facts import TraceFacts, spo
-from gear.diagnosis.grounding import normalise
+from gear.diagnosis.matching import holds
 from gear.store.base import SearchBackend
 from gear.trace import Answered, FinalRanking, PassageView, ProximalTriples, RunStarted, Trace
 from gear.types import Passage, Retriever
@@ -68,12 +69,13 @@ def passages_of(backend: SearchBackend, ids: Iterable[int]) -> dict[int, tuple[s
 
 def diagnose_marked(trace: Trace, gold_ids: Sequence[int], answers: Sequence[str] | None = None, *,
                     passages: Mapping[int, tuple[str, str]] | None = None, k: int = DEFAULT_K,
-                    missing_gold: Sequence[str] = ()) -> Diagnosis:
+                    missing_gold: Sequence[str] = (), probe: Probe | None = None) -> Diagnosis:
     """The diagnosis of the run with these gold passages: `passages` gives the (title, text) of marked passages the
     run never showed (from the index: `passages_of`), so a passage no list of the run held is named and reported as
     lost at the first stage, not guessed at. `missing_gold`: titles of named gold passages the index lacks (no
-    category without a gold passage known, unless one is named and missing: gear.diagnosis.categories)."""
-    d = diagnose(with_gold(trace, gold_ids, answers), k, passages, missing_gold)
+    category without a gold passage known, unless one is named and missing: gear.diagnosis.categories). `probe`: the
+    index the run was made on (gear.diagnosis.probe)."""
+    d = diagnose(with_gold(trace, gold_ids, answers), k, passages, missing_gold, probe=probe)
     shown = {view.id for view in run_passages(trace)}
     for p in d.passages:
         if p.id not in shown:
@@ -109,12 +111,6 @@ class Suggestion:
     title: str
     text: str
     reasons: tuple[str, ...]
-
-
-def holds(text: str, answer: str) -> bool:
-    """The answer occurs in the text as whole words, after SQuAD normalisation (case, punctuation, articles)."""
-    words = normalise(answer)
-    return bool(words) and f" {words} " in f" {normalise(text)} "
 
 
 def suggest(backend: SearchBackend, question: str, answers: Sequence[str], trace: Trace | None = None,

@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from gear.diagnosis.matching import holds
+
 GROUNDED = 0.5
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -103,7 +105,6 @@ class PassageTokens:
     def __init__(self, texts: Mapping[int, tuple[str, str]]) -> None:
         self._texts = texts
         self._tokens: dict[int, frozenset[str]] = {}
-        self._normalised: dict[int, str] = {}
         self._df: Counter[str] | None = None
         self._idf: dict[str, float] = {}
         self._n = 0
@@ -134,14 +135,9 @@ class PassageTokens:
         chosen = tuple(pid for pid, s in scores if s == best) if best >= GROUNDED else ()
         return Attribution(tuple(triple), chosen, best)
 
-    def contains(self, pid: int, phrase: str) -> bool:
-        """The normalised phrase occurs in the passage's normalised title + text, on word boundaries."""
+    def contains(self, pid: int, answer: str) -> bool:
+        """The passage's title or text holds the answer, as answers are matched (gear.diagnosis.matching.holds)."""
         if not self.known(pid):
             return False
-        needle = normalise(phrase)
-        if not needle:
-            return False
-        if pid not in self._normalised:
-            title, text = self._texts[pid]
-            self._normalised[pid] = f" {normalise(title)} {normalise(text)} "
-        return f" {needle} " in self._normalised[pid]
+        title, text = self._texts[pid]
+        return holds(f"{title}. {text}", answer)

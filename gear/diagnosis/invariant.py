@@ -1,6 +1,6 @@
-"""A verdict that agrees with its table (issue 25): a category named after a part of the pipeline — base retriever,
-reader, graph, extraction — is proposed only when the stage table shows a gold passage lost at one of that part's
-stages, and the evidence line for it names that passage and that stage ("'Title' (stage): …").
+"""A verdict that agrees with its table: a category named after a part of the pipeline — base retriever, reader,
+graph, extraction, rewriter, ranking — is proposed only when the stage table shows a gold passage lost at one of that
+part's stages, and the evidence line for it names that passage and that stage ("'Title' (stage): …").
 
 Where the table shows a gold passage lost (`loss_stages`; none for a passage found):
 - its *lost at* stage, the first it never reached;
@@ -11,11 +11,16 @@ Where the table shows a gold passage lost (`loss_stages`; none for a passage fou
   ranked it past k (IRCoT ranks in retrieval order); when the gist reader never read it, the fused list it was
   ranked too low in.
 
+- a passage some list held and the final ranking put past k: final@k.
+
 Which stages each category is about (`CATEGORY_STAGES`): the base retriever's lists (base, IRCoT's retrievals; with
-the graph, the fused list both feed); the readers (read, gist) — and the retrievals their made-up facts steered
-(GeAR's rewritten queries, IRCoT's thoughts: `STEERED`); the graph's steps (tripleLink, beams, expansion, fusion,
-PPR's seeds and walk, passageLink); what the index's triples hold (initial nodes, tripleLink, beams, passageLink).
-Reasoner and dataset are about the answer and the question, not a stage: the rule does not bind them.
+the graph, the fused list both feed); the readers (read, gist); the graph's steps (tripleLink, beams, expansion,
+fusion, PPR's seeds and walk, passageLink); what the index's triples hold (initial nodes, tripleLink, beams,
+passageLink); the final ranking (final@k). A passage a hop leads to (hop ≥ 2) that no list held was the readers',
+the graph's and the rewriter's to bring: those categories may be named at its base list or retrieval too
+(`BRIDGE`), as may a reader whose made-up fact steered the later retrievals. Reasoner, dataset and the answer step
+are about the run's verdicts, the question and the answer, not a stage: the rule does not bind them (the answer step
+is proposed only when the passages the QA step read held what was needed).
 """
 
 from __future__ import annotations
@@ -38,10 +43,13 @@ from gear.diagnosis.model import (
     INITIAL,
     LINK,
     LINKED,
+    OPEN_STATUS,
     RANKED,
+    RANKING,
     READ,
     READER,
     RETRIEVAL,
+    REWRITER,
     SEED,
     Diagnosis,
     GoldPassage,
@@ -52,17 +60,21 @@ from gear.diagnosis.model import (
 CATEGORY_STAGES: dict[str, tuple[str, ...]] = {
     BASE_RETRIEVER: (BASE, RETRIEVAL, FUSED),
     READER: (READ, GIST),
-    GRAPH: (LINK, BEAM, EXPANDED, FUSED, SEED, RANKED, LINKED),
+    GRAPH: (LINK, BEAM, EXPANDED, FUSED, SEED, RANKED, LINKED, RETRIEVAL),  # IRCoT's retrievals over PPR: its walk
     EXTRACTION: (INITIAL, LINK, BEAM, LINKED),
+    REWRITER: (),
+    RANKING: (FOUND,),
 }
-STEERED = (BASE, RETRIEVAL)  # where a reader's made-up fact shows: the retrievals it steered
-STEERED_BY = "steered by"     # the words of such evidence
+BRIDGE = (BASE, RETRIEVAL)  # where a later hop's passage no list held shows: the retrievals that never had it
+BRIDGED = (READER, GRAPH, EXTRACTION, REWRITER)  # the steps meant to bring such a passage
+STEERED_BY = "steered by"  # the words of a reader's made-up fact that the later retrievals followed
 LIST_STAGES = (BASE, EXPANDED, FUSED, RANKED, RETRIEVAL, LINKED)  # the stages that rank a list of passages
 
 
-def stages_of(category: str, steered: bool = False) -> tuple[str, ...]:
-    """The stages a category may be drawn from (`steered`: a reader's fact that steered the later retrievals)."""
-    return CATEGORY_STAGES.get(category, ()) + (STEERED if steered and category == READER else ())
+def stages_of(category: str, bridge: bool = False) -> tuple[str, ...]:
+    """The stages a category may be drawn from (`bridge`: the passage is a later hop's, or a reader's fact steered
+    the retrievals that missed it)."""
+    return CATEGORY_STAGES.get(category, ()) + (BRIDGE if bridge and category in BRIDGED else ())
 
 
 def last_reached(p: GoldPassage, stages: Sequence[str]) -> str | None:
@@ -98,6 +110,8 @@ def loss_stages(p: GoldPassage, stages: Sequence[str], k: int) -> list[str]:
         lost.add(FUSED)  # fused, never read by the gist reader: fused below its cut
     if p.dropped_at:
         lost.add(p.dropped_at)
+    if p.status != OPEN_STATUS and any(p.reached(s) for s in LIST_STAGES):
+        lost.add(FOUND)  # a list held it and the final ranking did not keep it within k
     return [s for s in stages if s in lost]
 
 
@@ -108,12 +122,14 @@ NAMED = re.compile(r"^'(?P<title>.*)' \((?P<stage>[a-z]+(?:@\d+)?)\): ")
 def violations(d: Diagnosis) -> list[str]:
     """Where a diagnosis's category contradicts its table: for the primary and the second category, when named after
     a stage, its evidence line must start "'Title' (stage): " naming a gold passage not found and a stage of that
-    category where the table shows it lost (a reader's fact at a retrieval only when the line says it `STEERED_BY`
-    the search). Empty when the verdict agrees with its table."""
+    category where the table shows it lost (a bridge stage only for a passage of a later hop, or when the line says
+    the search was `STEERED_BY` a reader's fact). Empty when the verdict agrees with its table."""
     problems = []
-    lines = {d.category: d.evidence[0] if d.evidence else ""}
+    evidence = [e for e in d.evidence if not e.startswith("undetermined between ")]
+    lines = {d.category: evidence[0] if evidence else ""}
     if d.second:
-        lines[d.second] = next((e.split(": ", 1)[1] for e in d.evidence if e.startswith(f"also ({d.second}): ")), "")
+        lines[d.second] = next((e.split(": ", 1)[1] for e in evidence
+                                if e.startswith((f"also ({d.second}): ", f"or ({d.second}): "))), "")
     for category, line in lines.items():
         if category not in CATEGORY_STAGES:
             continue
@@ -123,7 +139,8 @@ def violations(d: Diagnosis) -> list[str]:
             continue
         title, stage = match["title"], match["stage"]
         passages = [p for p in d.passages if p.title == title]
-        allowed = {stage_label(s, d.k) for s in stages_of(category, steered=STEERED_BY in line)}
+        later = STEERED_BY in line or any((p.hop or 0) > 1 for p in passages)
+        allowed = {stage_label(s, d.k) for s in stages_of(category, bridge=later)}
         if stage not in allowed:
             problems.append(f"{category}: the stage it names, {stage}, is not one of its stages")
         elif not passages:

@@ -36,18 +36,34 @@ GRAPH = "graph"
 READER = "reader"
 REASONER = "reasoner"
 DATASET = "dataset"
+# -- and three the paper's table has no row for (bench/labelling/PROTOCOL.md) --------------------------------------
+ANSWER = "answer"        # the QA step answered wrong from passages that hold the answer
+REWRITER = "rewriter"    # the rewriter asked nothing new although the gist held the entity to ask about
+RANKING = "ranking"      # a gold passage some list of the run held, put past k by the final ranking
 NONE = "none"
-CATEGORIES = (BASE_RETRIEVER, EXTRACTION, GRAPH, READER, REASONER, DATASET, NONE)
+CATEGORIES = (BASE_RETRIEVER, EXTRACTION, GRAPH, READER, REASONER, DATASET, ANSWER, REWRITER, RANKING, NONE)
 
-CATEGORY_LABELS = {  # as the paper (and the Traces page's tags) name them
+CATEGORY_LABELS = {  # as the paper (and the Traces page's tags) name them; the last three are the protocol's
     BASE_RETRIEVER: "base retriever limitation",
     EXTRACTION: "missing extraction detail",
     GRAPH: "graph quality",
     READER: "reader hallucination",
     REASONER: "reasoner hallucination",
     DATASET: "dataset issue",
+    ANSWER: "answer step error",
+    REWRITER: "rewriter repeat",
+    RANKING: "final ranking",
     NONE: "no error",
 }
+
+# -- the steps a loss is laid at (bench/labelling/PROTOCOL.md "Steps"; a label's `responsible`) ---------------------
+STEP_BASE, STEP_READ, STEP_LINK, STEP_BEAM, STEP_GIST = "base", "read", "link", "beam", "gist"
+STEP_REWRITER, STEP_REASONER, STEP_PASSAGELINK, STEP_RANKING = "rewriter", "reasoner", "passagelink", "ranking"
+STEP_RETRIEVAL, STEP_THOUGHT, STEP_SEED, STEP_WALK = "retrieval", "thought", "seed", "walk"
+STEP_EXTRACTION, STEP_DATASET, STEP_ANSWER = "extraction", "dataset", "answer"
+STEPS = (STEP_BASE, STEP_READ, STEP_LINK, STEP_BEAM, STEP_GIST, STEP_REWRITER, STEP_REASONER, STEP_PASSAGELINK,
+         STEP_RANKING, STEP_RETRIEVAL, STEP_THOUGHT, STEP_SEED, STEP_WALK, STEP_EXTRACTION, STEP_DATASET)
+HIGH, MEDIUM, LOW = "high", "medium", "low"  # a proposal's confidence, in the protocol's words
 
 FOUND_STATUS, LOST_STATUS, OPEN_STATUS = "found", "lost", "open"  # open: the run was cut short before deciding
 
@@ -64,6 +80,20 @@ def hop_type(question_id: str) -> str:
 
 # -- records ------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class Ref:
+    """What one evidence line rests on, as the trace can be asked it again: a `claim` about the event of `step` in
+    `iteration` (RUN_LEVEL for once-per-run steps), about a passage and a value (an entity, a triple as "s | p | o",
+    a query, an answer). The claims (gear.diagnosis.claims.CLAIMS) are few and each re-derivable from the events;
+    `rerun` marks a counterfactual re-run over the index, not a fact of the trace. The app links a line to its step."""
+
+    claim: str
+    step: str
+    iteration: int
+    passage: int | None = None
+    value: str = ""
+
+
+@dataclass(frozen=True)
 class Cause:
     """One explanation a rule found: a category and the evidence for it (the first line is the summary)."""
 
@@ -73,6 +103,10 @@ class Cause:
     ranking: bool = False  # a list ranked the passage out: after the loss at a stage it explains (same passage)
     passage: int | None = None  # the gold passage and the stage it was lost at that the cause explains (a category
     stage: str | None = None    # named after a stage needs both: gear.diagnosis.invariant)
+    refs: tuple[Ref, ...] = ()  # what the first evidence line rests on
+    step: str = ""              # the step responsible (STEPS), for a lost passage
+    confidence: str = MEDIUM
+    tie: Cause | None = None    # a cause that fits as well: "undetermined between" the two
 
 
 @dataclass(frozen=True)
@@ -99,6 +133,9 @@ class GoldPassage:
     lost_at: str | None = None     # the first stage it did not reach (the shared vocabulary's "lost at")
     dropped_at: str | None = None  # the stage after the last one it reached: where it left the run for good
     evidence: list[str] = field(default_factory=list)
+    hop: int | None = None          # which hop of the question it serves (gear.diagnosis.hops), None: not told
+    bridge: str = ""                # for a hop ≥ 2: the name that leads to it, as the passage before it gives it
+    responsible: str | None = None  # for a lost passage: the step meant to bring it that did not (STEPS)
 
     def best(self, stage: str) -> StageMark | None:
         """The best any iteration achieved at `stage`: a reached mark (best rank, then lowest hop, then earliest) or,
@@ -134,6 +171,7 @@ class AnswerCheck:
     rejected: list[int] = field(default_factory=list)          # iterations whose verdict was rejected as ungrounded
     stopped_at: int | None = None  # the iteration an "answerable" verdict (IRCoT: a final thought) ended the run
     max_iterations: int | None = None
+    form_only: str = ""  # why a wrong answer is right in substance, EM failing it on form alone (diagnosis.matching)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -170,6 +208,18 @@ class Diagnosis:
     notes: list[str] = field(default_factory=list)
     # titles of gold passages the question names that the index lacks (the caller knows them: `gear eval`, Ask)
     missing_gold: list[str] = field(default_factory=list)
+    confidence: str = ""  # high | medium | low: how plainly the trace shows the proposed category ("" none proposed)
+    undetermined: list[str] = field(default_factory=list)  # the two categories that fit equally, when they do
+    refs: list[list[Ref]] = field(default_factory=list)  # refs[n]: what evidence[n] rests on
+
+    @property
+    def answer_form_only(self) -> bool:
+        """The answer is right in substance and exact match fails it on form alone: said so, not an error."""
+        return self.answer is not None and bool(self.answer.form_only)
+
+    def lines(self) -> list[tuple[str, list[Ref]]]:
+        """Each evidence line with what it rests on (none for a diagnosis saved before lines carried refs)."""
+        return [(line, self.refs[n] if n < len(self.refs) else []) for n, line in enumerate(self.evidence)]
 
     @property
     def found(self) -> int:
@@ -191,13 +241,15 @@ class Diagnosis:
     def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
         """The inverse of to_dict (a diagnosis kept in an evaluation report, read back by the app)."""
         passages = [GoldPassage(p["id"], p["title"], [StageMark(**m) for m in p["marks"]], p["status"], p["lost_at"],
-                                p.get("dropped_at"), list(p["evidence"])) for p in data["passages"]]
+                                p.get("dropped_at"), list(p["evidence"]), p.get("hop"), p.get("bridge", ""),
+                                p.get("responsible")) for p in data["passages"]]
         raw = data.get("answer")
         answer = None
         if raw is not None:
             answer = AnswerCheck(**{k: v for k, v in raw.items() if k not in ("right", "stopped_early")})
-        fields = {k: v for k, v in data.items() if k not in ("passages", "answer")}
-        return cls(**fields, passages=passages, answer=answer)
+        refs = [[Ref(**r) for r in line] for line in data.get("refs", [])]
+        fields = {k: v for k, v in data.items() if k not in ("passages", "answer", "refs")}
+        return cls(**fields, passages=passages, answer=answer, refs=refs)
 
 
 @dataclass(frozen=True)

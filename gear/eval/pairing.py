@@ -32,6 +32,7 @@ from gear import methods
 from gear.diagnosis import CATEGORY_LABELS, FOUND, RUN_LEVEL, Diagnosis, GoldPassage, describe, stage_label
 from gear.eval.paired import PairedMeasure, paired_measure
 from gear.eval.protocol import PAPER, protocol_of
+from gear.eval.report_file import kept_diagnosis, trace_path
 from gear.eval.run_differences import differences, recorded_index
 
 FOUND_END, OPEN_END, UNKNOWN_END = "found", "open", "unknown"  # where a gold passage ended, besides a stage's name
@@ -331,13 +332,7 @@ def _ks(report: Mapping[str, Any], name: str) -> list[int]:
 
 
 def _diagnosis(row: Mapping[str, Any], made: Diagnosis | None) -> Diagnosis | None:
-    raw = row.get("diagnosis")
-    if raw:
-        try:
-            return Diagnosis.from_dict(raw)
-        except (KeyError, TypeError, ValueError):
-            return made
-    return made
+    return kept_diagnosis(row.get("diagnosis")) or made
 
 
 def _side(report: Mapping[str, Any], name: str, diagnoses: Mapping[str, Diagnosis | None], k: int) -> Side:
@@ -556,44 +551,32 @@ def measures(questions: Sequence[QuestionPair], k: int) -> list[PairedMeasure]:
 
 
 # -- kept traces -------------------------------------------------------------------------------------------------------
-def trace_path(report_path: Path | None, entry: Mapping[str, Any]) -> Path | None:
-    """The saved trace of one question of a report: the path it recorded, or the same file name in the report's own
-    traces folder (<report>/traces/, where the app's evaluations keep them), so a data folder that moved still finds
-    them; None when the report kept none or the file is gone."""
-    recorded = entry.get("trace_file")
-    if not recorded:
-        return None
-    path = Path(recorded)
-    if path.is_file():
-        return path
-    if report_path is None:
-        return None
-    beside = report_path.with_suffix("") / "traces" / path.name
-    return beside if beside.is_file() else None
-
-
-def diagnoses_from_traces(report: Mapping[str, Any], report_path: Path | None) -> dict[str, Diagnosis]:
+def diagnoses_from_traces(report: Mapping[str, Any], report_path: Path | None
+                          ) -> tuple[dict[str, Diagnosis], list[str]]:
     """Diagnoses for the questions whose report entry carries none but whose trace was kept (a report saved before
     reports carried the diagnosis), at the cut-off `gear eval` diagnoses at (gear.eval.protocol.diagnosis_k: the
-    smallest, or the largest — the traced run's — in a per-cut-off report)."""
+    smallest, or the largest — the traced run's — in a per-cut-off report); and a line for each trace not used: one
+    its report points at outside the report's folder and the data folder (not opened, gear.eval.report_file), or one
+    that cannot be read."""
     from gear.diagnosis import DEFAULT_K, diagnose
     from gear.eval.protocol import diagnosis_k, per_cutoff, report_ks
-    from gear.trace import Trace, TraceError
+    from gear.saved import SavedFileError
+    from gear.trace import Trace
 
     ks = report_ks(report)
     k = diagnosis_k(ks, per_cutoff(report)) if ks else DEFAULT_K
-    out = {}
+    out, unused = {}, []
     for entry in report.get("per_question") or []:
         if entry.get("diagnosis"):
             continue
-        path = trace_path(report_path, entry)
-        if path is None:
-            continue
         try:
+            path = trace_path(report_path, entry)
+            if path is None:
+                continue
             out[str(entry["id"])] = diagnose(Trace.load(path), k)
-        except (TraceError, OSError, ValueError):
-            continue
-    return out
+        except SavedFileError as exc:
+            unused.append(str(exc))
+    return out, unused
 
 
 def _list(items: Sequence[Any]) -> str:

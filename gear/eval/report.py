@@ -21,7 +21,7 @@ import numpy as np
 from gear import methods
 from gear.config import Settings, public_settings
 from gear.data.corpus import Question
-from gear.diagnosis import Diagnosis, diagnose, summarise
+from gear.diagnosis import Diagnosis, Probe, diagnose, summarise
 from gear.eval.protocol import ONE_RUN, check, diagnosis_k, runs_per_cutoff, traced_k
 from gear.files import atomic_write_json
 from gear.measures import recall_at
@@ -315,7 +315,8 @@ def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: S
             result.recall_per_iteration = _per_iteration_recall(last.trace, gold, ks, settings.rrf_k)
         result.diagnosis = diagnose(last.trace, diagnosis_k(ks, separate),
                                     {p.id: (p.title, p.text) for p in engine.backend.passages(gold)},
-                                    missing_gold=lacking, hop=q.hop_type).to_dict()
+                                    missing_gold=lacking, hop=q.hop_type,
+                                    probe=engine if isinstance(engine, Probe) else None).to_dict()
         if trace_dir is not None:
             path = trace_dir / f"{_safe(q.id)}.json"
             last.trace.save(path)

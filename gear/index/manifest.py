@@ -4,12 +4,16 @@ file's size and checksum) and whether its files are all there and intact."""
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, TypeAdapter
+from typing_extensions import TypedDict
 
 from gear.files import atomic_write_json
+from gear.saved import MAX_ITEMS, MAX_NAME, MAX_WORD, SavedFileError, check, count, read, typed
 from gear.store.base import StoreError
 
 FORMAT_VERSION = 2  # 2: texts as UTF-8 blob + offsets .npy (memory-mapped), optional faiss IVF files
@@ -41,19 +45,51 @@ class Manifest:
         if not path.exists():
             raise StoreError(f"{directory}: not a GeAR index (no {MANIFEST}); build one with `gear index`")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise StoreError(f"{path}: corrupt manifest ({exc.msg}); rebuild the index") from None
-        if data.get("format_version") not in READABLE_FORMATS:
+            data = read(path, max_bytes=MAX_BYTES)
+        except SavedFileError as exc:
+            raise StoreError(f"corrupt manifest: {exc}; rebuild the index") from None
+        version = data.get("format_version") if isinstance(data, dict) else None
+        if version not in READABLE_FORMATS or isinstance(version, bool):
             raise StoreError(
-                f"{directory}: index format {data.get('format_version')} is not supported by this "
+                f"{directory}: index format {version} is not supported by this "
                 f"version of gear (expects {FORMAT_VERSION}); rebuild it with `gear index`"
             )
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        try:  # every field checked (a manifest can come with an index someone hands over)
+            manifest = check(_schema(), data, str(path))
+            check(_files(), manifest.files, str(path), ("files",))
+        except SavedFileError as exc:
+            raise StoreError(f"{exc}; rebuild the index") from None
+        return manifest
 
     def write(self, directory: Path) -> None:
         atomic_write_json(directory / MANIFEST, asdict(self), indent=2)
+
+
+MAX_BYTES = 4_000_000  # a manifest lists an index's few dozen files
+
+
+@cache
+def _schema() -> TypeAdapter[Manifest]:
+    return typed(Manifest, ints={"format_version": count(1_000), "dims": count(100_000),
+                                 **dict.fromkeys(("n_passages", "n_triples", "n_entities"), count(10**12))},
+                 texts={"backend": Field(max_length=MAX_WORD), "embedder": Field(max_length=MAX_NAME),
+                        "created": Field(max_length=MAX_WORD)})
+
+
+#: the file list as check_files reads it: each file's size and checksum
+class FileEntry(TypedDict):
+    bytes: Annotated[int, count(2 ** 62)]
+    sha256: Annotated[str, Field(max_length=MAX_WORD)]
+
+
+@cache
+def _files() -> TypeAdapter[dict[str, Any]]:
+    name = Annotated[str, Field(pattern=_IN_FOLDER)]
+    return TypeAdapter(Annotated[dict[name, FileEntry], Field(max_length=MAX_ITEMS)])  # type: ignore[valid-type]
+
+
+_PART = r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*"
+_IN_FOLDER = rf"^{_PART}(?:/{_PART})*$"  # a file of the index folder: no "..", no leading "/" or "."
 
 
 def sha256_file(path: Path) -> str:

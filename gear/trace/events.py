@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import types
-import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from gear.files import atomic_write_text
+from gear.trace import schema
 from gear.trace.cost import RunCost
-
-FORMAT_VERSION = 1
+from gear.trace.schema import FORMAT, FORMAT_VERSION, TraceError
 
 __all__ = [
     "EVENT_TYPES",
@@ -65,10 +63,6 @@ __all__ = [
     "TriplesLinked",
     "Warned",
 ]
-
-
-class TraceError(ValueError):
-    """A trace file that cannot be read; the message names the file and the problem."""
 
 
 # -- views: what a trace keeps of passages, triples and beams ---------------------------------------------------------
@@ -476,27 +470,6 @@ E = TypeVar("E", bound=Event)
 Listener = Callable[[Event], None]
 
 
-def _decode(tp: Any, value: Any) -> Any:
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        if value is None:
-            return None
-        inner = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _decode(inner[0], value)
-    if origin is list:
-        (arg,) = typing.get_args(tp)
-        return [_decode(arg, v) for v in value]
-    if origin is dict:
-        return dict(value)
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # a dataclass type (not an instance)
-        hints = typing.get_type_hints(tp)
-        names = {f.name for f in dataclasses.fields(tp)}
-        return tp(**{k: _decode(hints[k], v) for k, v in value.items() if k in names})
-    if tp is float and isinstance(value, int):
-        return float(value)
-    return value
-
-
 class Trace:
     """An ordered list of events; listeners see each event as it is recorded."""
 
@@ -545,11 +518,10 @@ class Trace:
             counts[source] = counts.get(source, 0) + 1
         return counts
 
-    def cost(self) -> RunCost:
-        """What the run's LLM answers cost the model when it wrote them (gear.trace.cost), each request once: a
-        request repeated within the run (the memo answers it) was paid for the first time only, while an answer
-        recorded, or given by the memo to an earlier run, stands for the model's work then. The run's own time
-        beside it."""
+    def _paid_calls(self) -> list[LLMCalled]:
+        """The run's LLM answers, each request once: a request repeated within the run (the memo answers it) was paid
+        for the first time only, while an answer recorded, or given by the memo to an earlier run, stands for the
+        model's work then."""
         paid: list[LLMCalled] = []
         seen: set[str] = set()
         for call in self.of(LLMCalled):
@@ -560,20 +532,27 @@ class Trace:
             elif call.source == "memo":  # a trace from before calls named their request: the memo's were repeats
                 continue
             paid.append(call)
+        return paid
+
+    def cost(self) -> RunCost:
+        """What the run's LLM answers cost the model when it wrote them (gear.trace.cost), each request once; the
+        run's own time beside it."""
+        paid = self._paid_calls()
         recorded = sum(1 for c in paid if (c.source or ("record" if c.cached else "model")) != "model")
         finish = self.first(RunFinished)
         return RunCost(sum(c.prompt_tokens for c in paid), sum(c.completion_tokens for c in paid),
                        sum(c.seconds for c in paid), len(paid), recorded,
                        finish.total_ms / 1000 if finish is not None else None)
 
-    def tokens(self) -> tuple[int, int]:
-        """(prompt, completion) tokens the run's LLM answers cost when the model wrote them (Trace.cost)."""
-        cost = self.cost()
-        return cost.prompt_tokens, cost.completion_tokens
+    def tokens(self, iteration: int | None = None, step: str | None = None) -> tuple[int, int]:
+        """(prompt, completion) tokens the run's LLM answers cost when the model wrote them, each request once (as
+        Trace.cost counts them), of one iteration or one step when given."""
+        calls = [c for c in self._paid_calls() if iteration in (None, c.iteration) and step in (None, c.step)]
+        return sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls)
 
     # -- JSON ---------------------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"format": "gear-trace", "version": FORMAT_VERSION,
+        return {"format": FORMAT, "version": FORMAT_VERSION,
                 "events": [{"kind": e.kind, **dataclasses.asdict(e)} for e in self.events]}
 
     def to_json(self) -> str:
@@ -581,37 +560,17 @@ class Trace:
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "trace") -> Trace:
-        if not isinstance(data, dict) or data.get("format") != "gear-trace":
-            raise TraceError(f"{source}: not a GeAR trace (missing \"format\": \"gear-trace\")")
-        if data.get("version") != FORMAT_VERSION:
-            raise TraceError(f"{source}: trace version {data.get('version')} is not supported (expected "
-                             f"{FORMAT_VERSION})")
-        events: list[Event] = []
-        for n, raw in enumerate(data.get("events", [])):
-            kind = raw.get("kind") if isinstance(raw, dict) else None
-            etype = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
-            if etype is None:
-                raise TraceError(f"{source}: event {n} has unknown kind {kind!r}")
-            try:
-                events.append(_decode(etype, {k: v for k, v in raw.items() if k != "kind"}))
-            except (TypeError, ValueError, AttributeError, KeyError) as exc:
-                raise TraceError(f"{source}: event {n} ({kind}) is malformed: {exc}") from None
-        return cls(events)
+        """A trace file's data, every field checked by gear.trace.schema; TraceError names the field that fails."""
+        return cls(schema.decode(data, source, EVENT_TYPES))
 
     @classmethod
     def from_json(cls, text: str, source: str = "trace") -> Trace:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TraceError(f"{source}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
-        return cls.from_dict(data, source)
+        return cls(schema.decode_json(text, source, EVENT_TYPES))
 
     def save(self, path: str | Path) -> None:
         atomic_write_text(Path(path), self.to_json())
 
     @classmethod
     def load(cls, path: str | Path) -> Trace:
-        p = Path(path)
-        if not p.exists():
-            raise TraceError(f"{p}: file not found")
-        return cls.from_json(p.read_text(encoding="utf-8"), str(p))
+        """A saved trace (untrusted: its size, nesting and every field checked before it is used)."""
+        return cls(schema.load(Path(path), EVENT_TYPES))

@@ -118,7 +118,8 @@ def lost_at_figure(summary: SummaryLike, key: str = "lost_at") -> go.Figure:
 
 
 def diagnosis_category_figure(summary: SummaryLike) -> go.Figure:
-    """Questions per proposed error category, grouped by run (the paper's categories, then "no error")."""
+    """Questions per proposed error category, grouped by run (the paper's six, the answer step, the rewriter, the final
+    ranking, then "no error" and undetermined)."""
     runs = _runs(summary)
     names = [c for c in (*CATEGORIES, UNDETERMINED) if any(r["categories"].get(c) for r in runs.values())]
     fig = go.Figure()

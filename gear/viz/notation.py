@@ -27,15 +27,15 @@ class StepText:
 
 def at_iteration(notation: str, n: int) -> str:
     """Notation with the iteration filled in: q<sup>(n)</sup> → q<sup>(2)</sup>."""
-    return notation.replace("(n+1)", f"({n + 1})").replace("(n−1)", f"({n - 1})").replace("(n)", f"({n})")
+    return notation.replace("(n+1)", f"({n + 1:d})").replace("(n−1)", f"({n - 1:d})").replace("(n)", f"({n:d})")
 
 
 STEPS: dict[type[t.Event], StepText] = {
     t.BaseRetrieved: StepText(
         "1", "Base retrieval", "Base retrieval", "C′<sub>q</sub> = h<sup>k</sup><sub>base</sub>(q<sup>(n)</sup>, C)",
         "A normal retriever (BM25, dense SBERT or a hybrid of both) fetches the k passages most similar to the current "
-        "query. Multi-hop questions usually need a passage that shares few words with the question — which is why GeAR "
-        "does not stop here."),
+        "query. Multi-hop questions usually need a passage that shares few words with the question, which a list like "
+        "this one often misses."),
     t.ProximalTriples: StepText(
         "2", "Reader → proximal triples", "Reader", "T′<sub>q</sub> = read(C′<sub>q</sub>, q)",
         "An LLM reads the base passages and writes down the facts that matter for the question as (subject, "

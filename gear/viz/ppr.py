@@ -31,22 +31,22 @@ def ppr_graph(ranked: PPRRanked, seeded: PPRSeeded | None = None, *, passages: b
     for e in ranked.entities:
         seed = e.id in seed_weights
         size = 10.0 + 30.0 * ((e.score / top) ** 0.5 if top > 0 and e.score > 0 else 0.0)
-        title = (f"<b>{esc_html(e.name)}</b><br>PPR score {e.score:.5f} (entity #{order[e.id]} of those shown)"
+        title = (f"<b>{esc_html(e.name)}</b><br>PPR score {e.score:.5f} (entity #{order[e.id]:d} of those shown)"
                  + (f"<br>seed, weight {seed_weights[e.id]:.4f}" if seed else ""))
-        g.add_node(f"e{e.id}", label=e.name, title=title, size=size, shape="dot", seed=seed, score=e.score,
+        g.add_node(f"e{e.id:d}", label=e.name, title=title, size=size, shape="dot", seed=seed, score=e.score,
                    gold=False, color=SEED_COLOUR if seed else PPR_ENTITY_COLOUR)
     if passages:
         for n, p in enumerate(ranked.passages, 1):
-            title = (f"<b>#{n} {esc_html(p.title)}</b>" + (" ★ gold" if p.gold else "")
+            title = (f"<b>#{n:d} {esc_html(p.title)}</b>" + (" ★ gold" if p.gold else "")
                      + f"<br>PPR score {p.score:.5f}<br><span style='color:#555'>{esc_html(short(p.text, 240))}"
                      "</span>")
-            g.add_node(f"p{p.id}", label=f"#{n} {p.title}", title=title, size=14.0, shape="box", seed=False,
+            g.add_node(f"p{p.id:d}", label=f"#{n:d} {p.title}", title=title, size=14.0, shape="box", seed=False,
                        score=p.score, gold=p.gold, color=PASSAGE_COLOUR)
     names = {e.id: e.name for e in ranked.entities}
     titles = {p.id: p.title for p in ranked.passages}
     for edge in ranked.edges:
-        source = f"e{edge.source}"
-        target = f"p{edge.target}" if edge.kind == "context" else f"e{edge.target}"
+        source = f"e{edge.source:d}"
+        target = f"p{edge.target:d}" if edge.kind == "context" else f"e{edge.target:d}"
         if source not in g or target not in g:
             continue
         colour = PPR_EDGE_COLOURS.get(edge.kind, "#868e96")
@@ -61,7 +61,7 @@ def ppr_graph(ranked: PPRRanked, seeded: PPRSeeded | None = None, *, passages: b
             g.add_edge(source, target, kind=edge.kind, label=f"≈ {edge.label}", title=title, color=colour,
                        width=2.0, arrows="", dashes=True)
         else:
-            title = (f"<b>{esc_html(names[edge.source])}</b> occurs in passage #{edge.target}: "
+            title = (f"<b>{esc_html(names[edge.source])}</b> occurs in passage #{edge.target:d}: "
                      f"<i>{esc_html(titles.get(edge.target, ''))}</i>")
             g.add_edge(source, target, kind=edge.kind, label="", title=title, color=colour, width=1.0, arrows="",
                        dashes=False)

@@ -8,6 +8,7 @@ or a request leaving 127.0.0.1; the payload names are shown as plain text (scree
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -246,3 +247,104 @@ def test_payloads_show_as_text_on_every_page(payload_server: str, payload_data: 
     page.screenshot(path=str(SHOTS / "untrusted_index_page.png"), full_page=True)
 
     assert_local(page.requests)  # type: ignore[attr-defined]
+
+
+# -- saved files an attacker wrote by hand (issue 54, tests/hostile_files.py) ------------------------------------------
+GOOD_TRACES = ("walkthrough.json", "walkthrough_ppr.json")
+
+#: after a page has drawn: what a hostile file could have made happen, in the page and in every frame
+SCRIPT_RAN = """() => {
+  const docs = [document];
+  for (const f of document.querySelectorAll('iframe')) { try { docs.push(f.contentDocument); } catch (e) {} }
+  return docs.filter(d => d).map(d => d.querySelectorAll('[id^="planted"]').length).reduce((a, b) => a + b, 0);
+}"""
+
+
+@pytest.fixture(scope="module")
+def hostile_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data folder whose traces/ holds every hostile trace, a link to a trace outside it, and two good runs."""
+    require_browser()
+    from tests.hostile_files import BUNDLED, outside_trace, write_hostile_traces
+
+    root = tmp_path_factory.mktemp("hostile_app")
+    traces = root / "data" / "traces"
+    write_hostile_traces(traces, outside=outside_trace(root / "outside"))
+    for name in GOOD_TRACES:
+        (traces / name).write_text((BUNDLED / name).read_text(encoding="utf-8"), encoding="utf-8")
+    return root / "data"
+
+
+@pytest.fixture(scope="module")
+def hostile_server(hostile_data: Path):
+    yield from run_server(hostile_data, {"GEAR_STUDIO_BUILD_DEMOS": "0", "GEAR_LLM": "replay"})
+
+
+def shown_frames(page) -> None:
+    """Every graph frame scrolled into view (one off screen may wait to load), its script given time to run."""
+    page.wait_for_timeout(3000)
+    frames = page.locator("iframe")
+    for n in range(frames.count()):
+        frames.nth(n).scroll_into_view_if_needed(timeout=30_000)
+        page.wait_for_timeout(1500)
+
+
+def assert_nothing_ran(page, where: str) -> None:
+    from tests.hostile_files import LEAK_URL, PWNED
+
+    assert page.dialogs == [], where  # type: ignore[attr-defined]
+    assert page.title() != PWNED, where
+    assert page.evaluate(SCRIPT_RAN) == 0, where
+    assert not [u for u in page.requests if u.startswith(LEAK_URL)], where  # type: ignore[attr-defined]
+    assert page.locator("[data-testid='stException']").count() == 0, where
+
+
+def test_hostile_traces_run_nothing_by_link_nor_on_the_traces_page(hostile_server: str, hostile_data: Path,
+                                                                   page_1280) -> None:
+    from tests.hostile_files import OUTSIDE_MARKER
+
+    page = page_1280
+    names = sorted(p.name for p in (hostile_data / "traces").glob("*.json"))
+    bad = [n for n in names if n not in GOOD_TRACES]
+    assert len(bad) == 13 and "link_out.json" in bad
+    for name in names:
+        page.goto(f"{hostile_server}/?saved={name}&step=5", timeout=120_000)  # step 5: a graph of the beams or PPR
+        page.get_by_role("heading", name="Ask").first.wait_for(timeout=120_000)
+        settled(page)
+        shown_frames(page)
+        assert_nothing_ran(page, name)
+        text = page.locator("[data-testid='stMain']").inner_text()
+        assert OUTSIDE_MARKER not in text, name
+        if name in bad:  # said in one line, and the page is there
+            note = page.locator("[data-testid='stAlertContentWarning']").filter(has_text=f"Cannot open {name}")
+            assert note.count() == 1, (name, text[-800:])
+        else:
+            assert page.locator("iframe").count() >= 1, name  # the good run's graph is drawn
+        if name in ("numbers_as_html.json", "passage_id_as_html.json", "walkthrough.json"):
+            page.screenshot(path=str(SHOTS / f"hostile_link_{Path(name).stem}.png"))
+
+    page.goto(f"{hostile_server}/?saved=walkthrough.json&step=%C2%B2", timeout=120_000)  # "²": a digit to isdigit
+    page.get_by_role("heading", name="Ask").first.wait_for(timeout=120_000)
+    settled(page)
+    assert page.locator("[data-testid='stAlertContentWarning']").filter(has_text="there is no step").count() == 1
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+
+    page.get_by_role("link", name="Traces").click()
+    page.get_by_role("heading", name="Traces").first.wait_for(timeout=120_000)
+    settled(page)
+    page.wait_for_timeout(2000)
+    assert_nothing_ran(page, "Traces")
+    from tests.hostile_files import BUNDLED
+
+    good = len(GOOD_TRACES) + len(list(BUNDLED.glob("*.json")))  # the good runs and the bundled ones, listed
+    assert page.get_by_text(re.compile(rf"^{good} of {good} traces")).count() == 1
+    listed = page.locator("[data-testid='stExpander']").filter(has_text="trace file(s) not listed")
+    assert listed.count() == 1 and f"{len(bad)} trace file(s) not listed" in listed.inner_text()
+    listed.locator("summary").first.click()
+    settled(page)
+    said = listed.inner_text()
+    for name in bad:  # each bad one named, with its reason
+        assert f"{name}: " in said, name
+    assert "a link to a file outside the data folder" in said and OUTSIDE_MARKER not in said
+    page.screenshot(path=str(SHOTS / "hostile_traces_page.png"), full_page=True)
+    listed.screenshot(path=str(SHOTS / "hostile_traces_not_listed.png"))
+    assert page.dialogs == []  # type: ignore[attr-defined]

@@ -35,10 +35,12 @@ def test_a_trace_prints_its_stage_table_category_and_evidence(runner: CliRunner)
                   "dropped at"):
         assert stage in out
     assert "St. Peter's Basilica" in out and "✓ hop 2" in out
-    # issue 25: every gold passage was in a base list (ranks 2, 4, 1); the readers lost them
-    assert "category: reader — reader hallucination (second: reasoner hallucination)" in out
-    assert "'St. Peter's Basilica' (gist): the gist reader read it" in out
-    assert "wrote ⟨Bremen, founded in, 1929⟩ in iteration 1: one end from it" in out
+    # every gold passage was in a base list (ranks 2, 4, 1): the final ranking put two past 5; the gist reader second
+    assert "category: ranking — final ranking (second: reader hallucination) · confidence high" in out
+    assert "'St. Peter's Basilica' (final@5): the base list held it at rank 4 (iteration 2)" in out
+    assert "→ base list (iteration 2), final ranking" in out  # the steps the line rests on
+    assert "also (reader): 'St. Peter's Basilica' (gist): the gist reader read it" in out
+    assert "│ hop         │" in out and "│ responsible │" in out
     assert "answer '1973' (gold '1952'): EM 0" in out
 
 

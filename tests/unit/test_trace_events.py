@@ -62,7 +62,7 @@ def test_an_event_without_its_own_kind_or_with_a_taken_one_is_refused() -> None:
 def test_a_transient_event_in_a_file_is_an_unknown_kind() -> None:
     data = {"format": "gear-trace", "version": 1, "events": [{"kind": "llm_text", "iteration": 1, "step": "read",
                                                                "text": "(a, b, c)"}]}
-    with pytest.raises(TraceError, match="event 0 has unknown kind 'llm_text'"):
+    with pytest.raises(TraceError, match=r"^x\.json: events\[0\]\.kind: unknown kind 'llm_text'$"):
         Trace.from_dict(data, "x.json")
 
 

@@ -14,6 +14,7 @@ no sink uses any more fails too, so the list cannot rot into a blanket pass."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,14 +60,16 @@ APP_TRUSTED: dict[str, dict[str, str]] = {
     "app_pages/traces.py": {"where": _PATH},
     "studio/ask.py": {"example.caption": "the bundled examples' captions (studio.demo)",
                       "other.button": "the bundled examples' button labels (studio.demo)",
+                      "_lesson_label(example.stem, example.path)": "a bundled example's name in the app's words, "
+                                                                   "with its counts of iterations and steps",
                       "marks_note(marks, found.model, found.speed)": _BUILDERS},
     "studio/compare.py": {"label": _LABEL},
     "studio/diagnosis_marks.py": {"_where": "a passage's ranks in this run (numbers)"},
     "studio/diagnosis_runs.py": {"verdict": "a category label of gear.diagnosis or '—'",
                                  "map(str, cutoffs)": "the diagnoses' cut-offs (numbers)"},
     "studio/sub_step.py": {"beam_lesson.ALGORITHM_CSS.split()": "a stylesheet constant of gear.viz.beam_lesson",
-                           "shown.algorithm": "Algorithm 1's lines from gear/retrieve/beam.py's docstring, "
-                                              "html-escaped there (gear.viz.beam_lesson.algorithm_html)"},
+                           "beam_lesson.algorithm_html(step.lines)": "Algorithm 1's lines from gear/retrieve/beam.py's "
+                                                                     "docstring, html-escaped there"},
     "studio/run_pairs.py": {"line": "built above from esc_md'd parts, counts and the app's words",
                             "kind": "a question kind of gear.eval.pairing (B fixes, B breaks, both miss)",
                             "name": "'A' or 'B'"},
@@ -78,7 +81,8 @@ APP_TRUSTED: dict[str, dict[str, str]] = {
                            "why": "answer_cells: why a method has no EM/F1, in the app's words",
                            "note": "depth_note: cut-offs and the app's words"},
     "studio/gear_view.py": {"said": "recall_shown: whose gold the recall is counted against, in the app's words",
-                            "cites": "passage numbers the reasoner cited, formatted by gear_view", "parts": _BUILDERS,
+                            "said.text": "gear.viz.verdict's words, every part from the run passed through esc_md",
+                            "parts": _BUILDERS,
                             "label": _OWN, "method.base_note": _LABEL, "origin": _OWN,
                             "note": "gear.eval.report's recall note: counts and the app's words",
                             "origins": "answer_origins: counts and the app's words", "when": _OWN,
@@ -132,7 +136,8 @@ CLI_TRUSTED: dict[str, dict[str, str]] = {
                              "run.dropped_at.get(stage, 0)": _CODE, "name.replace('_', ' ')": _CODE,
                              "name": "a column heading written in code", "stage_label": "a stage's name in words",
                              "cell": "a stage's outcome in words", "_stage": "a stage's name in words",
-                             "category": "built on the line above from esc_term'd parts"},
+                             "category": "built on the line above from esc_term'd parts",
+                             "category_words": "the proposal's line, built from esc_term'd parts"},
     "gear/cli/compare.py": {"table": _TABLE, "name": "a column heading written in code",
                             "x": "the 'only in A / B' phrases built above from counts", "counts": _COUNT,
                             "only": "a question kind of gear.eval.pairing (ONLY's values)",
@@ -141,6 +146,7 @@ CLI_TRUSTED: dict[str, dict[str, str]] = {
                             "q.time_words('a')": "seconds (QuestionPair.time_words)",
                             "q.time_words('b')": "seconds (QuestionPair.time_words)"},
     "gear/cli/export.py": {"why": "esc_term'd on the line above"},
+    "gear/cli/sweep.py": {"table": _TABLE},
     "gear/cli/evaluate.py": {"note": "gear.eval.protocol.source_note: which run a figure comes from, in its words",
                              "table": _TABLE, "run": "a method's label (gear.methods)", "lost": _CODE, "c": _CODE,
                              "name": "the retriever and method's names (validated settings)",
@@ -152,6 +158,8 @@ CLI_TRUSTED: dict[str, dict[str, str]] = {
                           "change.get('at')": _MANIFEST, "change.get('op')": _MANIFEST,
                           "change.get('passages')": _MANIFEST, "change.get('triples')": _MANIFEST,
                           "v": "a count of dropped triples", "problems": "verify_index: the index's own file names"},
+    "gear/cli/replay.py": {"table": _TABLE, "col": "a column heading written in code",
+                           "title": "a table's title written in code, with the iteration's number"},
     "gear/cli/qa.py": {"table": _TABLE,
                        "name": "a column heading written in code"},
     "gear/cli/query.py": {"table": _TABLE,
@@ -356,3 +364,176 @@ def test_a_planted_leak_in_the_cli_is_found(source: str, leak: str) -> None:
 ])
 def test_inert_text_passes(source: str) -> None:
     assert unsafe_sinks(source, APP, {}) == []
+
+
+# -- HTML: what the viz builds (pyvis tooltips, the lesson, the handout) and Markdown shown with unsafe_allow_html -----
+# Here a name says nothing: a trace's `passage_id` once held `<img onerror=…>` and reached a tooltip as "a number".
+# Every part interpolated into HTML is a literal, a constant, a call of an escaper, or a number formatted from the
+# decoded number — a format spec of a number (`{n:d}`, `{s:.3f}`) or int()/float()/len()/round(), which fail on
+# anything but a number — or an expression named below with the reason it holds only the code's own HTML.
+HTML_ESCAPERS = frozenset({"esc_html", "esc_md", "_plain"})
+HTML_NUMBERS = frozenset({"int", "float", "len", "round", "min", "max", "sum"})
+NUMBER_SPEC = "dfeEgGn%xXbco"
+_BUILT = "built above in this function from esc_html'd parts, formatted numbers and the code's own tags"
+_TOOLTIP = "a tooltip built by gear.viz from escaped parts (its f-strings are checked here)"
+_COLOUR = "a colour constant of gear.viz (the legends' and the nodes' palettes)"
+_LINES = "handout._lines: each line esc_html'd in a <tspan> at numeric coordinates"
+_NOTATION = "the paper's notation (gear.viz.notation: our HTML, the iteration formatted with :d)"
+HTML_TRUSTED: dict[str, dict[str, str]] = {
+    "gear/viz/beam_lesson.py": {"body": _BUILT},
+    "gear/viz/graph.py": {"_triple_tooltip(t, tuses, passages.get(t.passage_id))": _TOOLTIP, "colour": _COLOUR,
+                          "sw": "a swatch: a span styled with a colour constant",
+                          "str(data.get('title', esc_html(key)))": _TOOLTIP,
+                          "title": "an edge's title, shown on its label's box: " + _TOOLTIP},
+    "gear/viz/handout.py": {"body": _BUILT,
+                            "dashed": "a constant attribute or ''", "d": "SVG path data of numbers formatted above",
+                            "_lines(lx, ly, text, layout.EDGE_FONT)": _LINES, "_lines(x, y, text, layout.NODE_FONT)":
+                            _LINES, "_lines(x, below, text, layout.NODE_FONT)": _LINES,
+                            "said.tone": "a tone word of gear.viz.charts.verdict (caught, open, unchecked, agrees, "
+                                         "contradicts)",
+                            "teaching_point(events, every)": "teaching_point: escaped parts (its f-strings are checked "
+                                                             "here)",
+                            "which": "the steps' numbers and the code's own words",
+                            "m": "a marker id: 'arrow', a counter and an index", "arrow": _BUILT, "dash": _BUILT,
+                            "fill": "a colour, esc_html'd above",
+                            "border": "a colour, esc_html'd above",
+                            "title": "an SVG <title> of _plain text", "colour": "a colour, esc_html'd above",
+                            "figure": _BUILT, "missing": _BUILT,
+                            "shown.algorithm": "Algorithm 1's listing (gear.viz.beam_lesson.algorithm_html)",
+                            "step_body(events, step, passages)": "step_body: tables and pictures built from escaped "
+                                                                 "parts (its f-strings are checked here)",
+                            "where": _BUILT, "step.notation": _NOTATION, "words": _BUILT, "heading": _BUILT,
+                            "toc": _BUILT},
+    "gear/viz/tables.py": {"kind[c]": "a constant class attribute (numeric, short or none)",
+                           "cls": "a mark name of MARK_NAMES, 'gold', 'dropped' or ''", "title": _BUILT,
+                           "cells": _BUILT, "head": _BUILT, "body": _BUILT},
+    "gear/viz/link_lesson.py": {"source_line(tv, passages)": "gear.viz.beam_lesson.source_line: escaped parts"},
+    "gear/viz/pairing.py": {"ids": "question ids, each esc_html'd above"},
+    "gear/viz/ppr.py": {"title": _BUILT},
+    "studio/diagnosis_marks.py": {"_where(s.id, ranks)": "a passage's ranks in this run (numbers)"},
+    "studio/sub_step.py": {"beam_lesson.ALGORITHM_CSS.split()": "a stylesheet constant of gear.viz.beam_lesson",
+                           "beam_lesson.algorithm_html(step.lines)": "Algorithm 1's listing, escaped in "
+                                                                     "gear.viz.beam_lesson.algorithm_html",
+                           "table_html(rows)": "gear.viz.tables.table_html: every cell esc_html'd"},
+    "studio/teaching.py": {"step.notation": _NOTATION},
+    "studio/widgets.py": {"_INTO_VIEW.format(key=key)": "a script constant with a container key of the code's own",
+                          "number": "studio.notation", "name": "studio.notation",
+                          "formula": "studio.notation, the run's detail esc_md'd by step_heading"},
+}
+
+
+def html_files() -> list[Path]:
+    return [*sorted((ROOT / "gear" / "viz").glob("*.py")), *app_files()]
+
+
+def _numeric_spec(spec: ast.expr | None) -> bool:
+    if not isinstance(spec, ast.JoinedStr) or not spec.values:
+        return False
+    last = spec.values[-1]
+    return isinstance(last, ast.Constant) and isinstance(last.value, str) and last.value[-1:] in NUMBER_SPEC
+
+
+def html_leaks(expr: ast.expr, trusted: dict[str, str], used: set[str]) -> Iterator[ast.expr]:
+    """The parts of an HTML string not provably inert (see above)."""
+    text = ast.unparse(expr)
+    if text in trusted:
+        used.add(text)
+        return
+    match expr:
+        case ast.Constant():
+            return
+        case ast.JoinedStr():
+            for part in expr.values:
+                if isinstance(part, ast.FormattedValue) and not _numeric_spec(part.format_spec):
+                    yield from html_leaks(part.value, trusted, used)
+        case ast.Call() if _name(expr.func) in HTML_ESCAPERS | HTML_NUMBERS:
+            return
+        case ast.Call() if isinstance(expr.func, ast.Attribute) and expr.func.attr == "join":
+            yield from html_leaks(expr.func.value, trusted, used)
+            for arg in expr.args:
+                yield from html_leaks(arg, trusted, used)
+        case ast.BinOp():
+            yield from html_leaks(expr.left, trusted, used)
+            yield from html_leaks(expr.right, trusted, used)
+        case ast.IfExp():
+            yield from html_leaks(expr.body, trusted, used)
+            yield from html_leaks(expr.orelse, trusted, used)
+        case ast.GeneratorExp() | ast.ListComp():
+            yield from html_leaks(expr.elt, trusted, used)
+        case ast.Name() if expr.id.isupper():
+            return
+        case ast.Attribute() if expr.attr.isupper():
+            return
+        case _:
+            yield expr
+
+
+_TAG = re.compile(r"</?(?:a|b|i|p|br|em|strong|small|sup|sub|span|div|section|h[1-6]|table|thead|tbody|tr|td|th|ul|"
+                  r"li|svg|g|path|text|rect|circle|marker|defs|title|style|script|meta|html|head|body|img)[\s>/]")
+
+
+def html_sinks(tree: ast.AST) -> Iterator[tuple[ast.AST, ast.expr]]:
+    """(node, HTML expression): f-strings that write a tag, Markdown shown with unsafe_allow_html, st.html, a graph's
+    `title` (pyvis renders it as HTML), and `data["title"] = …`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            literal = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+            if _TAG.search(literal):
+                yield node, node
+        elif isinstance(node, ast.Call):
+            name = _name(node.func)
+            unsafe = any(k.arg == "unsafe_allow_html" and isinstance(k.value, ast.Constant) and k.value.value
+                         for k in node.keywords)
+            st_html = name == "html" and isinstance(node.func, ast.Attribute) and ast.unparse(node.func.value) == "st"
+            if (unsafe or st_html) and node.args:
+                yield node, node.args[0]
+            if name in ("add_node", "add_edge"):
+                yield from ((node, k.value) for k in node.keywords if k.arg == "title")
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant) \
+                    and target.slice.value == "title":
+                yield node, node.value
+
+
+def unsafe_html(source: str, trusted: dict[str, str], used: set[str] | None = None) -> list[str]:
+    used = set() if used is None else used
+    found = []
+    for node, expr in html_sinks(ast.parse(source)):
+        found += [f"{node.lineno}: {ast.unparse(leak)}" for leak in html_leaks(expr, trusted, used)]
+    return sorted(set(found), key=lambda line: int(line.split(":")[0]))
+
+
+def test_html_from_a_file_is_built_only_from_escaped_parts_and_numbers() -> None:
+    problems, stale = [], []
+    for path in html_files():
+        rel = str(path.relative_to(ROOT))
+        trusted = HTML_TRUSTED.get(rel, {})
+        used: set[str] = set()
+        problems += [f"{rel}:{line}" for line in unsafe_html(path.read_text(encoding="utf-8"), trusted, used)]
+        stale += [f"{rel}: {name}" for name in trusted if name not in used]
+    assert problems == [], "a value reaches HTML unescaped (escape it, or format it as a number):\n" + "\n".join(
+        problems)
+    assert stale == [], f"trusted entries no HTML sink uses: {stale}"
+
+
+@pytest.mark.parametrize(("source", "leak"), [
+    ("line = f'source passage #{t.passage_id}: <i>{esc_html(title)}</i>'", "t.passage_id"),
+    ("st.markdown(f'<b>{e.k}</b> = {n:d}', unsafe_allow_html=True)", "e.k"),
+    ("g.add_edge(u, v, title=f'{esc_html(a)} occurs in passage #{edge.target}')", "edge.target"),
+    ("data['title'] = '<b>' + name + '</b>'", "name"),
+    ("st.html(f'<div>{question}</div>')", "question"),
+    ("page = f\"<div class='where'>Step {number} · {esc_html(title)}</div>\"", "number"),
+])
+def test_a_planted_html_leak_is_found(source: str, leak: str) -> None:
+    assert [line.split(": ", 1)[1] for line in unsafe_html(source, {})] == [leak]
+
+
+@pytest.mark.parametrize("source", [
+    "line = f'source passage #{t.passage_id:d}: <i>{esc_html(title)}</i> {score:.3f}'",
+    "st.markdown(f'<b>{esc_md(e.query)}</b> q<sup>({int(e.iteration)})</sup>', unsafe_allow_html=True)",
+    "data['title'] = '<br>'.join(esc_html(x) for x in names)",
+    "st.markdown(f'**{esc_md(title)}** · {k}')",  # no tag and no unsafe_allow_html: the Markdown sink's test's
+])
+def test_inert_html_passes(source: str) -> None:
+    assert unsafe_html(source, {}) == []

@@ -82,7 +82,7 @@ def test_categories_and_losses_per_run() -> None:
     s = summary()
     cats = diagnosis_category_figure(s)
     gear = next(t for t in cats.data if t.name == "gear (paper)")
-    assert dict(zip(gear.x, gear.y, strict=True))["reasoner hallucination"] == 1
+    assert dict(zip(gear.x, gear.y, strict=True))["final ranking"] == 1  # the walk-through: ranked out, rank 11
     assert "no error" in list(cats.data[0].x)  # the sync 3-hop run found everything
     lost = lost_at_figure(s)
     naive = next(t for t in lost.data if t.name == "naive")
@@ -147,4 +147,4 @@ def test_side_by_side_rows_say_which_run_lost_which_passage_where() -> None:
         if title != "proposed category":
             p = next(p for p in sync.passages if p.title == title)
             assert row["SyncGE"].startswith("✓" if p.status == "found" else "✗")
-    assert by_title["proposed category"]["GeAR"] == category_label(gear) == "reader hallucination"
+    assert by_title["proposed category"]["GeAR"] == category_label(gear) == "final ranking"
