@@ -51,3 +51,11 @@ def test_the_docs_index_lists_every_page() -> None:
     pages = {path.resolve() for path in (ROOT / "docs").glob("*.md")} - {(ROOT / "docs" / "index.md").resolve()}
     assert sorted(str(p) for p in pages - listed) == []
     assert (ROOT / "docs" / "index.md").resolve() in {path for _, path in targets(README)}
+
+
+def test_the_readmes_headline_numbers_are_those_of_the_results_page() -> None:
+    table = [line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("| ")]
+    triples = {t for line in table for t in re.findall(r"\d+\.\d / \d+\.\d / \d+\.\d", line)}
+    results = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    assert len(triples) >= 30
+    assert sorted(t for t in triples if t not in results) == []
