@@ -518,7 +518,7 @@ class Trace:
             counts[source] = counts.get(source, 0) + 1
         return counts
 
-    def _paid_calls(self) -> list[LLMCalled]:
+    def paid_calls(self) -> list[LLMCalled]:
         """The run's LLM answers, each request once: a request repeated within the run (the memo answers it) was paid
         for the first time only, while an answer recorded, or given by the memo to an earlier run, stands for the
         model's work then."""
@@ -537,7 +537,7 @@ class Trace:
     def cost(self) -> RunCost:
         """What the run's LLM answers cost the model when it wrote them (gear.trace.cost), each request once; the
         run's own time beside it."""
-        paid = self._paid_calls()
+        paid = self.paid_calls()
         recorded = sum(1 for c in paid if (c.source or ("record" if c.cached else "model")) != "model")
         finish = self.first(RunFinished)
         return RunCost(sum(c.prompt_tokens for c in paid), sum(c.completion_tokens for c in paid),
@@ -547,7 +547,7 @@ class Trace:
     def tokens(self, iteration: int | None = None, step: str | None = None) -> tuple[int, int]:
         """(prompt, completion) tokens the run's LLM answers cost when the model wrote them, each request once (as
         Trace.cost counts them), of one iteration or one step when given."""
-        calls = [c for c in self._paid_calls() if iteration in (None, c.iteration) and step in (None, c.step)]
+        calls = [c for c in self.paid_calls() if iteration in (None, c.iteration) and step in (None, c.step)]
         return sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls)
 
     # -- JSON ---------------------------------------------------------------------------------------------------------
