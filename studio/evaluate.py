@@ -171,6 +171,7 @@ def run_evaluations(engine: Any, index: Path, base: Settings, questions: list, l
     cancel.empty()
     if done:
         st.session_state["eval_selected"] = done
+        st.session_state[SHOWN] = done  # the Results tab below, drawn after this, shows them
         st.success(f"Saved {counted(len(done), 'report')} to {demo.shown(demo.evals_dir())}/ — see the Results tab.")
 
 
@@ -214,14 +215,21 @@ def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, qu
             return False
 
 
+SHOWN = "eval_show"  # session state: the reports the Results tab shows
+
+
 def show_results() -> None:
     reports = saved_reports()
     if not reports:
         st.info(f"No saved evaluations yet ({demo.shown(demo.evals_dir())}/*.json).")
         return
-    default = [n for n in st.session_state.get("eval_selected", []) if n in reports] or list(reports)[:3]
+    default: list[str] | None = [n for n in st.session_state.get("eval_selected", []) if n in reports] \
+        or list(reports)[:3]
+    if SHOWN in st.session_state:  # the picker's own state (an evaluation just run put its reports there)
+        st.session_state[SHOWN] = [n for n in st.session_state[SHOWN] if n in reports]
+        default = None
     titles = report_titles(list(reports), list(PRESETS))
-    chosen = st.multiselect("Saved evaluations", list(reports), default=default, key="eval_show",
+    chosen = st.multiselect("Saved evaluations", list(reports), default=default, key=SHOWN,
                             format_func=lambda name: titles.get(name, name),
                             help=f"index · method · when it ran; each is saved as {demo.shown(demo.evals_dir())}/"
                                  "<file>.json (the table's last column), the name gear diagnose and scripts use.")

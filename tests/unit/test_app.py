@@ -386,6 +386,20 @@ def test_evaluate_saves_and_charts_a_report(studio: dict) -> None:
     assert any("EM / F1 “—”: BM25 — retrieval only: no answer to score" in str(c.value) for c in at.caption)
 
 
+def test_the_results_tab_shows_the_evaluation_just_run_not_the_ones_it_showed_before(studio: dict) -> None:
+    at = start(studio)
+    at.switch_page("app_pages/evaluate.py").run()
+    at.multiselect(key="eval_methods").set_value(["BM25"]).run()
+    at.button(key="eval_run").click().run()
+    (first,) = (studio["data"] / "evals").glob("*.json")
+    assert at.multiselect(key="eval_show").value == [first.stem]
+    at.multiselect(key="eval_methods").set_value(["Hybrid"]).run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception and not at.warning, [w.value for w in at.warning]
+    (second,) = set((studio["data"] / "evals").glob("*.json")) - {first}
+    assert at.multiselect(key="eval_show").value == [second.stem]
+
+
 def test_evaluate_offers_the_peers_and_reports_ppr(studio: dict) -> None:
     at = start(studio)
     at.switch_page("app_pages/evaluate.py").run()
