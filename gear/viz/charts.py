@@ -160,7 +160,8 @@ def tokens_figure(trace: Trace) -> go.Figure:
                             marker_color="#f76707")])
     title = "LLM tokens per step"
     if len(paid) < len(calls):
-        title += f"<br><sup>{trace.cost().tokens:,} in all: {len(calls) - len(paid)} repeated requests paid once</sup>"
+        repeats = len(calls) - len(paid)
+        title += f"<br><sup>{trace.cost().tokens:,d} in all: {repeats:d} repeated requests paid once</sup>"
     fig.update_layout(barmode="stack", title=title, yaxis_title="tokens", **STEP_LAYOUT)
     fig.update_xaxes(automargin=True, tickangle=-45)  # a run of 4 iterations has 17 steps: slanted, and room made
     return fig
