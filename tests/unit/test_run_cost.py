@@ -11,6 +11,7 @@ from gear.config import Settings
 from gear.data.corpus import Question
 from gear.eval.pairing import pair_reports
 from gear.eval.report import cost_words, evaluate
+from gear.eval.report_file import decode_report
 from gear.llm import CachedLLM, LLMResult, MemoLLM
 from gear.trace import LLMCalled, RunCost, RunFinished, RunStarted, Trace
 from tests.scripted_llm import ScriptedLLM
@@ -79,6 +80,8 @@ def test_a_replayed_run_costs_what_its_recording_cost(tmp_path: Path) -> None:
     assert report["recorded_questions"] == 1 and report["model_seconds_per_question"] == recorded.model_seconds
     words = cost_words(report)
     assert words.startswith(f"{recorded.tokens:,} tokens, {recorded.model_seconds:.0f} s recorded · replay ")
+    # and so does the report read back from its file, as Evaluate and gear compare read it (every field checked)
+    assert cost_words(decode_report(json.loads(json.dumps(report)), "report.json")) == words
     # gear compare and the Evaluate page's pairing say it beside the replay's own seconds
     pairing = pair_reports(report, report, 5)
     assert pairing.questions[0].time_words("a").endswith(f" (recorded {recorded.model_seconds:.0f})")
