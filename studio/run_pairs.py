@@ -33,7 +33,7 @@ from gear.trace import RunStarted, TraceError
 from gear.viz.diagnosis import stage_table
 from gear.viz.pairing import band_choices, category_words, end_words, flow_figure
 from studio import demo
-from studio.report_names import report_titles
+from studio.report_names import NO_ANSWER, report_titles
 from studio.safe import esc_md, one_line
 from studio.saves import open_report, open_trace, saved_reports
 from studio.sidebar import PRESETS
@@ -58,6 +58,13 @@ def report_files() -> dict[str, Path]:
 @st.cache_data(show_spinner=False, max_entries=64)
 def _read(path: str, mtime: float) -> dict[str, Any]:
     return open_report(Path(path))
+
+
+def _or_dash(value: float | str | None) -> str:
+    """A cell of the questions table: "—" where a run gave no answer (a method without an LLM), never "None"."""
+    if value is None or value == "":
+        return NO_ANSWER
+    return value if isinstance(value, str) else f"{value:.0f}"
 
 
 def read_report(path: Path) -> dict[str, Any]:
@@ -188,7 +195,8 @@ def questions_table(p: Pairing, band: Band | None) -> QuestionPair | None:
     rows = [{"question": q.question, "hop": q.hop, f"R@{p.k} A": f"{q.found_a}/{q.n_gold}",
              f"R@{p.k} B": f"{q.found_b}/{q.n_gold}", "gained": ", ".join(q.gained), "lost": ", ".join(q.lost),
              "ended in A": _ends(q, "a"), "ended in B": _ends(q, "b"),
-             "EM A": q.em_a, "EM B": q.em_b, "answer A": q.answer_a, "answer B": q.answer_b,
+             "EM A": _or_dash(q.em_a), "EM B": _or_dash(q.em_b), "answer A": _or_dash(q.answer_a),
+             "answer B": _or_dash(q.answer_b),
              "category A": category_words(q.category_a or NO_CATEGORY),
              "category B": category_words(q.category_b or NO_CATEGORY),
              "tokens A": q.tokens_a, "tokens B": q.tokens_b, "s A": q.time_words("a"),

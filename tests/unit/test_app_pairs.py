@@ -53,6 +53,8 @@ def test_two_methods_run_now_are_lined_up_with_their_paired_numbers(studio: dict
     assert sum(sankeys[0]["data"][0]["link"]["value"]) == sum(len(q.passages) for q in expected.questions)
     table = next(df for df in at.dataframe if df.key and df.key.startswith("pair_questions_"))
     assert list(table.value["id"]) == [q.id for q in expected.questions]
+    assert set(table.value["EM A"]) == {"—"} and set(table.value["answer A"]) == {"—"}  # hybrid answers nothing
+    assert set(table.value["EM B"]) <= {"0", "1"}
     at.session_state[table.key] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
     assert not at.exception
