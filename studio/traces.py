@@ -18,6 +18,7 @@ from gear.files import atomic_write_json
 from gear.saved import SavedFileError
 from studio import demo
 from studio.open_run import summarise, summary
+from studio.report_names import NO_ANSWER
 from studio.run_gold import RUN, gold_of, saved_questions
 from studio.safe import esc_md, one_line
 from studio.saves import read_tags, save_name, tags_path
@@ -116,17 +117,23 @@ def filtered(df: pd.DataFrame) -> pd.DataFrame:
     return view[keep]
 
 
+def em_cell(value: float | None) -> str:
+    """EM as the table shows it: "1", "0", or "—" for a run that gave no answer (never "None")."""
+    return NO_ANSWER if value is None or pd.isna(value) else f"{value:.0f}"
+
+
 def show_table(view: pd.DataFrame, total: int) -> None:
     st.caption(f"{len(view)} of {total} traces — this session's runs first (kept while the session lasts, the last "
                f"{HISTORY_LIMIT}), then saved, bundled and evaluation traces")
-    st.dataframe(view.drop(columns=["path"]), hide_index=True, width="stretch",
+    shown = view.drop(columns=["path"]).assign(EM=view["EM"].map(em_cell))
+    st.dataframe(shown, hide_index=True, width="stretch",
                  height=min(420, 38 + 35 * max(1, len(view))),
                  # pixel widths: the key columns, and which method and where, fit a 1280 px window
                  column_config={"question": st.column_config.TextColumn("question", width=220),
                                 "R@5": st.column_config.NumberColumn("R@5 %", width=58),
                                 "R@10": st.column_config.NumberColumn("R@10 %", width=62),
                                 "answer": st.column_config.TextColumn("answer", width=140),
-                                "EM": st.column_config.NumberColumn("EM", width=40),
+                                "EM": st.column_config.TextColumn("EM", width=40),
                                 "tokens": st.column_config.NumberColumn(
                                     "tokens", width=64, help="what the run's LLM answers cost when the model wrote "
                                     "them (recorded answers as they cost when recorded)"),
