@@ -1,8 +1,8 @@
 """QA sets as the paper's datasets ship them (`load_qa`): the MuSiQue schema (paragraphs with is_supporting), the
 HippoRAG schema, and the raw HotpotQA / 2Wiki schema (supporting_facts titles). Gold passages are matched by (title,
 text) when the QA file gives the text (surrounding whitespace aside, `same_text`), else by title alone — which finds a
-passage only when exactly one passage has that title (a .txt file cut into chunks shares its title): README, "Gold
-passages"; `gold_in_corpus` counts how many a corpus holds.
+passage only when exactly one passage has that title (a .txt file cut into chunks shares its title): docs/usage.md,
+"Gold passages"; `gold_in_corpus` counts how many a corpus holds.
 """
 
 from __future__ import annotations

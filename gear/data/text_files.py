@@ -21,7 +21,7 @@ from gear.data.reading import (
 def title_of_file(name: str) -> str:
     """A text file's title: its name without the suffix, as words — underscores read as spaces, as in Wikipedia's
     addresses ("The_Red_House.txt" → "The Red House"); hyphens and capitals are kept. One rule for every file, said
-    in the app and the README; the file's own name stays in the index's manifest."""
+    in the app and docs/usage.md; the file's own name stays in the index's manifest."""
     stem = Path(name).stem
     return " ".join(stem.replace("_", " ").split()) or stem
 

@@ -1,8 +1,8 @@
 """The contract between the engine and every UI: the typed events of a run (events; imported as `gear.events`), what
-they keep of passages, triples and beams (views), the Trace that records them (record), the one decoder of a trace
-file (schema), plain-text narration for the CLI (narrate), and two runs of one question compared (difference). It
-imports nothing of the engine's stages: the engine builds events from its results (gear.agent.event_builders), and a
-UI reads them without an index or a model.
+they keep of passages, triples and beams (views), the Trace that records them (record), what a run's answers cost
+the model (cost), the one decoder of a trace file (schema), plain-text narration for the CLI (narrate), and two runs
+of one question compared (difference). It imports nothing of the engine's stages: the engine builds events from its
+results (gear.agent.event_builders), and a UI reads them without an index or a model.
 
 `from gear.trace import Trace, PassageView` names the Trace and the views; the events are named from gear.events
 (`from gear.events import BeamsSearched`). Their old names here still work for a release, with a DeprecationWarning.
@@ -14,6 +14,7 @@ import warnings
 from typing import Any
 
 from gear.trace import events as _events
+from gear.trace.cost import RunCost
 from gear.trace.events import EVENT_TYPES
 from gear.trace.record import Listener, Trace
 from gear.trace.schema import FORMAT_VERSION, TraceError
@@ -42,6 +43,7 @@ __all__ = [
     "Listener",
     "PassageLinkView",
     "PassageView",
+    "RunCost",
     "Trace",
     "TraceError",
     "TripleLinkView",

@@ -273,6 +273,14 @@ class Answered(Event):
 
 @dataclass(frozen=True)
 class LLMCalled(Event):
+    """One LLM call of a run. Its tokens and seconds are what the answer cost when the model wrote it, whoever gives
+    it now (`source`): the model, a recording, or the memo (in traces made before the memo kept them, its seconds
+    are 0)."""
+
+    """One LLM call of a run. Its tokens and seconds are what the answer cost when the model wrote it, whoever gives
+    it now (`source`): the model, a recording, or the memo (in traces made before the memo kept them, its seconds
+    are 0)."""
+
     kind: ClassVar[str] = "llm_called"
     step: str
     model: str

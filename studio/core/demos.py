@@ -63,7 +63,7 @@ class Demo:
     corpus: Path
     openie: Path
     qa: Path
-    build_time: str = ""  # what its first build costs, as measured (README, "First set-up"), for the progress box
+    build_time: str = ""  # its first build's cost, as measured (docs/setup.md, "First set-up"), for the progress box
     at_start: bool = True  # built when the app starts; else only when a page opens it (a large demo few will open)
 
     @property

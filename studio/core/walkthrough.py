@@ -19,6 +19,7 @@ def record_walkthrough_trace(method: str = "gear", out: Path | None = None, llm:
     the embedded model). "none"/"naive" need no LLM. Names: walkthrough.json for GeAR with the default profile,
     walkthrough_<method>[_<profile>].json otherwise; the 3-hop question's get "_3hop".
     """
+    from gear import methods
     from gear.agent.engine import Engine
     from gear.config import Settings
     from gear.data.questions import load_qa
@@ -29,7 +30,7 @@ def record_walkthrough_trace(method: str = "gear", out: Path | None = None, llm:
     settings = Settings().with_(retriever="hybrid", method=method, llm=llm, llm_cache_dir=LLM_CACHE,
                                 **({"prompts": prompts} if prompts is not None else {}))
     engine = Engine.open(directory, settings)
-    run = engine.retrieve(question.question, k=settings.agent_k, settings=settings,
+    run = engine.retrieve(question.question, k=methods.DEPTH, settings=settings,  # as the app runs it
                           gold=engine.gold_ids(question.gold), question_id=question.id, answers=question.answers)
     stem = "walkthrough" + ("" if question_id == "paper_walkthrough" else "_3hop")
     if method == "gear" and prompts is None and question_id == "paper_walkthrough":

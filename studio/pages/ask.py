@@ -16,13 +16,13 @@ from gear.trace import Trace, TraceError
 from gear.trace.difference import RunDifference
 from studio.core import demos, paths
 from studio.core.example_marks import ExampleMarks, chosen_question, example_marks, marks_note
+from studio.core.index_questions import index_questions
 from studio.core.keys import EXAMPLE, INDEX_SELECTED, QUESTION, TEACH_STEP, TEACHING, TRACE, TRACE_SOURCE
-from studio.core.resources import engine_for, ensure_index, qa_for_index
+from studio.core.resources import engine_for, ensure_index
 from studio.core.safe import esc_md, one_line
 from studio.core.saves import open_trace, save_name
-from studio.core.session import remember, show
+from studio.core.session import box_drawn, follow_index, remember, show
 from studio.core.sidebar import show_answer_origins
-from studio.gold.marks import own_questions
 from studio.views.trace import StatusLine, TraceView
 
 if TYPE_CHECKING:  # the recordings' module loads the evaluation (seconds): imported when a run asks again
@@ -197,11 +197,10 @@ def replay_file(path: Path, label: str) -> None:
 
 
 def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | None]:
-    own = own_questions(index)
-    questions = qa_for_index(index) if index is not None else []
-    by_text = {q.question: q for q in own}  # your own first: a question saved from a QA set is yours now
-    by_text.update({q.question: q for q in questions if q.question not in by_text})
-    yours = {q.question for q in own}
+    offered = index_questions(index)
+    own, questions, by_text, yours = offered.own, offered.bundled, offered.by_text, offered.yours
+    if index is not None:
+        follow_index(QUESTION, index)  # the box holds the question last asked on this index
     if by_text:
         labels = [EXAMPLE_NONE, *by_text]
         found = example_marks(index, tuple(by_text), settings) if index is not None else ExampleMarks({})
@@ -216,9 +215,8 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
             parts = ["★ yours" if q in yours else "", marks.get(q, ""), q]
             return " · ".join(part for part in parts if part)
 
-        counts = ", ".join(part for part in (f"{len(own)} of yours" if own else "",
-                                             f"{len(questions)} from the QA set" if questions else "") if part)
-        title = f"Example questions ({counts})" if own else f"Example questions from the QA set ({len(questions)})"
+        title = (f"Example questions ({offered.counts()})" if own else
+                 f"Example questions from the QA set ({len(questions)})")
         st.selectbox(title, labels, key="example", on_change=use_example,
                      format_func=label,
                      help="★ yours: questions saved with their gold passages (“Save as a test question” below a "
@@ -232,7 +230,9 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
                        "embedder are loaded.")
     question = st.text_input("Question", key="question", persist_state="session",
                              placeholder="Ask a multi-hop question…")
-    return question.strip(), by_text.get(question.strip())
+    if index is not None:
+        box_drawn(QUESTION, index)
+    return question.strip(), offered.find(question)
 
 
 def _cancel() -> None:
@@ -279,7 +279,7 @@ def run_live(index: Path, question: str, qa: Question | None, settings: Settings
         from gear.llm import LLMError
 
         try:
-            again = ask_again(engine, question, settings, k=settings.agent_k, gold=gold,
+            again = ask_again(engine, question, settings, k=methods.DEPTH, gold=gold,
                               question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())))
         except LLMError as exc:
             st.error(esc_md(one_line(exc)))
@@ -307,7 +307,7 @@ def run_live(index: Path, question: str, qa: Question | None, settings: Settings
     st.session_state[TRACE_SOURCE] = "live run"
     failed = ""
     try:
-        engine.retrieve(question, k=settings.agent_k, settings=settings, gold=gold,
+        engine.retrieve(question, k=methods.DEPTH, settings=settings, gold=gold,
                         question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())), trace=trace,
                         llm=again.llm if again is not None else None)
     except Exception as exc:  # Streamlit's stop and rerun are BaseExceptions: a Cancel passes through untouched
@@ -374,7 +374,7 @@ def run_asks_a_model(trace: Trace) -> bool:
 def again_panel(trace: Trace, settings: Settings) -> None:
     """"Ask the model again": the run on screen came from the recordings (or was recorded as it ran); this asks the
     model afresh and says whether and where the new run differs (llama.cpp may write other text at temperature 0
-    when part of a prompt comes from its cache: README, "Which LLM answers")."""
+    when part of a prompt comes from its cache: docs/reproducibility.md)."""
     note = st.session_state.get(AGAIN_NOTE)
     if note is not None and note[0] is trace:
         _, again, differs = note
