@@ -333,9 +333,10 @@ def categories(report: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def stage_tables(report: dict[str, Any]) -> list[Any]:
-    """Each question's gold passages with their stage marks (what the rules of a category do not decide)."""
-    return [[(p["id"], p["marks"]) for p in (entry.get("diagnosis") or {}).get("passages", [])]
-            for entry in report["per_question"]]
+    """Each question's gold passages with their stage marks (what the rules of a category do not decide), but for
+    final@k's, which follow the cut-off the diagnosis counts at."""
+    return [[(p["id"], [m for m in p["marks"] if m["stage"] != "final@k"])
+             for p in (entry.get("diagnosis") or {}).get("passages", [])] for entry in report["per_question"]]
 
 
 def changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
