@@ -13,16 +13,17 @@ from studio.ask import (
     again_panel,
     example_note,
     first_visit,
+    lesson_picker,
     question_box,
     replay_panel,
     run_live,
     save_panel,
     settle_stopped_run,
-    show_file,
+    show_lesson_file,
     stopped_note,
 )
 from studio.diagnosis_view import apply_pending_step, gold_panel
-from studio.links import apply_link, link_note
+from studio.links import apply_link, clear_address, link_note
 from studio.resources import build_progress, demo_build, qa_for_index, start_demo_builds, warm_engine
 from studio.safe import esc_md, guarded, setup
 from studio.session import RAN_HERE, TRACE, TRACE_SOURCE
@@ -47,7 +48,7 @@ OUTCOME_SHOWN = "teach_outcome_shown"  # session state: the trace whose outcome 
 def page() -> None:
     setup("GeAR Studio — Ask", ":material/chat:")
     # a link to a lesson's step (?trace=walkthrough&step=7) opens that run in teaching mode, before the defaults
-    apply_link(show_file, lambda trace: len(teaching_steps(trace)))
+    apply_link(show_lesson_file, lambda trace: len(teaching_steps(trace)))
     apply_pending_step()  # an evidence line's pointer asked for a step of the lesson
     first_visit()
     settle_stopped_run()
@@ -65,9 +66,13 @@ def page() -> None:
                 "initial nodes, the expanded beams as a graph, the fused list, the gist memory, the reasoner's "
                 "verdict and the rewritten query. With PPR or IRCoT as the method, their own steps show instead: "
                 "PPR's seeds, its entity graph and ranking; IRCoT's thoughts and the passages each retrieval added.")
+            lesson_picker()
             replay_panel()
     # teaching mode keeps the screen for the lesson: the question box folds away (its widgets stay alive)
     with st.container():
+        if teaching:
+            with st.expander("Other lessons", icon=":material/school:"):
+                lesson_picker("lessons_teaching")
         box = st.expander("Question", expanded=False) if teaching else st.container()
         with box:
             question, qa = question_box(index, settings)
@@ -83,7 +88,7 @@ def page() -> None:
     result = FreshSlots("ask_result_slot")
     building = demo_build(index, start=ask) if index is not None else None
     if building is not None and index is not None:
-        while_building(result, building.name, index, question, ask)
+        while_building(result, building.name, index, question, ask, teaching)
         return
     waited = take_waiting(index) if index is not None and not ask else ""
     if waited and index is not None:  # the index is built now: the question that waited for it runs
@@ -98,9 +103,10 @@ def page() -> None:
     shown(result, index, settings, teaching)
 
 
-def while_building(result: FreshSlots, name: str, index: Path, question: str, ask: bool) -> None:
+def while_building(result: FreshSlots, name: str, index: Path, question: str, ask: bool, teaching: bool) -> None:
     """A demo index still being built: its progress takes the result's place at once, and a question asked meanwhile
-    waits in line (studio/waiting.py) until the build reruns the page."""
+    waits in line (studio/waiting.py) until the build reruns the page. A recorded run needs no index: it shows
+    meanwhile, as a lesson in teaching mode (its address kept in step)."""
     if ask:
         wait_for_index(index, question)
     with result.fresh() if ask else result.same():
@@ -110,10 +116,17 @@ def while_building(result: FreshSlots, name: str, index: Path, question: str, as
             waiting_note(waiting_question(index))
         trace = st.session_state.get(TRACE)
         if trace is not None and not belongs_elsewhere(trace, index):  # e.g. a replay needs no index
-            example_note()
+            link_note()
             st.caption("Showing: " + esc_md(st.session_state.get(TRACE_SOURCE, "trace")))
+            if teaching:
+                teach(trace)
+                return
+            clear_address()
+            example_note()
             TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
             gold_panel(trace, None)  # issue 25: its gold passages can be marked among its own (no index yet)
+        else:
+            clear_address()
 
 
 def asked(result: FreshSlots, index: Path, question: str, qa: Question | None, settings: Settings,
@@ -137,6 +150,7 @@ def shown(result: FreshSlots, index: Path | None, settings: Settings, teaching: 
         link_note()
         trace = st.session_state.get(TRACE)
         if trace is None:
+            clear_address()
             st.info("Ask a question, or replay a saved trace.")
             return
         # a lesson keeps its ending for its last step (or a click): the example's caption tells the answer, the
@@ -150,6 +164,7 @@ def shown(result: FreshSlots, index: Path | None, settings: Settings, teaching: 
         if teaching:
             teach(trace)
         else:
+            clear_address()  # the address names a lesson's step only while the lesson is on screen
             TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
         if ending:
             again_panel(trace, settings)

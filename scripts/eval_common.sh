@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export HF_HUB_OFFLINE=1
-GEAR=.venv/bin/gear
+GEAR=".venv/bin/python -m gear.cli"  # this checkout's gear (the console script may belong to another checkout's install)
 EVAL="$GEAR eval --protocol paper"
 demo_index() {
   [[ -f "data/indexes/$1/manifest.json" ]] \

@@ -11,7 +11,7 @@ import streamlit as st
 
 from gear import methods
 from gear.config import Settings
-from gear.trace import Trace, TraceError
+from gear.trace import RunStarted, Trace, TraceError
 from studio import demo
 from studio.diagnosis_marks import own_questions
 from studio.links import LINK, link_for
@@ -64,6 +64,22 @@ def show_file(trace: Trace, path: Path, label: str = "") -> None:
     st.session_state[QUESTION] = trace.question  # Ask asks it again
 
 
+def select_home(trace: Trace) -> None:
+    """The sidebar picks the demo index a bundled run was made on (the replay needs none; its beam-search knobs and
+    asking it again do, and a demo not built yet starts building, its progress shown)."""
+    start = trace.events[0] if trace.events else None
+    home = demo.demo_of_question(getattr(start, "question_id", ""))
+    if home is not None:
+        st.session_state[INDEX_SELECTED] = f"{home.name} (demo)"
+
+
+def show_lesson_file(trace: Trace, path: Path) -> None:
+    """A link's run (studio.links): shown, and a bundled one on its demo index."""
+    show_file(trace, path)
+    if path.parent == demo.BUNDLED_TRACES:
+        select_home(trace)
+
+
 def load_example(stem: str) -> None:
     """Replay a bundled example: its question goes into the box, and the sidebar picks the demo index it was run
     on (the replay itself needs no index; asking the question again does)."""
@@ -73,12 +89,7 @@ def load_example(stem: str) -> None:
     except (TraceError, OSError) as exc:
         st.session_state[STOPPED_NOTE] = f"Cannot replay {example.path.name}: {one_line(exc)}"
         return
-    trace = st.session_state[TRACE]
-    st.session_state[QUESTION] = trace.question
-    start = trace.events[0] if trace.events else None
-    home = demo.demo_of_question(getattr(start, "question_id", ""))
-    if home is not None:
-        st.session_state[INDEX_SELECTED] = f"{home.name} (demo)"
+    select_home(st.session_state[TRACE])
 
 
 def first_visit() -> None:
@@ -129,6 +140,55 @@ def replay_panel() -> None:
             st.button("Replay", key="replay_pick", on_click=replay_file, args=(options[pick], pick))
         else:
             st.caption("No saved traces yet: run a question and press “Save”.")
+
+
+def open_lesson(path: Path, label: str) -> None:
+    """A recorded run opened as a lesson: teaching mode at its first step (a button's action, before the page
+    draws: the sidebar, the address and the stepper follow it)."""
+    before = st.session_state.get(TRACE)
+    replay_file(path, label)
+    if st.session_state.get(TRACE) is not before:  # it loaded (else the page says why)
+        if path.parent == demo.BUNDLED_TRACES:
+            select_home(st.session_state[TRACE])
+        st.session_state["teaching"] = True
+        st.session_state[TEACH_STEP] = 0
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def lesson_size(path: str, mtime: float) -> tuple[int, int]:
+    """(iterations, steps) of the lesson on a trace file (gear.viz.lesson); (0, 0) for a file that does not load."""
+    from gear.viz.lesson import lesson_steps
+
+    try:
+        trace = Trace.load(Path(path))
+    except (TraceError, OSError):
+        return 0, 0
+    return max((e.iteration for e in trace.events), default=0), len(lesson_steps(trace))
+
+
+def _lesson_label(stem: str, path: Path) -> str:
+    """A lesson button's words, short enough for a third of the page at 1280 px: "the walk-through · 14 steps"."""
+    iterations, steps = lesson_size(str(path), path.stat().st_mtime)
+    what = "the walk-through" if stem == "walkthrough" else (f"a {iterations}-iteration run" if iterations > 1
+                                                              else stem.replace("_", " "))
+    return f"{what} · {steps} steps" if steps else what
+
+
+def lesson_picker(key: str = "lessons") -> None:
+    """The lessons one click away: the bundled examples (the 14-step walk-through, MuSiQue's 3-iteration run) and any
+    recorded run, each opened in teaching mode at its first step."""
+    examples = [e for e in demo.EXAMPLES.values() if e.path.is_file()]
+    columns = st.columns(len(examples) + 1, vertical_alignment="bottom")
+    for example, col in zip(examples, columns, strict=False):
+        col.button(f"Teach {_lesson_label(example.stem, example.path)}", key=f"{key}_{example.stem}",
+                   on_click=open_lesson, args=(example.path, f"example: {example.stem} (a recorded run)"),
+                   icon=":material/school:", width="stretch", help=example.button + ", as a lesson")
+    options = bundled_traces()
+    if options:
+        with columns[-1].popover("Any recorded run…", icon=":material/folder_open:", width="stretch"):
+            pick = st.selectbox("Bundled and saved runs", list(options), key=f"{key}_pick")
+            st.button("Teach it", key=f"{key}_open", on_click=open_lesson, args=(options[pick], pick),
+                      type="primary")
 
 
 def replay_file(path: Path, label: str) -> None:
@@ -318,6 +378,18 @@ def again_lines(recorded: Trace | None, fresh: Trace, why: str) -> list[str]:
     return difference(recorded, fresh).lines()
 
 
+def run_asks_a_model(trace: Trace) -> bool:
+    """Whether the run on screen asked a model (its own method and settings, gear.methods): a PPR run asks none, so
+    there is nothing to ask again, whatever the sidebar's method is now."""
+    start = trace.first(RunStarted)
+    if start is None:
+        return False
+    try:
+        return methods.get(start.method).uses_llm(start.settings)
+    except methods.UnknownMethod:
+        return False
+
+
 def again_panel(trace: Trace, settings: Settings) -> None:
     """"Ask the model again": the run on screen came from the recordings (or was recorded as it ran); this asks the
     model afresh and says whether and where the new run differs (llama.cpp may write other text at temperature 0
@@ -329,7 +401,8 @@ def again_panel(trace: Trace, settings: Settings) -> None:
         box = st.success if same else st.warning
         box("**Asked the model again.** " + "  \n".join(esc_md(line) for line in lines),
             icon=":material/compare_arrows:")
-    if not methods.get(settings.method).uses_llm(settings) or settings.llm == "replay" or not trace.question:
+    asks = run_asks_a_model(trace) and methods.get(settings.method).uses_llm(settings)
+    if not asks or settings.llm == "replay" or not trace.question:
         return
     st.button("Ask the model again", key="ask_again_button", icon=":material/refresh:",
               on_click=lambda: st.session_state.update({ASK_AGAIN: True}),

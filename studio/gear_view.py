@@ -70,9 +70,9 @@ def beams_searched(e: t.BeamsSearched, view: View) -> None:
     if not e.steps or not e.steps[-1]:
         st.caption("No beams (no initial nodes).")
         return
-    page = viz.beams_html(e, initial, viz.passage_lookup(view.events), height=view.graph_height,
-                          gold_known=view.gold_known)
-    iframe(page, view.graph_height + 60)
+    picture = viz.beams_picture(e, initial, viz.passage_lookup(view.events), gold_known=view.gold_known)
+    height = picture.height(viz.PICTURE_WIDTH)  # as tall as it needs at the column's width: labels keep their size
+    iframe(picture.html(height), height + 60)
     by_id = {x.id: x for x in e.triples}
     rows = [{"beam": i, "score": round(b.score, 3),
              "triples": " → ".join(viz.spo_text(by_id[x].spo) for x in b.triple_ids if x in by_id),
@@ -101,16 +101,19 @@ def gist_updated(e: t.GistUpdated, view: View) -> None:
 
 
 def reasoned(e: t.Reasoned, view: View) -> None:
+    """The verdict, boxed by what it is (gear.viz.verdict): green only when its answer is the gold one — an
+    answerable verdict is the model's claim, and one the gold answer contradicts is no success."""
     step_heading(e)
-    cites = f" (cites memory facts {', '.join(map(str, e.cited))})" if e.cited else ""
-    if e.rejected:
-        st.error(f"Reasoner hallucination caught — the model said answerable: {esc_md(e.answer)}{cites}, "
-                 f"but {esc_md(e.rejected)}. The loop goes on.")
-    elif e.answerable:
-        st.success(f"Answerable — the reasoner's answer: {esc_md(e.answer)}{cites}")
-        st.caption("The reasoner's verdict ends the loop; the run's answer is the QA step's, at the end.")
-    else:
-        st.warning(f"Not answerable yet — {esc_md(e.reason)}")
+    start = next((x for x in view.events if isinstance(x, t.RunStarted)), None)
+    said = viz.verdict(e, start.answers if start else [], esc=esc_md)
+    if said.tone == "agrees":
+        st.success(said.text)
+    elif said.tone == "caught":
+        st.error(said.text)
+    elif said.tone == "unchecked":
+        st.info(said.text)
+    else:  # not answerable yet, or an answer the gold one contradicts
+        st.warning(said.text)
 
 
 def query_rewritten(e: t.QueryRewritten, view: View) -> None:
@@ -136,10 +139,7 @@ def warned(e: t.Warned, view: View) -> None:
 
 def passages_linked(e: t.PassagesLinked, view: View) -> None:
     st.markdown("**passageLink** — passages for each gist triple, fused with every iteration's list")
-    rows = [{"gist triple": viz.spo_text(link.triple),
-             "linked passages": "; ".join(("★ " if p.gold else "") + p.title for p in link.passages)}
-            for link in e.links]
-    table(rows)
+    table(viz.linked_rows(e))
 
 
 def final_ranking(e: t.FinalRanking, view: View) -> None:

@@ -7,13 +7,14 @@ lesson opens at its start."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from gear.trace import Trace, TraceError
+from gear.viz.beam_knobs import KNOBS
 from studio import demo
 from studio.safe import esc_md, one_line
 from studio.saves import open_trace
@@ -22,6 +23,7 @@ from studio.session import TEACH_STEP
 LINK = "lesson_link"  # session state: the shown trace's address parameters ({"trace": stem} or {"saved": name})
 APPLIED = "lesson_link_applied"  # session state: the address last applied or written (so it is applied once)
 NOTE = "lesson_link_note"  # session state: what was wrong with the link just opened
+KNOB_LINK = "lesson_link_knobs"  # session state: the beam-search knobs the link just opened names (studio.beam_knobs)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 _STEP = re.compile(r"^[0-9]{1,6}$")  # ASCII digits only: "²" is a digit to str.isdigit, not to int
 
@@ -82,6 +84,9 @@ def apply_link(show: Callable[[Trace, Path], None], steps_of: Callable[[Trace], 
                 step = int(raw)
     st.session_state["teaching"] = True
     st.session_state[TEACH_STEP] = step - 1
+    # the beam-search knobs the link names (`&diversity=off`): studio.beam_knobs sets them when its step draws
+    st.session_state[KNOB_LINK] = {} if problem else {k: str(st.query_params[k]) for k in KNOBS
+                                                       if k in st.query_params}
     if problem:
         st.session_state[NOTE] = problem.rstrip(".") + ". The lesson opens at its start."
 
@@ -93,19 +98,26 @@ def link_note() -> None:
         st.warning(esc_md(note), icon=":material/link_off:")
 
 
-def keep_address(step: int) -> str | None:
-    """Write the shown trace and step into the page's address (so reloading or sharing it opens here) and return
-    the full link, or None when the trace has no address (a live run not saved, an upload)."""
+def clear_address() -> None:
+    """Take a lesson's step out of the page's address (the run is no longer shown as a lesson, or another is)."""
+    for key in ("trace", "saved", "step", *KNOBS):
+        if key in st.query_params:
+            del st.query_params[key]
+    st.session_state.pop(APPLIED, None)
+
+
+def keep_address(step: int, extra: Mapping[str, str] | None = None) -> str | None:
+    """Write the shown trace and step into the page's address (so reloading or sharing it opens here), with `extra`
+    (the beam-search knobs a step was changed to: studio.beam_knobs), and return the full link, or None when the
+    trace has no address (a live run not saved, an upload)."""
     link = st.session_state.get(LINK)
     if not link:
-        for key in ("trace", "saved", "step"):
-            if key in st.query_params:
-                del st.query_params[key]
+        clear_address()
         return None
-    params = {**link, "step": str(step)}
-    if wanted() != params:
+    params = {**link, "step": str(step), **(extra or {})}
+    if {k: str(st.query_params[k]) for k in st.query_params} != params:
         st.query_params.from_dict(params)
-    st.session_state[APPLIED] = params
+    st.session_state[APPLIED] = {k: v for k, v in params.items() if k in ("trace", "saved", "step")}
     base = st.context.url or ""
     return f"{base.split('?')[0]}?{urlencode(params)}"
 

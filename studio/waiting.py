@@ -9,6 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from gear.index.home import home_index
 from gear.trace import RunStarted, Trace
 from studio import demo
 from studio.safe import esc_md
@@ -57,13 +58,17 @@ def note_home(trace: Trace | None, index: Path) -> None:
 
 def home_of(trace: Trace) -> Path | None:
     """The index a trace belongs to, when known: the one this session ran it on, else the demo whose QA set holds its
-    question (a bundled example); None for a trace from elsewhere (uploaded, saved by someone)."""
+    question (a bundled example, built or not), else an index of the data folder whose QA set holds it
+    (gear.index.home, as `gear replay-beams` finds it); None for a trace from elsewhere (a question no QA set
+    holds, uploaded or saved by someone)."""
     kept = st.session_state.get(HOME)
     if kept and kept[0] is trace:
         return Path(kept[1])
     start = trace.first(RunStarted)
     found = demo.demo_of_question(start.question_id) if start else None
-    return demo.index_dir(found.name) if found else None
+    if found is not None:
+        return demo.index_dir(found.name)
+    return home_index(start.question_id, demo.indexes_dir()) if start else None
 
 
 def home_elsewhere(trace: Trace, index: Path) -> Path | None:

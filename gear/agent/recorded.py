@@ -19,8 +19,12 @@ from typing import TYPE_CHECKING
 
 from gear import methods
 from gear.config import Settings
+from gear.data.corpus import Question
+from gear.eval.protocol import runs_per_cutoff, traced_k
+from gear.eval.sweep import CellProbe
 from gear.llm import LLM, LLMError, LLMResult, Message, TextListener, cache_of, recorded_llm
-from gear.trace import Trace
+from gear.llm.speed import TYPICAL_WRITE
+from gear.trace import FinalRanking, Trace
 
 if TYPE_CHECKING:
     from gear.agent.engine import Engine
@@ -109,3 +113,89 @@ def recorded_run(engine: Engine, question: str, settings: Settings, *, k: int, g
     except LLMError as exc:
         return None, f"the recorded run is incomplete ({exc})"
     return run.trace, ""
+
+
+# -- how far the recordings carry a run (a `gear sweep` cell's probe) -------------------------------------------------
+@dataclass(frozen=True)
+class Reach:
+    """How far one run replays from the recordings: the requests answered before the first that none holds, where
+    that request is made ("" when every request is recorded), and its size in tokens (≈4 characters a token)."""
+
+    recorded: int
+    live_from: str
+    request_tokens: int = 0
+
+
+class _RecordedOnly:
+    """The recordings served alone; the first request they do not hold ends the run that made it."""
+
+    def __init__(self, replay: LLM) -> None:
+        self.inner = replay
+        self.model = replay.model
+        self.answered = 0
+
+    def complete(self, messages: list[Message], *, json_schema: dict | None = None, max_tokens: int = 512,
+                 on_text: TextListener | None = None) -> LLMResult:
+        request = Request(messages, json_schema, max_tokens)
+        if not is_recorded(self.inner, request):
+            raise _FirstRequest(request)
+        self.answered += 1
+        return self.inner.complete(messages, json_schema=json_schema, max_tokens=max_tokens)
+
+
+def recorded_reach(engine: Engine, question: str, settings: Settings, k: int | None = None) -> Reach | None:
+    """How far a run of `settings.method` on `question` replays from the recordings its LLM reads, found by running it
+    over them alone (no model asked; a run replayed whole costs its retrieval). None: the run asks no LLM."""
+    if not methods.get(settings.method).uses_llm(settings):
+        return None
+    replay = recorded_llm(engine.llm(settings))
+    if replay is None:
+        return Reach(0, "the first request")
+    served, trace = _RecordedOnly(replay), Trace()
+    try:
+        engine.retrieve(question, k=settings.agent_k if k is None else k, settings=settings, trace=trace, llm=served)
+    except _FirstRequest as stop:
+        size = sum(len(m.get("content") or "") for m in stop.request.messages) // 4
+        if trace.first(FinalRanking) is not None:
+            where = "the answer"
+        elif served.answered == 0:
+            where = "the first request"
+        else:
+            where = f"iteration {max(trace.iterations(), default=1)}"
+        return Reach(served.answered, where, size)
+    return Reach(served.answered, "")
+
+
+def probe_cell(engine: Engine, questions: Sequence[Question], settings: Settings, ks: Sequence[int],
+               protocol: str) -> CellProbe:
+    """What an evaluation of `questions` with `settings` (gear.eval.report.evaluate: its runs per question) will ask
+    of the model: the runs that replay whole, in part, or not at all, and the model time the rest is expected to take
+    at the model's learned speed (gear.llm.speed; the typical tokens of a question of the method, the size of the
+    first unrecorded request for a run that meets the model only at its answer)."""
+    method = methods.get(settings.method)
+    run_ks = list(ks) if runs_per_cutoff(settings.method, protocol) else [traced_k(ks)]
+    runs = [(q, None if method.multi_step else k) for q in questions for k in run_ks]
+    if not method.uses_llm(settings):
+        return CellProbe(len(runs), asks_llm=False)
+    if settings.retriever != "bm25":
+        engine.encoder.encode_cached(list(dict.fromkeys(q.question for q in questions)))
+    probe = CellProbe(len(runs))
+    speed, model = engine.speed, engine.llm(settings).model
+    whole = speed.run_seconds(model, method, settings) or 0.0
+    cap = getattr(settings, method.steps_setting, 0) if method.steps_setting else 0
+    for question, k in runs:
+        reach = recorded_reach(engine, question.question, settings, k)
+        if reach is None or not reach.live_from:
+            probe.replayed += 1
+        elif reach.live_from == "the first request":
+            probe.live += 1
+            probe.estimate_s += whole
+        else:
+            probe.partly += 1
+            probe.live_from[reach.live_from] = probe.live_from.get(reach.live_from, 0) + 1
+            if reach.live_from == "the answer":
+                probe.estimate_s += speed.speed(model).seconds(reach.request_tokens, TYPICAL_WRITE["qa"])
+            else:  # the iterations from the one that meets the model to the cap, at the typical question's pace
+                n = int(reach.live_from.rsplit(" ", 1)[-1])
+                probe.estimate_s += whole * (cap - n + 1) / cap if cap else whole
+    return probe

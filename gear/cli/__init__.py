@@ -12,8 +12,10 @@ from gear.cli import (  # noqa: F401 - importing registers the commands
     index,
     qa,
     query,
+    replay,
     serve_llm,
     studio,
+    sweep,
 )
 from gear.cli.app import app
 

@@ -26,50 +26,49 @@ from gear.cli.app import (
 )
 from gear.cli.terminal import esc_term
 
+QAArg = Annotated[Path | None, typer.Argument(help="QA set (MuSiQue, HippoRAG, HotpotQA or 2Wiki schema); default: the "
+                                                 "index's own (gear qa)")]
+KsOpt = Annotated[str, typer.Option("--k", help="recall cut-offs")]
+LimitOpt = Annotated[int | None, typer.Option("--limit", help="only the first N questions")]
+ScoreModeOpt = Annotated[str, typer.Option("--score-mode", help="exact (paper) or fast")]
+StartOpt = Annotated[int, typer.Option("--start", help="skip the first N questions (with --limit: a subset)")]
+EveryOpt = Annotated[int, typer.Option("--every", min=1, help="take every N-th question (a subset across hop types)")]
+ProtocolOpt = Annotated[str, typer.Option(
+    "--protocol", help="one-run: each question one run at the largest k, every R@k from it (R@k never falls as k "
+                       "grows); paper: the paper's Table 1 protocol, a single-step method run once per k with k "
+                       "passages")]
+
 
 @app.command(name="eval")
 def eval_(
     index_dir: Annotated[Path, typer.Argument(help="index directory")],
-    qa: Annotated[Path | None, typer.Argument(help="QA set (MuSiQue, HippoRAG, HotpotQA or 2Wiki schema); default: the "
-                                                 "index's own (gear qa)")] = None,
+    qa: QAArg = None,
     retriever: RetrieverOpt = "hybrid",
     method: MethodOpt = "none",
     no_diversity: NoDiversityOpt = False,
-    ks: Annotated[str, typer.Option("--k", help="recall cut-offs")] = "5,10,15",
+    ks: KsOpt = "5,10,15",
     json_out: Annotated[Path | None, typer.Option("--json", help="write the report as JSON")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", help="only the first N questions")] = None,
-    score_mode: Annotated[str, typer.Option("--score-mode", help="exact (paper) or fast")] = "exact",
+    limit: LimitOpt = None,
+    score_mode: ScoreModeOpt = "exact",
     llm: LLMOpt = None,
     llm_cache: LLMCacheOpt = None,
     prompts: PromptsOpt = None,
-    start: Annotated[int, typer.Option("--start", help="skip the first N questions (with --limit: a subset)")] = 0,
-    every: Annotated[int, typer.Option("--every", min=1, help="take every N-th question (a subset across hop types)")]
-    = 1,
+    start: StartOpt = 0,
+    every: EveryOpt = 1,
     max_iterations: MaxIterationsOpt = None,
     traces: Annotated[Path | None, typer.Option("--traces", help="save each question's trace here")] = None,
-    protocol: Annotated[str, typer.Option(
-        "--protocol", help="one-run: each question one run at the largest k, every R@k from it (R@k never falls as k "
-                           "grows); paper: the paper's Table 1 protocol, a single-step method run once per k with k "
-                           "passages")] = "one-run",
+    protocol: ProtocolOpt = "one-run",
 ) -> None:
     """Recall@k (and EM/F1, tokens for LLM methods) over a QA set."""
     with friendly_errors():
         from gear.agent.engine import Engine
-        from gear.data.corpus import load_qa
-        from gear.eval.protocol import PROTOCOLS
         from gear.eval.report import evaluate
 
-        if protocol not in PROTOCOLS:
-            raise typer.BadParameter(f"{protocol!r}: choose {' or '.join(PROTOCOLS)}", param_hint="--protocol")
+        check_protocol(protocol)
         cutoffs = parse_ks(ks)
-        settings = settings_from(retriever=retriever, method=method, diversity=not no_diversity, score_mode=score_mode,
-                             llm=llm, llm_cache_dir=llm_cache, prompts=prompts,
-                                 max_iterations=max_iterations)
-        questions, report_in = load_qa(qa if qa is not None else own_qa_file(index_dir))
-        for line in report_in.summary():
-            console.print(f"[yellow]warning:[/yellow] {esc_term(line)}", highlight=False)
-        questions = questions[start::every]
-        questions = questions[:limit] if limit else questions
+        settings = eval_settings(retriever=retriever, method=method, no_diversity=no_diversity, score_mode=score_mode,
+                                 llm=llm, llm_cache=llm_cache, prompts=prompts, max_iterations=max_iterations)
+        questions = eval_questions(index_dir, qa, start=start, every=every, limit=limit)
         engine = Engine.open(index_dir, settings)
         with progress_bar() as update:
             report = evaluate(engine, questions, settings, cutoffs,
@@ -80,6 +79,33 @@ def eval_(
         if json_out:
             report.save(json_out)
             console.print(f"report saved to {esc_term(json_out)}")
+
+
+def check_protocol(protocol: str) -> None:
+    from gear.eval.protocol import PROTOCOLS
+
+    if protocol not in PROTOCOLS:
+        raise typer.BadParameter(f"{protocol!r}: choose {' or '.join(PROTOCOLS)}", param_hint="--protocol")
+
+
+def eval_settings(*, retriever: str, method: str, no_diversity: bool, score_mode: str, llm: str | None,
+                  llm_cache: Path | None, prompts: str | None, max_iterations: int | None) -> Any:
+    """The settings an evaluation runs with: GEAR_* variables and .env, with the evaluation's options on top (`gear
+    eval` and every cell of `gear sweep`)."""
+    return settings_from(retriever=retriever, method=method, diversity=not no_diversity, score_mode=score_mode,
+                         llm=llm, llm_cache_dir=llm_cache, prompts=prompts, max_iterations=max_iterations)
+
+
+def eval_questions(index_dir: Path, qa: Path | None, *, start: int, every: int, limit: int | None) -> list[Any]:
+    """The questions an evaluation asks: the QA file (or the index's own), its warnings printed, then the subset
+    --start, --every and --limit choose."""
+    from gear.data.corpus import load_qa
+
+    questions, report_in = load_qa(qa if qa is not None else own_qa_file(index_dir))
+    for line in report_in.summary():
+        console.print(f"[yellow]warning:[/yellow] {esc_term(line)}", highlight=False)
+    questions = questions[start::every]
+    return questions[:limit] if limit else questions
 
 
 def own_qa_file(index_dir: Path) -> Path:

@@ -512,10 +512,11 @@ class Trace:
             counts[source] = counts.get(source, 0) + 1
         return counts
 
-    def tokens(self) -> tuple[int, int]:
-        """(prompt, completion) tokens of the run's LLM calls; calls answered by the memo cost nothing and are not
-        counted (recorded answers count: they stand for the model's work when they were recorded)."""
-        calls = [c for c in self.of(LLMCalled) if c.source != "memo"]
+    def tokens(self, iteration: int | None = None, step: str | None = None) -> tuple[int, int]:
+        """(prompt, completion) tokens of the run's LLM calls (of one iteration, of one step, when given); calls
+        answered by the memo cost nothing and are not counted (recorded answers count: they stand for the model's work
+        when they were recorded)."""
+        calls = [c for c in self.of(LLMCalled, iteration) if c.source != "memo" and step in (None, c.step)]
         return sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls)
 
     # -- JSON ---------------------------------------------------------------------------------------------------------

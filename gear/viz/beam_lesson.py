@@ -15,18 +15,20 @@ import networkx as nx
 
 from gear.store.graph import normalise_entity
 from gear.trace import BeamsSearched, CandidateView, PassageView, TripleView
-from gear.viz import layout
+from gear.viz import beam_order, layout
 from gear.viz.graph import (
     ENTITY_COLOUR,
     HOP_COLOURS,
     START_ENTITY_COLOUR,
     esc_html,
     node_boxes,
+    picture_positions,
     place,
     short,
     spo_text,
 )
 from gear.viz.picture import Picture
+from gear.viz.tables import MARK
 
 CANDIDATE_COLOUR = "#495057"
 DROPPED_COLOUR = "#ced4da"
@@ -42,7 +44,9 @@ def entity(name: str) -> str:
     return normalise_entity(name) or name
 
 
-LABEL = 28  # characters of an entity's name the lesson's picture shows (the whole search must fit one frame)
+LABEL = 48  # characters of an entity's name the lesson's picture shows (wrapped into lines; the tooltip holds it all)
+#: the widest second line an edge label of any sub-step carries: the whole search's layout keeps room for it
+NUMBERS = "×0.00 = 0.00"
 
 
 def add_triple(g: nx.MultiDiGraph, tv: TripleView, **attrs: Any) -> None:
@@ -50,7 +54,7 @@ def add_triple(g: nx.MultiDiGraph, tv: TripleView, **attrs: Any) -> None:
     head, tail = entity(tv.subject), entity(tv.object)
     for key, name in ((head, tv.subject), (tail, tv.object)):
         if key not in g:
-            g.add_node(key, label=short(name, LABEL), gold=False, start=False)
+            g.add_node(key, label=short(name, LABEL), gold=False, start=False, shape="box")
         if tv.gold:
             g.nodes[key]["gold"] = True
     g.add_edge(head, tail, key=tv.id, label=tv.predicate, gold=tv.gold, **attrs)
@@ -66,6 +70,8 @@ def whole_graph(e: BeamsSearched) -> nx.MultiDiGraph:
     for tid in dict.fromkeys(ids):
         if tid in triples:
             add_triple(g, triples[tid])
+    for _, _, data in g.edges(data=True):  # room for the numbers any sub-step writes under the predicate
+        data["label"] = f"{data['label']}\n{NUMBERS}"
     for c in e.initial_candidates:
         if c.triple_id in triples:
             g.nodes[entity(triples[c.triple_id].subject)]["start"] = True
@@ -118,9 +124,9 @@ def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, Passa
                 continue
             numbers = (f"beam {beam_no} · n = {c.rank} · score(q, T∘t) {c.hop_score:.3f} · s′ {c.accumulated:.3f} · "
                        f"×{c.penalty:.3f} → {c.score:.3f} · {'kept' if c.kept else 'dropped'}")
-            label = {"candidates": tv.predicate, "scores": f"{short(tv.predicate, 22)} · s′ {c.accumulated:.2f}",
-                     "penalty": f"{short(tv.predicate, 18)} · ×{c.penalty:.2f} = {c.score:.2f}",
-                     "kept": f"{short(tv.predicate, 22)} · {c.score:.2f}"}[show]
+            label = {"candidates": tv.predicate, "scores": f"{tv.predicate}\ns′ {c.accumulated:.2f}",
+                     "penalty": f"{tv.predicate}\n×{c.penalty:.2f} = {c.score:.2f}",
+                     "kept": f"{tv.predicate}\n{c.score:.2f}"}[show]
             if show == "kept":
                 colour = HOP_COLOURS[min(hop, 3)] if c.kept else DROPPED_COLOUR
                 add_triple(g, tv, color=colour, width=4.0 if c.kept else 1.5, dashes=not c.kept, label_text=label,
@@ -146,7 +152,7 @@ def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, Passa
             if tv is None:
                 continue
             add_triple(g, tv, color=HOP_COLOURS[0] if c.kept else DROPPED_COLOUR, width=4.0 if c.kept else 1.5,
-                  dashes=not c.kept, label_text=f"{short(tv.predicate, 22)} · {c.score:.2f}",
+                  dashes=not c.kept, label_text=f"{tv.predicate}\n{c.score:.2f}",
                   font_color=None if c.kept else DROPPED_TEXT,
                   title=tooltip(tv, [f"score(q, [t]) {c.score:.3f} · {'kept' if c.kept else 'dropped'}"], passages))
     elif phase == "kept":
@@ -163,7 +169,7 @@ def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, Passa
         if key in positions:
             name = next((n for tv in triples.values() for n, k in ((tv.subject, entity(tv.subject)),
                                                                    (tv.object, entity(tv.object))) if k == key), key)
-            g.add_node(key, label=short(name, LABEL), gold=False, start=False, faded=True)
+            g.add_node(key, label=short(name, LABEL), gold=False, start=False, faded=True, shape="box")
     starts = {entity(triples[b.triple_ids[0]].subject) for step in e.steps[: max(1, hop + 1)] for b in step
               if b.triple_ids and b.triple_ids[0] in triples}
     for key, data in g.nodes(data=True):
@@ -177,7 +183,7 @@ def picture(e: BeamsSearched, phase: str, hop: int, passages: Mapping[int, Passa
               *([("edge", HOP_COLOURS[2], "hop 2")] if len(e.hops) > 1 else []),
               ("edge", CANDIDATE_COLOUR, "candidate (dashed)"), ("edge", DROPPED_COLOUR, "dropped (greyed)"),
               ("node", START_ENTITY_COLOUR, "start entity")]
-    return Picture(g, {k: positions[k] for k in g.nodes if k in positions}, frame, legend)
+    return Picture(g, picture_positions(g, positions), frame, legend)
 
 
 # -- the tables --------------------------------------------------------------------------------------------------------
@@ -194,62 +200,68 @@ def chain(triples: Mapping[int, TripleView], ids: list[int]) -> str:
 
 
 def rows(e: BeamsSearched, phase: str, hop: int) -> list[dict[str, Any]]:
-    """The table of one sub-step (numbers rounded to 3 places)."""
+    """The table of one sub-step (numbers as recorded: gear.viz.tables shows them with two decimals, as the picture
+    does). The rows the diversity penalty moved across the top b are marked (gear.viz.tables.MARK) and say how."""
     triples = triples_of(e)
     if phase == "initial":
-        return [{"n": c.rank, "initial triple t": _spo(triples, c.triple_id), "score(q, [t])": round(c.score, 3),
+        return [{"n": c.rank, "initial triple t": _spo(triples, c.triple_id), "score(q, [t])": c.score,
                  "B0": "kept" if c.kept else "dropped", "gold": _gold(triples, c.triple_id)}
                 for c in e.initial_candidates]
     previous = e.steps[hop - 1] if hop - 1 < len(e.steps) else []
-    found = []
-    for v in e.hops[hop - 1]:
-        beam = previous[v.beam] if v.beam < len(previous) else None
-        for c in v.candidates:
-            found.append((v, beam, c))
+    order = beam_order.hop_order(e, hop)
+
+    def beam_of(r: beam_order.Candidate) -> Any:
+        return previous[r.beam] if r.beam < len(previous) else None
+
+    def candidate(r: beam_order.Candidate, carried: str = "(carried)") -> str:
+        return _spo(triples, r.candidate.triple_id) if r.candidate.triple_id >= 0 else carried
+
+    totals = {v.beam: v.total for v in e.hops[hop - 1]} if 0 < hop <= len(e.hops) else {}
     if phase == "candidates":
-        return [{"beam": v.beam + 1, "T (the beam's chain)": chain(triples, beam.triple_ids) if beam else "",
-                 "s": round(beam.score, 3) if beam else None,
-                 "candidate t": _spo(triples, c.triple_id) if c.triple_id >= 0 else "(none left: carried forward)",
-                 "|V|": v.total, "gold": _gold(triples, c.triple_id)} for v, beam, c in found]
+        return [{"beam": r.beam + 1, "T (the beam's chain)": chain(triples, b.triple_ids) if (b := beam_of(r)) else "",
+                 "s": b.score if b else None, "candidate t": candidate(r, "(none left: carried forward)"),
+                 "|V|": totals.get(r.beam, 0), "gold": _gold(triples, r.candidate.triple_id)} for r in order.rows]
     if phase == "scores":
-        return [{"beam": v.beam + 1, "candidate t": _spo(triples, c.triple_id) if c.triple_id >= 0 else "(carried)",
-                 "s": round(beam.score, 3) if beam else None, "score(q, T∘t)": round(c.hop_score, 3),
-                 "s′ = s + score": round(c.accumulated, 3), "gold": _gold(triples, c.triple_id)}
-                for v, beam, c in found]
-    before = sorted(range(len(found)), key=lambda i: (-found[i][2].accumulated, i))
-    after = sorted(range(len(found)), key=lambda i: (-found[i][2].score, i))
-    rank_before = {i: r for r, i in enumerate(before, 1)}
-    rank_after = {i: r for r, i in enumerate(after, 1)}
+        return [{"beam": r.beam + 1, "candidate t": candidate(r), "s": b.score if (b := beam_of(r)) else None,
+                 "score(q, T∘t)": r.candidate.hop_score, "s′ = s + score": r.candidate.accumulated,
+                 "gold": _gold(triples, r.candidate.triple_id)} for r in order.rows]
     if phase == "penalty":
-        return [{"beam": v.beam + 1, "n": c.rank, "candidate t": _spo(triples, c.triple_id) if c.triple_id >= 0
-                 else "(carried)", "s′": round(c.accumulated, 3), "e^(−min(n,γ)/γ)": round(c.penalty, 3),
-                 "s′ × factor": round(c.score, 3), "order by s′": rank_before[i], "order after": rank_after[i],
-                 "gold": _gold(triples, c.triple_id)} for i, (v, _, c) in enumerate(found)]
-    return [{"place": r, "beam": found[i][0].beam + 1,
-             "candidate t": _spo(triples, found[i][2].triple_id) if found[i][2].triple_id >= 0 else "(carried)",
-             "s′ × factor": round(found[i][2].score, 3), f"B{hop}": "kept" if found[i][2].kept else "dropped",
-             "gold": _gold(triples, found[i][2].triple_id)} for r, i in enumerate(after, 1)]
+        return [{"beam": r.beam + 1, "n": r.candidate.rank, "candidate t": candidate(r), "s′": r.candidate.accumulated,
+                 "factor": r.candidate.penalty, "s′ × factor": r.candidate.score,
+                 "order by s′": r.before, "order after": r.after, "the penalty": order.effect(r),
+                 "gold": _gold(triples, r.candidate.triple_id), MARK: order.mark(r)} for r in order.rows]
+    return [{"place": r.after, "beam": r.beam + 1, "candidate t": candidate(r), "s′ × factor": r.candidate.score,
+             f"B{hop}": "kept" if r.candidate.kept else "dropped", "the penalty": order.effect(r),
+             "gold": _gold(triples, r.candidate.triple_id), MARK: order.mark(r)}
+            for r in sorted(order.rows, key=lambda r: r.after)]
 
 
 # -- Algorithm 1 beside it ---------------------------------------------------------------------------------------------
 ALGORITHM_CSS = """
 .alg1 { font-family: 'Liberation Mono', 'DejaVu Sans Mono', monospace; font-size: 13px; line-height: 1.45;
         background: #f8f9fa; border: 1px solid #dee2e6; border-radius: 6px; padding: 8px 6px; margin: 0;
-        white-space: pre-wrap; color: #495057; }
-.alg1 .ln { display: inline-block; width: 1.8em; text-align: right; margin-right: 0.6em; color: #adb5bd; }
-.alg1 .on { background: #fff3bf; color: #212529; font-weight: 700; display: block; border-left: 4px solid #f59f00;
+        color: #495057; }
+.alg1 .l { display: flex; align-items: baseline; }
+.alg1 .ln { flex: none; width: 1.8em; text-align: right; margin-right: 0.6em; color: #adb5bd; }
+.alg1 .code { flex: 1; min-width: 0; white-space: pre-wrap; }
+.alg1 .on { background: #fff3bf; color: #212529; font-weight: 700; border-left: 4px solid #f59f00;
             margin-left: -6px; padding-left: 2px; }
-.alg1 .off { display: block; }
 .alg1-title { font-weight: 700; font-size: 15px; margin: 0 0 4px 0; color: #212529; }
 """
 
 
 def algorithm_html(highlight: Iterable[int], lines: Sequence[tuple[int, str]] | None = None) -> str:
-    """Algorithm 1's listing as HTML (gear.retrieve.beam's numbering), the lines of the current sub-step marked."""
+    """Algorithm 1's listing as HTML (gear.retrieve.beam's numbering), the lines of the current sub-step marked. A
+    line's indent is a margin, not spaces: a line too long for its column wraps under itself, not under the line
+    numbers."""
     from gear.viz.lesson import ALGORITHM_1
 
     on = set(highlight)
-    body = "".join(f"<span class='{'on' if n in on else 'off'}'><span class='ln'>{n:d}</span>{esc_html(text)}</span>"
-                   for n, text in (lines if lines is not None else ALGORITHM_1))
+    body = []
+    for n, text in (lines if lines is not None else ALGORITHM_1):
+        code = text.lstrip(" ")
+        indent = len(text) - len(code)
+        body.append(f"<div class='l{' on' if n in on else ''}'><span class='ln'>{n:d}</span>"
+                    f"<span class='code' style='padding-left:{indent:d}ch'>{esc_html(code)}</span></div>")
     return ("<div class='alg1-title'>Algorithm 1 · Diverse Triple Beam Search</div>"
-            f"<div class='alg1'>{body}</div>")
+            f"<div class='alg1'>{''.join(body)}</div>")

@@ -5,21 +5,33 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
 
 from gear import measures, methods
 from gear.eval.protocol import protocol_of, runs_per_cutoff
-from gear.trace import LLMCalled, PassageView, StageTimed, Trace
-from gear.viz.graph import FONT, esc_html, short
+from gear.trace import LLMCalled, PassagesLinked, PassageView, Reasoned, StageTimed, Trace
+from gear.viz.graph import FONT, esc_html, short, spo_text
 
 
 # -- ranked lists -----------------------------------------------------------------------------------------------------
+def shown_titles(passages: Iterable[PassageView]) -> dict[int, str]:
+    """Each passage's title as a table shows it: a title that several passages share (two "St. Peter's Basilica"
+    side by side) followed by the passage's id, so they can be told apart."""
+    ids: dict[str, set[int]] = {}
+    seen = list(passages)
+    for p in seen:
+        ids.setdefault(p.title, set()).add(p.id)
+    return {p.id: f"{p.title} (#{p.id})" if len(ids[p.title]) > 1 else p.title for p in seen}
+
+
 def rank_movement(base: Sequence[PassageView], fused: Sequence[PassageView]) -> list[dict[str, Any]]:
     """Rows for the fused list: its rank, the passage's rank in the base list, and the move (▲/▼/new)."""
     before = {p.id: n for n, p in enumerate(base, 1)}
+    titles = shown_titles(fused)
     rows = []
     for n, p in enumerate(fused, 1):
         b = before.get(p.id)
@@ -31,14 +43,54 @@ def rank_movement(base: Sequence[PassageView], fused: Sequence[PassageView]) -> 
             move = f"▼ {n - b}"
         else:
             move = "="
-        rows.append({"rank": n, "gold": "★" if p.gold else "", "title": p.title, "base rank": b or None,
+        rows.append({"rank": n, "gold": "★" if p.gold else "", "title": titles[p.id], "base rank": b or None,
                      "move": move, "score": round(p.score, 4), "id": p.id})
     return rows
 
 
 def passage_rows(passages: Sequence[PassageView], limit: int | None = None) -> list[dict[str, Any]]:
-    return [{"rank": n, "gold": "★" if p.gold else "", "title": p.title, "text": short(p.text, 200),
+    titles = shown_titles(passages[:limit])
+    return [{"rank": n, "gold": "★" if p.gold else "", "title": titles[p.id], "text": short(p.text, 200),
              "score": round(p.score, 4), "id": p.id} for n, p in enumerate(passages[:limit], 1)]
+
+
+def linked_rows(e: PassagesLinked) -> list[dict[str, Any]]:
+    """passageLink's table: each gist triple and the passages it links to (titles told apart by id when shared)."""
+    titles = shown_titles(p for link in e.links for p in link.passages)
+    return [{"gist triple": spo_text(link.triple),
+             "linked passages": "; ".join(("★ " if p.gold else "") + titles[p.id] for p in link.passages)}
+            for link in e.links]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The reasoner's verdict as a person should read it. `tone`: "caught" (the run's guard rejected an answerable
+    verdict), "agrees" (answerable, and its answer is the gold one), "contradicts" (answerable with an answer that is
+    not the gold one), "unchecked" (answerable, no gold answer known) or "open" (not answerable yet). Only "agrees" is
+    ever shown as a success: a verdict is the model's claim, not a check."""
+
+    tone: str
+    text: str
+
+
+def verdict(e: Reasoned, gold_answers: Sequence[str] = (), esc: Callable[[str], str] = str) -> Verdict:
+    """The verdict in words; `esc` escapes every part that comes from the run (answers, reasons) for the sink the
+    text goes to (the app passes studio.safe.esc_md; HTML escapes the whole)."""
+    cites = f" (cites memory facts {', '.join(map(str, e.cited))})" if e.cited else ""
+    if e.rejected:
+        return Verdict("caught", f"Reasoner hallucination caught — the model said answerable: {esc(e.answer)}{cites}, "
+                                 f"but {esc(e.rejected)}. The loop goes on.")
+    if not e.answerable:
+        return Verdict("open", f"Not answerable yet — {esc(e.reason)}")
+    said = f"Answerable — the reasoner's answer: {esc(e.answer)}{cites}. The loop stops here."
+    if not gold_answers:
+        return Verdict("unchecked", said + " A verdict is the model's claim, not a check; the run's answer is the QA "
+                                           "step's, at the end.")
+    if measures.exact_match(e.answer, gold_answers):
+        return Verdict("agrees", said + " Its answer is the gold one.")
+    gold = esc(" / ".join(gold_answers[:3]))
+    return Verdict("contradicts", said + f" Its answer is not the gold one ({gold}): the loop ends on a verdict "
+                                         "nothing in the run supports.")
 
 
 def gold_entry(rankings: Mapping[str, Sequence[PassageView]], gold: Mapping[int, str]) -> list[dict[str, Any]]:

@@ -40,6 +40,7 @@ START_ENTITY_COLOUR = "#ffc078"
 CENTRE_COLOUR = "#ffd43b"
 GOLD_COLOUR = "#f59f00"
 FONT = "Liberation Sans, Arial, sans-serif"
+PICTURE_WIDTH = 820  # px of a picture in the app's main column at 1280 px (the sidebar open)
 
 
 def esc_html(text: object) -> str:
@@ -106,7 +107,7 @@ def beam_graph(beams: BeamsSearched, initial: InitialNodes | None = None,
     lo, hi = (min(scores), max(scores)) if scores else (0.0, 1.0)
 
     def width(score: float) -> float:
-        return 2.0 + 8.0 * ((score - lo) / (hi - lo) if hi > lo else 1.0)
+        return 2.0 + 5.0 * ((score - lo) / (hi - lo) if hi > lo else 1.0)
 
     for tid, tuses in uses.items():
         t = triples.get(tid)
@@ -116,10 +117,11 @@ def beam_graph(beams: BeamsSearched, initial: InitialNodes | None = None,
         head, tail = normalise_entity(t.subject) or t.subject, normalise_entity(t.object) or t.object
         for name, key in ((t.subject, head), (t.object, tail)):
             if key not in g:
-                g.add_node(key, label=name, start=False, gold=False, triples=[])
+                g.add_node(key, label=name, start=False, gold=False, triples=[], shape="box")
             g.nodes[key]["triples"].append(tid)
             if pos == 0 or tid in initial_ids:
                 g.nodes[key]["start"] = True
+                g.nodes[key]["root"] = g.nodes[key].get("root", False) or name == t.subject
             if t.gold:
                 g.nodes[key]["gold"] = True
         best = max(u.beam_score for u in tuses)
@@ -258,27 +260,62 @@ def _legend_html(items: Sequence[tuple[str, str, str]]) -> str:
     return "<div class='gear-legend'>" + "".join(parts) + "</div>"
 
 
+def node_text(key: object, data: Mapping[str, Any]) -> str:
+    """A node's label as drawn, not yet escaped: wrapped into lines (gear.viz.layout.wrap), ★ for gold."""
+    lines = layout.wrap(str(data.get("label", key)), layout.NODE_FONT)
+    if data.get("gold"):
+        lines[-1] += " ★"
+    return "\n".join(lines)
+
+
 def shown_label(key: object, data: Mapping[str, Any]) -> str:
-    """A node's label as drawn (escaped, at most 40 characters, ★ for gold)."""
-    return esc_html(short(str(data.get("label", key)), 40)) + (" ★" if data.get("gold") else "")
+    """A node's label as drawn (escaped; lines of gear.viz.layout.wrap; ★ for gold)."""
+    return esc_html(node_text(key, data))
+
+
+def edge_text(data: Mapping[str, Any]) -> str:
+    """An edge's label as drawn, not yet escaped: each of its lines wrapped, ★ for gold ("" for none)."""
+    label = str(data.get("label", "") or "")
+    if not label.strip():
+        return ""
+    lines = [line for part in label.split("\n") for line in layout.wrap(part, layout.EDGE_FONT, layout.EDGE_WRAP, 2)]
+    if data.get("gold"):
+        lines[-1] += " ★"
+    return "\n".join(lines[: layout.LINES + 1])
 
 
 def node_boxes(g: nx.MultiDiGraph) -> dict[Any, layout.Box]:
-    return {key: layout.node_box(html.unescape(shown_label(key, data)), str(data.get("shape", "dot")),
-                                 float(data.get("size", 16))) for key, data in g.nodes(data=True)}
+    """Every box a picture of `g` draws: each node's (its label included) and each labelled edge's label
+    (keyed by gear.viz.layout.EdgeLabel)."""
+    boxes: dict[Any, layout.Box] = {
+        key: layout.node_box(node_text(key, data), str(data.get("shape", "dot")), float(data.get("size", 16)))
+        for key, data in g.nodes(data=True)}
+    for u, v, k, data in g.edges(keys=True, data=True):
+        text = edge_text(data)
+        if text:
+            boxes[layout.EdgeLabel(u, v, k)] = layout.label_box(text)
+    return boxes
 
 
 def place(g: nx.MultiDiGraph, flow: bool = False) -> dict[Any, layout.Point]:
-    """Where graph_html puts each node: columns along the paths (`flow`: start entities, node attribute "start",
-    on the left), else a spring layout; spaced so that no two labels overlap."""
+    """Where graph_html puts each node and each edge label: columns along the paths (`flow`: start entities, node
+    attribute "start", on the left; the labels in columns between), else a spring layout; spaced so that no two
+    boxes overlap."""
     boxes = node_boxes(g)
     if not flow:
         return layout.spread(g, boxes)
-    labels: dict[tuple[Any, Any], float] = {}
-    for u, v, data in g.edges(data=True):
-        width = layout.text_width(short(str(data.get("label", "")), 36), layout.EDGE_FONT)
-        labels[(u, v)] = max(labels.get((u, v), 0.0), width)
-    return layout.layered(g, boxes, [n for n, d in g.nodes(data=True) if d.get("start")], labels)
+    # the paths start at the nodes marked "root" (the heads of the initial triples), else at those marked "start"
+    roots = [n for n, d in g.nodes(data=True) if d.get("root")]
+    return layout.layered(g, boxes, roots or [n for n, d in g.nodes(data=True) if d.get("start")])
+
+
+def picture_positions(g: nx.MultiDiGraph, positions: Mapping[Any, layout.Point]) -> dict[Any, layout.Point]:
+    """The places of `g`'s own nodes and edge labels among a larger layout's `positions` (a lesson's whole search)."""
+    wanted = set(g.nodes) | {layout.EdgeLabel(u, v, k) for u, v, k in g.edges(keys=True)}
+    return {k: p for k, p in positions.items() if k in wanted}
+
+
+SELF_LOOP = {"type": "curvedCW", "roundness": 0.45}
 
 
 def graph_html(g: nx.MultiDiGraph, *, height: int = 560, legend: Sequence[tuple[str, str, str]] = (),
@@ -286,15 +323,18 @@ def graph_html(g: nx.MultiDiGraph, *, height: int = 560, legend: Sequence[tuple[
                frame: tuple[float, float, float, float] | None = None) -> str:
     """A self-contained vis-network page for a graph whose nodes/edges carry label, title, color (and width).
     Every node stands at `positions` (default: `place`), physics off, and the page opens showing `frame` (default:
-    every node's label box) whole. `flow`: laid out left to right along the edges' direction, for a graph that reads
-    as paths — the beams. A lesson passes the positions and frame of its whole graph, so that a node keeps its place
-    from one step to the next. `physics` is kept for callers; the layout is always computed here."""
+    every box) whole. A labelled edge is drawn through a small box holding its label, at the place the layout gave
+    that label (gear.viz.layout.EdgeLabel; one is found for a label without a place), so labels never pile up.
+    `flow`: laid out left to right along the edges' direction, for a graph that reads as paths — the beams. A lesson
+    passes the positions and frame of its whole graph, so that a node keeps its place from one step to the next.
+    `physics` is kept for callers; the layout is always computed here."""
     from pyvis.network import Network
 
     del physics  # the picture no longer depends on the browser's simulation (see FIXED)
     net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line", bgcolor="#ffffff",
                   font_color="#212529")
-    where = dict(positions) if positions is not None else place(g, flow)
+    boxes = node_boxes(g)
+    where = layout.place_labels(g, dict(positions) if positions is not None else place(g, flow), boxes)
     ids = {key: n for n, key in enumerate(g.nodes)}
     for key, data in g.nodes(data=True):
         gold = bool(data.get("gold"))
@@ -309,20 +349,39 @@ def graph_html(g: nx.MultiDiGraph, *, height: int = 560, legend: Sequence[tuple[
         node["borderWidth"] = 4 if gold else 1
         if data.get("font_color"):
             node["font"] = {"color": str(data["font_color"])}
-    for u, v, data in g.edges(data=True):
-        gold = bool(data.get("gold"))
-        net.add_edge(ids[u], ids[v], label=esc_html(short(str(data.get("label", "")), 36)) + (" ★" if gold else ""),
-                     title=str(data.get("title", "")), width=float(data.get("width", 2.0)),
-                     color=str(data.get("color", "#868e96")), arrows=str(data.get("arrows", "to")),
-                     dashes=bool(data.get("dashes", False)))
-        if data.get("font_color"):
-            net.edges[-1]["font"] = {"color": str(data["font_color"])}
+    for u, v, k, data in g.edges(keys=True, data=True):
+        colour = str(data.get("color", "#868e96"))
+        title = str(data.get("title", ""))
+        common = {"title": title, "width": float(data.get("width", 2.0)), "color": colour,
+                  "dashes": bool(data.get("dashes", False))}
+        label = layout.EdgeLabel(u, v, k)
+        text = edge_text(data)
+        if not text or label not in where:
+            net.add_edge(ids[u], ids[v], arrows=str(data.get("arrows", "to")), **common)
+            continue
+        ids[label] = len(ids)
+        x, y = where[label]
+        net.add_node(ids[label], label=esc_html(text), title=title, shape="box", x=round(x, 1), y=round(y, 1),
+                     physics=False, edgeLabel=True)
+        node = net.get_node(ids[label])
+        node["color"] = {"background": "#ffffff", "border": colour,
+                         "highlight": {"background": "#fff9db", "border": "#212529"}}
+        node["borderWidth"] = 1
+        node["margin"] = layout.BOX_MARGIN
+        node["font"] = {"size": layout.EDGE_FONT, "face": FONT, "color": str(data.get("font_color") or "#343a40"),
+                        "strokeWidth": 0}
+        if data.get("dashes"):
+            node["shapeProperties"] = {"borderDashes": [5, 4]}
+        loop = {"smooth": SELF_LOOP} if u == v else {}
+        net.add_edge(ids[u], ids[label], arrows="", **common, **loop)
+        net.add_edge(ids[label], ids[v], arrows=str(data.get("arrows", "to")), **common, **loop)
     net.set_options(json.dumps({
-        "nodes": {"font": {"size": layout.NODE_FONT, "face": FONT, "strokeWidth": 3, "strokeColor": "#ffffff"}},
-        # edge labels on a white box: a label crossed by another edge stays readable
+        "nodes": {"font": {"size": layout.NODE_FONT, "face": FONT, "strokeWidth": 3, "strokeColor": "#ffffff"},
+                  "margin": layout.BOX_MARGIN},
         "edges": {"font": {"size": layout.EDGE_FONT, "face": FONT, "align": "horizontal", "strokeWidth": 0,
                            "background": "rgba(255,255,255,0.9)"},
-                  "smooth": FLOW_EDGES if flow else {"type": "curvedCW", "roundness": 0.12}, "selectionWidth": 2},
+                  "smooth": FLOW_EDGES if flow else {"enabled": False}, "selectionWidth": 2,
+                  "arrows": {"to": {"scaleFactor": 0.6}}},
         "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False},
         **FIXED,
     }))
@@ -333,18 +392,8 @@ def graph_html(g: nx.MultiDiGraph, *, height: int = 560, legend: Sequence[tuple[
     if legend:
         hint = [] if flow else [("text", "#868e96", "drag to move · scroll to zoom")]
         page = page.replace('<div id="mynetwork"', _legend_html([*legend, *hint]) + '<div id="mynetwork"', 1)
-    box = frame if frame is not None else layout.bounds({k: where.get(k, (0.0, 0.0)) for k in g.nodes},
-                                                        node_boxes(g))
+    box = frame if frame is not None else layout.bounds(where, boxes)
     return page.replace("</body>", _FIXUP.replace("FRAME", json.dumps([round(b, 1) for b in box])) + "</body>", 1)
-
-
-def beams_html(beams: BeamsSearched, initial: InitialNodes | None = None,
-               passages: Mapping[int, PassageView] | None = None, *, height: int = 560,
-               gold_known: bool = False) -> str:
-    g = beam_graph(beams, initial, passages)
-    hops = {d["hop"] for _, _, d in g.edges(data=True)} or {0}
-    legend = beams_legend(gold_known, initial.source if initial else "sync", hops)
-    return graph_html(g, height=height, legend=legend, flow=True)
 
 
 def outside_urls(page: str) -> list[str]:

@@ -22,11 +22,23 @@ import networkx as nx
 from gear import trace as t
 from gear.files import slug
 from gear.viz import beam_lesson, charts, layout, sub_steps
-from gear.viz.graph import beam_graph, esc_html, node_boxes, passage_lookup, place, short, shown_label, spo_text
+from gear.viz.graph import (
+    beam_graph,
+    edge_text,
+    esc_html,
+    node_boxes,
+    node_text,
+    passage_lookup,
+    place,
+    short,
+    spo_text,
+)
 from gear.viz.lesson import LessonStep, lesson_steps, step_query
 from gear.viz.ppr import ppr_graph
+from gear.viz.tables import TABLE_CSS, table_html
 
 _PICTURES = itertools.count(1)
+LONG = 18  # rows: a sub-step's table longer than this prints smaller, with a smaller picture, to keep to one page
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 CSS = """
@@ -42,28 +54,48 @@ h2 { font-size: 21px; margin: 0 0 4px 0; break-after: avoid; }
 .notation { font-family: 'Liberation Serif', serif; font-size: 20px; color: var(--accent); margin: 2px 0 6px 0; }
 .query { background: #f1f3f5; border-radius: 6px; padding: 6px 10px; margin: 6px 0 10px 0; }
 .note { background: #e7f5ff; border-left: 4px solid var(--accent); padding: 6px 10px; margin: 8px 0; }
+.note.verdict-contradicts, .note.verdict-caught { background: #fff4e6; border-left-color: #e8590c; }
+.note.verdict-agrees { background: #ebfbee; border-left-color: #2b8a3e; }
 .missing { color: var(--muted); font-style: italic; }
-table { border-collapse: collapse; width: 100%; margin: 8px 0; font-size: 13px; }
-th, td { border: 1px solid var(--line); padding: 3px 6px; text-align: left; vertical-align: top; }
-th { background: #f8f9fa; }
-tr.gold td { background: var(--gold); }
-tr.dropped td { color: #868e96; }
 thead { display: table-header-group; }
 tr, svg, .alg1, .figure { break-inside: avoid; }
 .figure { margin: 8px 0; }
 .figure svg { width: 100%; height: auto; max-height: 560px; border: 1px solid var(--line); border-radius: 6px; }
 .side { display: grid; grid-template-columns: minmax(300px, 2fr) 5fr; gap: 14px; align-items: start; }
-.toc { columns: 2; font-size: 13px; color: var(--muted); list-style: none; padding-left: 0; }
-.toc li { break-inside: avoid; }
-""" + beam_lesson.ALGORITHM_CSS + """
-@page { size: A4; margin: 12mm; }
+.toc { columns: 2; font-size: 14px; list-style: none; padding-left: 0; }
+.toc li { break-inside: avoid; margin: 1px 0; }
+.toc .it { color: var(--muted); }
+.point { border-top: 3px solid var(--line); padding-top: 14px; margin-top: 26px; }
+.point .category { font-size: 19px; font-weight: 700; margin: 6px 0; }
+.point li { margin: 3px 0; }
+""" + TABLE_CSS + beam_lesson.ALGORITHM_CSS + """
+/* One step a page on A4 and on Letter alike: no page size is set (the printer's paper is used), and a step is laid
+   out to fit the smaller of the two (A4's 210 mm width, Letter's 279 mm height). */
+@page { margin: 11mm 12mm; }
 @media print {
-  body { max-width: none; padding: 0; font-size: 11pt; }
-  .step { break-before: page; border-top: none; margin-top: 0; padding-top: 0; }
-  .side { grid-template-columns: 1fr; }
-  .figure svg { max-height: 150mm; }
-  .toc { columns: 2; }
+  body { max-width: none; padding: 0; font-size: 9.5pt; line-height: 1.3; }
+  h1 { font-size: 17pt; } h2 { font-size: 14pt; }
+  .notation { font-size: 12.5pt; margin: 0 0 3px 0; }
+  .where { font-size: 8pt; }
+  .query { padding: 3px 8px; margin: 3px 0 5px 0; }
+  .note { padding: 3px 8px; margin: 4px 0; }
+  .step, .point { break-before: page; border-top: none; margin-top: 0; padding-top: 0; }
+  .side { grid-template-columns: 66mm 1fr; gap: 4mm; }
+  .alg1 { font-size: 6.6pt; padding: 3px 4px; }
+  .alg1-title { font-size: 8pt; }
+  .figure { margin: 3px 0; }
+  .figure svg { max-height: 88mm; }
+  .side .figure svg { max-height: 80mm; }
+  table.lesson-table { font-size: 7.4pt; line-height: 1.2; margin: 3px 0; }
+  table.lesson-table th, table.lesson-table td { padding: 1px 3px; }
+  table.lesson-table tr.out td:first-child, table.lesson-table tr.in td:first-child { box-shadow: none;
+    border-left: 3px solid currentColor; }
+  .lesson-wrap { overflow: visible; }
+  .long .figure svg, .long .side .figure svg { max-height: 58mm; }
+  .long table.lesson-table { font-size: 6.6pt; line-height: 1.15; }
+  .toc { columns: 2; font-size: 9pt; }
   a { color: inherit; text-decoration: none; }
+  * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }
 """
 
@@ -73,41 +105,38 @@ def file_name(trace: t.Trace) -> str:
 
 
 # -- pieces -----------------------------------------------------------------------------------------------------------
-def table_html(rows: Sequence[Mapping[str, Any]], hide: Sequence[str] = ("id",)) -> str:
-    """Rows as an HTML table, every cell escaped; a row with gold "★" is marked, a "dropped" one greyed."""
-    if not rows:
-        return "<p class='missing'>(none)</p>"
-    columns = [c for c in rows[0] if c not in hide]
-    head = "".join(f"<th>{esc_html(c)}</th>" for c in columns)
-    body = []
-    for row in rows:
-        values = list(row.values())
-        cls = "gold" if row.get("gold") else ("dropped" if "dropped" in values else "")
-        cells = "".join(f"<td>{esc_html(_cell(row.get(c)))}</td>" for c in columns)
-        body.append(f"<tr class='{cls}'>{cells}</tr>" if cls else f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def _cell(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
-    return str(value)
-
-
 def _plain(tooltip: str) -> str:
     """A tooltip (escaped HTML fragments) as plain text for an SVG <title>, escaped again."""
     return esc_html(html.unescape(re.sub(r"<br\s*/?>", " · ", re.sub(r"<(?!br)[^>]+>", "", tooltip))))
 
 
+def _lines(x: float, y: float, text: str, font: float) -> str:
+    """Escaped multi-line text as <tspan>s, centred on (x, y)."""
+    lines = text.split("\n")
+    top = y - (len(lines) - 1) * font * layout.LINE / 2
+    return "".join(f"<tspan x='{x:.1f}' y='{top + n * font * layout.LINE:.1f}'>{esc_html(line)}</tspan>"
+                   for n, line in enumerate(lines))
+
+
+def _rim(centre: layout.Point, box: layout.Box, shape: str, size: float, towards: layout.Point) -> layout.Point:
+    """Where a line from a node's centre towards a point leaves the node (its box, or its dot)."""
+    (x, y), (tx, ty) = centre, towards
+    dx, dy = tx - x, ty - y
+    length = math.hypot(dx, dy) or 1.0
+    if shape != "box":
+        return x + dx / length * size, y + dy / length * size
+    t = min(box.right / abs(dx) if dx else math.inf, box.up / abs(dy) if dy else math.inf)
+    return (x + dx * t, y + dy * t) if math.isfinite(t) else (x, y)
+
+
 def graph_svg(g: nx.MultiDiGraph, positions: Mapping[Any, layout.Point] | None = None,
               frame: tuple[float, float, float, float] | None = None, flow: bool = False) -> str:
-    """A graph as inline SVG at the positions gear.viz.graph.graph_html would use: dots (or boxes) with their labels,
-    directed edges with their labels on a white halo, grey dashes for the greyed-out."""
-    where = dict(positions) if positions is not None else place(g, flow)
+    """A graph as inline SVG at the positions gear.viz.graph.graph_html uses: dots (or boxes) with their labels,
+    directed edges drawn through the boxes of their labels (gear.viz.layout.EdgeLabel), grey dashes for the
+    greyed-out."""
     boxes = node_boxes(g)
-    x0, y0, x1, y1 = frame if frame is not None else layout.bounds({k: where[k] for k in g.nodes if k in where}, boxes)
+    where = layout.place_labels(g, dict(positions) if positions is not None else place(g, flow), boxes)
+    x0, y0, x1, y1 = frame if frame is not None else layout.bounds(where, boxes)
     pad = 12.0
     out = [f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='{x0 - pad:.1f} {y0 - pad:.1f} {x1 - x0 + 2 * pad:.1f} "
            f"{y1 - y0 + 2 * pad:.1f}' role='img' font-family='Liberation Sans, Arial, sans-serif'>"]
@@ -118,36 +147,47 @@ def graph_svg(g: nx.MultiDiGraph, positions: Mapping[Any, layout.Point] | None =
         f"<marker id='{m}' viewBox='0 0 10 10' refX='9' refY='5' markerWidth='7' markerHeight='7' "
         f"orient='auto-start-reverse'><path d='M0,0 L10,5 L0,10 z' fill='{esc_html(c)}'/></marker>"
         for c, m in markers.items()) + "</defs>")
-    seen: dict[tuple[Any, Any], int] = {}
     labels = []
-    for u, v, data in g.edges(data=True):
+
+    def rim(node: Any, towards: layout.Point) -> layout.Point:
+        data = g.nodes[node]
+        return _rim(where[node], boxes[node], str(data.get("shape", "dot")), float(data.get("size", 16)), towards)
+
+    for u, v, k, data in g.edges(keys=True, data=True):
         if u not in where or v not in where:
             continue
-        pair = (u, v) if str(u) <= str(v) else (v, u)
-        k = seen.get(pair, 0)
-        seen[pair] = k + 1
-        (ax, ay), (bx, by) = where[u], where[v]
-        r_u, r_v = float(g.nodes[u].get("size", 16)), float(g.nodes[v].get("size", 16))
-        dx, dy = bx - ax, by - ay
-        length = math.hypot(dx, dy) or 1.0
-        ux, uy = dx / length, dy / length
-        sx, sy, ex, ey = ax + ux * r_u, ay + uy * r_u, bx - ux * (r_v + 2), by - uy * (r_v + 2)
-        bend = (0 if k == 0 else (k + 1) // 2 * 34 * (1 if k % 2 else -1)) * (1 if (u, v) == pair else -1)
-        cx, cy = (sx + ex) / 2 - uy * bend, (sy + ey) / 2 + ux * bend
         colour = str(data.get("color", "#868e96"))
         dash = " stroke-dasharray='7 5'" if data.get("dashes") else ""
         arrow = f" marker-end='url(#{markers[colour]})'" if data.get("arrows", "to") else ""
         width = min(6.0, float(data.get("width", 2.0)))
-        out.append(f"<path d='M{sx:.1f},{sy:.1f} Q{cx:.1f},{cy:.1f} {ex:.1f},{ey:.1f}' fill='none' "
-                   f"stroke='{esc_html(colour)}' stroke-width='{width:.1f}'{dash}{arrow}>"
-                   f"<title>{_plain(str(data.get('title', '')))}</title></path>")
-        label = esc_html(short(str(data.get("label", "")), 36)) + (" ★" if data.get("gold") else "")
-        if label:
-            mx, my = (sx + 2 * cx + ex) / 4, (sy + 2 * cy + ey) / 4
+        key = layout.EdgeLabel(u, v, k)
+        text = edge_text(data)
+        (ax, ay), (bx, by) = where[u], where[v]
+        if text and key in where:
+            lx, ly = where[key]
+            if u == v:  # a loop out to the label and back
+                sx, sy = rim(u, (lx, ly - 12))
+                ex, ey = rim(v, (lx, ly + 12))
+                d = (f"M{sx:.1f},{sy:.1f} Q{lx:.1f},{ly - 30:.1f} {lx:.1f},{ly:.1f} "
+                     f"Q{lx:.1f},{ly + 30:.1f} {ex:.1f},{ey:.1f}")
+            else:  # a curve through the label's place
+                sx, sy = rim(u, (lx, ly))
+                ex, ey = rim(v, (lx, ly))
+                cx, cy = 2 * lx - (sx + ex) / 2, 2 * ly - (sy + ey) / 2
+                d = f"M{sx:.1f},{sy:.1f} Q{cx:.1f},{cy:.1f} {ex:.1f},{ey:.1f}"
+            b = boxes[key]
             fill = esc_html(str(data.get("font_color") or "#343a40"))
-            labels.append(f"<text x='{mx:.1f}' y='{my:.1f}' font-size='{layout.EDGE_FONT}' text-anchor='middle' "
-                          f"dominant-baseline='middle' fill='{fill}' stroke='#ffffff' stroke-width='4' "
-                          f"paint-order='stroke'>{label}</text>")
+            dashed = " stroke-dasharray='5 4'" if data.get("dashes") else ""
+            labels.append(f"<g><rect x='{lx - b.left + 2:.1f}' y='{ly - b.up + 2:.1f}' width='{b.width - 4:.1f}' "
+                          f"height='{b.height - 4:.1f}' rx='3' fill='#ffffff' stroke='{esc_html(colour)}'{dashed}/>"
+                          f"<text font-size='{layout.EDGE_FONT}' text-anchor='middle' dominant-baseline='middle' "
+                          f"fill='{fill}'>{_lines(lx, ly, text, layout.EDGE_FONT)}</text></g>")
+        else:
+            sx, sy = rim(u, (bx, by))
+            ex, ey = rim(v, (ax, ay))
+            d = f"M{sx:.1f},{sy:.1f} L{ex:.1f},{ey:.1f}"
+        out.append(f"<path d='{d}' fill='none' stroke='{esc_html(colour)}' stroke-width='{width:.1f}'{dash}{arrow}>"
+                   f"<title>{_plain(str(data.get('title', '')))}</title></path>")
     out.extend(labels)
     for key, data in g.nodes(data=True):
         if key not in where:
@@ -156,21 +196,23 @@ def graph_svg(g: nx.MultiDiGraph, positions: Mapping[Any, layout.Point] | None =
         colour = esc_html(str(data.get("color", "#adb5bd")))
         border = "#f59f00" if data.get("gold") else esc_html(str(data.get("border", "#495057")))
         stroke = 4 if data.get("gold") else 1
-        text = shown_label(key, data)
+        text = node_text(key, data)
         fill = esc_html(str(data.get("font_color") or "#212529"))
         title = f"<title>{_plain(str(data.get('title', '')))}</title>"
         if data.get("shape") == "box":
             b = boxes[key]
-            out.append(f"<g>{title}<rect x='{x - b.left:.1f}' y='{y - b.up:.1f}' width='{b.width:.1f}' "
-                       f"height='{b.height:.1f}' rx='5' fill='{colour}' stroke='{border}' stroke-width='{stroke:d}'/>"
-                       f"<text x='{x:.1f}' y='{y:.1f}' font-size='{layout.NODE_FONT - 2}' text-anchor='middle' "
-                       f"dominant-baseline='middle' fill='{fill}'>{text}</text></g>")
+            out.append(f"<g>{title}<rect x='{x - b.left + 2:.1f}' y='{y - b.up + 2:.1f}' width='{b.width - 4:.1f}' "
+                       f"height='{b.height - 4:.1f}' rx='5' fill='{colour}' stroke='{border}' "
+                       f"stroke-width='{stroke:d}'/><text font-size='{layout.NODE_FONT}' text-anchor='middle' "
+                       f"dominant-baseline='middle' fill='{fill}'>{_lines(x, y, text, layout.NODE_FONT)}</text></g>")
             continue
         r = float(data.get("size", 16))
+        lines = text.count("\n") + 1
+        below = y + r + 6 + lines * layout.NODE_FONT * layout.LINE / 2
         out.append(f"<g>{title}<circle cx='{x:.1f}' cy='{y:.1f}' r='{r:.1f}' fill='{colour}' stroke='{border}' "
-                   f"stroke-width='{stroke:d}'/><text x='{x:.1f}' y='{y + r + layout.NODE_FONT:.1f}' "
-                   f"font-size='{layout.NODE_FONT}' text-anchor='middle' fill='{fill}' stroke='#ffffff' "
-                   f"stroke-width='3' paint-order='stroke'>{text}</text></g>")
+                   f"stroke-width='{stroke:d}'/><text font-size='{layout.NODE_FONT}' text-anchor='middle' "
+                   f"dominant-baseline='middle' fill='{fill}' stroke='#ffffff' stroke-width='3' "
+                   f"paint-order='stroke'>{_lines(x, below, text, layout.NODE_FONT)}</text></g>")
     out.append("</svg>")
     return "<div class='figure'>" + "".join(out) + "</div>"
 
@@ -199,7 +241,8 @@ def step_body(events: Sequence[t.Event], step: LessonStep, passages: Mapping[int
         caption = f"<p class='meta'>{esc_html(shown.caption)}</p>" if shown.caption else ""
         if shown.algorithm:
             figure = f"<div class='side'><div>{shown.algorithm}</div><div>{figure}</div></div>"
-        return figure + caption + table_html(shown.rows)
+        body = figure + caption + table_html(shown.rows)
+        return f"<div class='long'>{body}</div>" if len(shown.rows) > LONG else body
     if isinstance(e, t.BaseRetrieved):
         return table_html(charts.passage_rows(e.passages))
     if isinstance(e, t.ProximalTriples):
@@ -225,20 +268,14 @@ def step_body(events: Sequence[t.Event], step: LessonStep, passages: Mapping[int
     if isinstance(e, t.GistUpdated):
         return table_html(_triple_rows(e.memory, {tuple(x) for x in e.added}))
     if isinstance(e, t.Reasoned):
-        if e.rejected:
-            verdict = f"The model said answerable — {e.answer} — but {e.rejected}. The loop goes on."
-        elif e.answerable:
-            verdict = f"Answerable — the reasoner's answer: {e.answer}. The loop stops."
-        else:
-            verdict = f"Not answerable yet — {e.reason}"
-        return f"<div class='note'>{esc_html(verdict)}</div>"
+        start = next((x for x in events if isinstance(x, t.RunStarted)), None)
+        said = charts.verdict(e, start.answers if start else [])
+        return f"<div class='note verdict-{said.tone}'>{esc_html(said.text)}</div>"
     if isinstance(e, t.QueryRewritten):
         return f"<div class='note'>Next query: {esc_html(e.query)}</div>"
     if isinstance(e, t.PassagesLinked):
         final = next((x for x in events if isinstance(x, t.FinalRanking)), None)
-        return table_html([{"gist triple": spo_text(link.triple),
-                            "linked passages": "; ".join(("★ " if p.gold else "") + p.title for p in link.passages)}
-                           for link in e.links]) + ("<h3>Final ranking</h3>" + table_html(
+        return table_html(charts.linked_rows(e)) + ("<h3>Final ranking</h3>" + table_html(
                                charts.passage_rows(final.passages, 15)) if final else "")
     if isinstance(e, t.Answered):
         start = next((x for x in events if isinstance(x, t.RunStarted)), None)
@@ -273,10 +310,76 @@ def step_html(events: Sequence[t.Event], step: LessonStep, number: int, total: i
             f"{missing}{step_body(events, step, passages)}</section>")
 
 
-def lesson_html(trace: t.Trace | Sequence[t.Event], title: str = "") -> str:
-    """The whole lesson on a run as one self-contained HTML page (no request leaves it; prints a step a page)."""
+def teaching_point(events: Sequence[t.Event], steps: Sequence[LessonStep]) -> str:
+    """The run's teaching point, on the handout's last page: what went right or wrong and where, in the diagnosis's
+    own words (gear.diagnosis: the proposed category, its evidence, where each gold passage went, the answer)."""
+    from gear.diagnosis import CATEGORY_LABELS, diagnose
+
+    trace = t.Trace(list(events))
+    parts = ["<section class='point' id='point'><div class='where'>The run's teaching point</div>"
+             "<h2>What went right or wrong, and where</h2>"]
+    start = trace.first(t.RunStarted)
+    if start is None or not start.gold_passage_ids:
+        parts.append("<p class='missing'>No gold passages are known for this run, so the diagnosis cannot say where "
+                     "the right passages were lost. Mark them on the Ask page (or ask a question of a QA set) to see "
+                     "it.</p>")
+        answered = trace.first(t.Answered)
+        if answered is not None:
+            parts.append(f"<div class='note'>Final answer: {esc_html(answered.answer or '(none)')}</div>")
+        return "".join(parts) + "</section>"
+    d = diagnose(trace)
+    category = d.category or ""
+    label = CATEGORY_LABELS.get(category, category) or "not decided (the run was cut short)"
+    second = f" (also: {CATEGORY_LABELS.get(d.second, d.second)})" if d.second else ""
+    parts.append(f"<p class='category'>{'The run went right' if category == 'none' else 'Error category'}: "
+                 f"{esc_html(label)}{esc_html(second)}</p><p class='meta'>proposed by the diagnosis "
+                 "(gear.diagnosis; docs/diagnosis.md), from this trace alone</p>")
+    if d.evidence:
+        parts.append("<ul>" + "".join(f"<li>{esc_html(line)}</li>" for line in d.evidence) + "</ul>")
+    rows = [{"gold passage": g.title, "where it went": g.status + (f" at {g.lost_at}" if g.lost_at else ""),
+             "final rank": g.final_rank} for g in d.passages]
+    if rows:
+        parts.append(table_html(rows))
+    a = d.answer
+    if a is not None:
+        said = [f"the run's answer: {a.answer or '(none)'}", f"gold: {' / '.join(a.gold[:4])}"]
+        if a.em is not None:
+            said.append(f"EM {a.em:.0f}, F1 {a.f1:.2f}" if a.f1 is not None else f"EM {a.em:.0f}")
+        parts.append(f"<div class='note'>{esc_html(' · '.join(said))}</div>")
+        if a.notes:
+            parts.append("<ul>" + "".join(f"<li>{esc_html(line)}</li>" for line in a.notes) + "</ul>")
+    if d.notes:
+        parts.append("<p class='meta'>Notes</p><ul>" + "".join(f"<li>{esc_html(line)}</li>" for line in d.notes)
+                     + "</ul>")
+    reasoner = [n for n, s in enumerate(steps, 1) if isinstance(s.event, t.Reasoned)]
+    if reasoner:
+        parts.append(f"<p class='meta'>The reasoner's verdicts are on step{'s' if len(reasoner) > 1 else ''} "
+                     f"{', '.join(f'{n:d}' for n in reasoner)}.</p>")
+    return "".join(parts) + "</section>"
+
+
+def step_range(text: str, total: int) -> tuple[int, int]:
+    """"5-9", "5–9", "7" or "5-" as (first, last) steps within 1…total; ValueError naming what is wrong."""
+    raw = text.strip().replace("–", "-")
+    first, sep, last = raw.partition("-")
+    try:
+        a = int(first) if first.strip() else 1
+        b = (int(last) if last.strip() else total) if sep else a
+    except ValueError:
+        raise ValueError(f"steps are a range like 5-9 (this lesson has 1 to {total}), not {text!r}") from None
+    if not 1 <= a <= b <= total:
+        raise ValueError(f"this lesson has steps 1 to {total}; {text!r} is not among them")
+    return a, b
+
+
+def lesson_html(trace: t.Trace | Sequence[t.Event], title: str = "", steps: tuple[int, int] | None = None) -> str:
+    """The whole lesson on a run as one self-contained HTML page (no request leaves it): a first page with the
+    contents, one step a page, and the run's teaching point on the last. `steps`: only steps first…last (numbered as
+    in the whole lesson) are printed."""
     events = list(trace)
-    steps = lesson_steps(events)
+    every = lesson_steps(events)
+    first, last = steps or (1, len(every))
+    chosen = [(n, s) for n, s in enumerate(every, 1) if first <= n <= last]
     passages = passage_lookup(events)
     start = next((e for e in events if isinstance(e, t.RunStarted)), None)
     question = start.question if start else ""
@@ -290,16 +393,19 @@ def lesson_html(trace: t.Trace | Sequence[t.Event], title: str = "") -> str:
             facts.append(f"prompts {s.get('prompts')}")
         if start.question_id:
             facts.append(f"question {start.question_id}")
-    toc = "".join(f"<li><a href='#step-{n:d}'>{n:d}. {esc_html(s.title)}</a> · iteration {s.iteration:d}</li>"
-                  for n, s in enumerate(steps, 1))
-    body = "".join(step_html(events, s, n, len(steps), passages) for n, s in enumerate(steps, 1))
+    toc = "".join(f"<li><a href='#step-{n:d}'>{n:d}. {esc_html(s.title)}</a> <span class='it'>· iteration "
+                  f"{s.iteration:d}</span></li>" for n, s in chosen)
+    toc += "<li><a href='#point'>The run's teaching point</a></li>"
+    body = "".join(step_html(events, s, n, len(every), passages) for n, s in chosen)
     heading = esc_html(title or "GeAR — a run, step by step")
+    which = (f"Steps {first}–{last} of the lesson's {len(every)}" if (first, last) != (1, len(every))
+             else f"{len(every)} steps")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{heading}: {esc_html(short(question, 80))}</title><style>{CSS}</style></head><body>"
             f"<h1>{heading}</h1><p><b>Question:</b> {esc_html(question)}</p>"
             f"<p class='meta'>{esc_html(' · '.join(facts))}</p>"
-            f"<p class='meta'>{len(steps)} steps; Graph expansion is shown as the paper's Algorithm 1 does it. Made by "
-            "GeAR Studio from a recorded run; this file needs no network.</p>"
-            f"<ul class='toc'>{toc}</ul>{body}</body></html>")
+            f"<p class='meta'>{which}, one a page, and the run's teaching point last; Graph expansion is shown as the "
+            "paper's Algorithm 1 does it. Made by GeAR Studio from a recorded run; this file needs no network.</p>"
+            f"<h2>Contents</h2><ul class='toc'>{toc}</ul>{body}{teaching_point(events, every)}</body></html>")

@@ -8,23 +8,49 @@ frame showed nothing but one long edge — and its physics gives a different pic
 distance from the start entities for paths (`layered`), a seeded spring layout for anything else (`spread`), both
 spaced so that no two nodes' label boxes overlap (`separate`), and the box around it all (`bounds`) for the camera.
 
-Sizes are estimates of what vis-network draws (18 px labels below a dot, 15 px edge labels); they err on the large
-side, and a browser test measures the real boxes (tests/e2e/test_lesson.py).
+Edge labels are laid out too: each labelled edge's label is a box of its own (keyed by `EdgeLabel`) placed with the
+nodes — in a column of its own between the columns it joins, or as one more body of the spring layout — so no label
+sits on another, a node, or another edge's label, self-loops and parallel edges included (vis-network draws every
+label of two parallel edges or two self-loops at one spot). Labels wrap (`wrap`) so that a column stays narrow enough
+for the picture to be read at 820 px. Text widths are Liberation Sans's own (the font the pictures ask for, metric
+compatible with Arial); a browser test measures the boxes drawn (tests/e2e/test_lesson.py).
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
 
-NODE_FONT = 18  # px, gear.viz.graph's node labels
+NODE_FONT = 16  # px, gear.viz.graph's node labels
 EDGE_FONT = 15  # px, its edge labels
-CHAR = 0.6  # the width of an average character, in font sizes (Liberation Sans is ≈0.5; kept generous)
-GAP = 24.0  # px between two label boxes
+LINE = 1.2  # a label's line height, in font sizes
+BOX_MARGIN = 5.0  # px between a box's text and its border (vis-network's default)
+WRAP = 7.5  # em: a node label's line wider than this wraps
+EDGE_WRAP = 6.5  # em: an edge label's (its box sits in a column of its own between two columns of nodes)
+LINES = 3  # lines a label keeps (the tooltip holds it whole)
+GAP = 12.0  # px between two node boxes
+LABEL_GAP = 6.0  # px between two edge labels stacked in one column
 Point = tuple[float, float]
+
+# Liberation Sans advance widths of the printable ASCII characters, in thousandths of an em
+_ASCII = (278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, 556, 556, 556, 556, 556, 556,
+          556, 556, 556, 556, 278, 278, 584, 584, 584, 556, 1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667,
+          556, 833, 722, 778, 667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469, 556, 333, 556,
+          556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556, 556, 556, 556, 333, 500, 278, 556, 500, 722,
+          500, 500, 500, 334, 260, 334, 584)
+
+
+@dataclass(frozen=True)
+class EdgeLabel:
+    """The key of an edge's label among a layout's positions and boxes (never a node's key)."""
+
+    u: Hashable
+    v: Hashable
+    key: Hashable
 
 
 @dataclass(frozen=True)
@@ -45,37 +71,98 @@ class Box:
         return self.up + self.down
 
 
+def char_width(c: str) -> float:
+    """A character's advance in em: Liberation Sans's for ASCII and accented Latin letters, generous for the rest."""
+    o = ord(c)
+    if 32 <= o < 127:
+        return _ASCII[o - 32] / 1000
+    base = unicodedata.normalize("NFD", c)[:1]
+    if base and base != c and 32 <= ord(base) < 127:
+        return _ASCII[ord(base) - 32] / 1000
+    return 1.0 if unicodedata.east_asian_width(c) in "WF" else 0.8
+
+
 def text_width(text: str, font: float) -> float:
-    return len(text) * font * CHAR
+    """The width of one line of text in px (5 % over the font's own advances: a browser rounds glyph by glyph)."""
+    return 1.05 * font * sum(char_width(c) for c in text)
+
+
+def wrap(text: str, font: float, width: float = WRAP, lines: int = LINES) -> list[str]:
+    """`text` broken between words into lines no wider than `width` em (a longer word is cut), at most `lines`; the
+    last line ends with … when text is left over."""
+    limit = width * font
+    out: list[str] = []
+    line = ""
+    for word in " ".join(str(text).split()).split(" "):
+        while text_width(word, font) > limit:  # a word longer than a line: as much as fits, the rest on the next
+            cut = max(1, max(n for n in range(1, len(word) + 1) if text_width(word[:n], font) <= limit or n == 1))
+            if line:
+                out.append(line)
+                line = ""
+            out.append(word[:cut])
+            word = word[cut:]
+        joined = f"{line} {word}" if line else word
+        if line and text_width(joined, font) > limit:
+            out.append(line)
+            line = word
+        else:
+            line = joined
+    if line or not out:
+        out.append(line)
+    if len(out) > lines:
+        last = out[lines - 1]
+        while last and text_width(last + "…", font) > limit:
+            last = last[:-1].rstrip()
+        out = [*out[: lines - 1], last + "…"]
+    return out
 
 
 def node_box(label: str, shape: str = "dot", size: float = 16.0, font: float = NODE_FONT) -> Box:
-    """A vis-network node's box: a dot (radius `size`) with its label below it, or a box with the label inside."""
-    width = text_width(label, font)
+    """A vis-network node's box: a dot (radius `size`) with its label below it, or a box with the label inside.
+    `label` may hold several lines (\n)."""
+    lines = label.split("\n")
+    width = max(text_width(line, font) for line in lines)
+    height = len(lines) * font * LINE
     if shape == "box":
-        half = width / 2 + 10
-        return Box(half, half, font * 0.7 + 8, font * 0.7 + 8)
+        half_w, half_h = width / 2 + BOX_MARGIN + 2, height / 2 + BOX_MARGIN + 2
+        return Box(half_w, half_w, half_h, half_h)
     half = max(size, width / 2 + 4)
-    return Box(half, half, size + 2, size + font * 1.4 + 6)
+    return Box(half, half, size + 2, size + height + 8)
 
 
-def layered(g: nx.MultiDiGraph | nx.Graph, boxes: Mapping[Hashable, Box], starts: Iterable[Hashable] = (),
-            edge_labels: Mapping[tuple[Hashable, Hashable], float] | None = None) -> dict[Hashable, Point]:
+def label_box(label: str, font: float = EDGE_FONT) -> Box:
+    """An edge label's box (drawn as a small box on its edge)."""
+    return node_box(label, "box", font=font)
+
+
+def layered(g: nx.MultiDiGraph | nx.Graph, boxes: Mapping[Hashable, Box],
+            starts: Iterable[Hashable] = ()) -> dict[Hashable, Point]:
     """Paths from left to right: a node's column is its distance (along edges either way) from the start nodes (else
-    from the graph's sources; each component on its own), its row order the mean row of its neighbours to the left
-    (fewer crossings). Columns are as far apart as their widest labels and the longest edge label between them
-    (`edge_labels`: its width per pair of nodes) need."""
+    from the graph's sources; each component on its own), and each edge with a label box in `boxes` (`EdgeLabel`) has
+    its label in the column between the two it joins (a self-loop's, or an edge's within one column, right of that
+    column). A column's order follows the mean row of its neighbours to the left (fewer crossings); columns are as far
+    apart as their widest boxes need, and stacked boxes never touch."""
     level = levels(g, starts)
+    column: dict[Hashable, int] = {n: 2 * level[n] for n in g.nodes}
+    links = nx.MultiGraph()
+    links.add_nodes_from(g.nodes)
+    for u, v, k in _edges(g):
+        label = EdgeLabel(u, v, k)
+        if label in boxes:
+            column[label] = 2 * min(level[u], level[v]) + 1
+            links.add_edge(u, label)
+            links.add_edge(label, v)
+        else:
+            links.add_edge(u, v)
     columns: dict[int, list[Hashable]] = {}
-    for node in g.nodes:  # insertion order: the beams' order
-        columns.setdefault(level[node], []).append(node)
-    undirected = g.to_undirected(as_view=True)
+    for node, c in column.items():  # insertion order: the nodes in the beams' order, then the labels in the edges'
+        columns.setdefault(c, []).append(node)
     rows: dict[Hashable, float] = {}
     for c in sorted(columns):
         nodes = columns[c]
         if c > min(columns):
             def mean_row(n: Hashable) -> float:
-                left = [rows[m] for m in undirected.neighbors(n) if m in rows]
+                left = [rows[m] for m in links.neighbors(n) if m in rows]
                 return sum(left) / len(left) if left else math.inf
             nodes.sort(key=mean_row)  # stable: nodes without a left neighbour keep their order, last
         for r, node in enumerate(nodes):
@@ -86,23 +173,29 @@ def layered(g: nx.MultiDiGraph | nx.Graph, boxes: Mapping[Hashable, Box], starts
     for i, c in enumerate(order):
         if i:
             before = order[i - 1]
-            label = max((w for (u, v), w in (edge_labels or {}).items()
-                         if {level.get(u), level.get(v)} <= {before, c} and u in level and v in level), default=0.0)
-            at += max(boxes[n].right for n in columns[before]) + max(boxes[n].left for n in columns[c]) \
-                + max(GAP * 3, min(label, 220.0) + GAP * 2)
+            gap = GAP if c - before == 1 and (c % 2 or before % 2) else GAP * 4  # a column of labels between, or none
+            at += max(boxes[n].right for n in columns[before]) + max(boxes[n].left for n in columns[c]) + gap
         x[c] = at
     positions: dict[Hashable, Point] = {}
     for c in order:
+        gap = LABEL_GAP if c % 2 else GAP
         y = 0.0
         stacked = []
         for n in columns[c]:
             y += boxes[n].up
             stacked.append((n, y))
-            y += boxes[n].down + GAP
-        middle = (y - GAP) / 2
+            y += boxes[n].down + gap
+        middle = (y - gap) / 2
         for n, yy in stacked:
             positions[n] = (x[c], yy - middle)
     return positions
+
+
+def _edges(g: nx.MultiDiGraph | nx.Graph) -> list[tuple[Hashable, Hashable, Hashable]]:
+    """(u, v, key) of every edge; a simple graph's key is 0."""
+    if g.is_multigraph():
+        return [(u, v, k) for u, v, k in g.edges(keys=True)]
+    return [(u, v, 0) for u, v in g.edges()]
 
 
 def levels(g: nx.MultiDiGraph | nx.Graph, starts: Iterable[Hashable] = ()) -> dict[Hashable, int]:
@@ -122,15 +215,26 @@ def levels(g: nx.MultiDiGraph | nx.Graph, starts: Iterable[Hashable] = ()) -> di
     return level
 
 
-def spread(g: nx.MultiDiGraph | nx.Graph, boxes: Mapping[Hashable, Box], seed: int = 7) -> dict[Hashable, Point]:
-    """Any graph: a spring layout with a fixed seed (the same picture every time), components side by side, then
-    spaced until no two label boxes overlap."""
-    undirected = nx.Graph(g.to_undirected(as_view=True))
+def spread(g: nx.MultiDiGraph | nx.Graph, boxes: Mapping[Hashable, Box], seed: int = 7,
+           width: float = 1000.0) -> dict[Hashable, Point]:
+    """Any graph: a spring layout with a fixed seed (the same picture every time), then spaced until no two boxes
+    overlap; components side by side in rows at most `width` px wide (a picture that keeps to its frame's width keeps
+    its labels' size). An edge with a label box in `boxes` (`EdgeLabel`) has its label laid out as a body on the edge
+    (u — label — v), so labels keep apart from each other and from the nodes."""
+    undirected = nx.Graph()
+    undirected.add_nodes_from(g.nodes)
+    for u, v, k in _edges(g):
+        label = EdgeLabel(u, v, k)
+        if label in boxes:
+            undirected.add_edge(u, label)
+            undirected.add_edge(label, v)
+        elif u != v:
+            undirected.add_edge(u, v)
     if len(undirected) == 0:
         return {}
     parts = sorted(nx.connected_components(undirected), key=lambda c: (-len(c), min(map(str, c))))
     positions: dict[Hashable, Point] = {}
-    at = 0.0
+    at = row_top = row_bottom = 0.0
     for part in parts:
         sub = undirected.subgraph(part)
         if len(sub) == 1:
@@ -138,12 +242,44 @@ def spread(g: nx.MultiDiGraph | nx.Graph, boxes: Mapping[Hashable, Box], seed: i
         else:
             raw = {n: (float(p[0]), float(p[1])) for n, p in nx.spring_layout(sub, seed=seed, iterations=200).items()}
         placed = separate(raw, boxes)
-        left = min(p[0] - boxes[n].left for n, p in placed.items())
-        right = max(p[0] + boxes[n].right for n, p in placed.items())
+        left, top, right, bottom = bounds(placed, boxes)
+        if at > 0 and at + right - left > width:  # a new row below
+            at, row_top = 0.0, row_bottom + GAP * 3
         for n, (x, y) in placed.items():
-            positions[n] = (x - left + at, y)
+            positions[n] = (x - left + at, y - top + row_top)
+        row_bottom = max(row_bottom, row_top + bottom - top)
         at += right - left + GAP * 3
     return positions
+
+
+def place_labels(g: nx.MultiDiGraph | nx.Graph, positions: Mapping[Hashable, Point],
+                 boxes: Mapping[Hashable, Box]) -> dict[Hashable, Point]:
+    """`positions` with a place for each edge label in `boxes` that has none yet (a layout made by hand): the middle
+    of its edge (a self-loop's: right of its node), moved up or down the least that keeps it clear of every box
+    placed."""
+    placed = dict(positions)
+    taken = [(k, p) for k, p in placed.items() if k in boxes]
+    for u, v, k in _edges(g):
+        label = EdgeLabel(u, v, k)
+        if label not in boxes or label in placed or u not in placed or v not in placed:
+            continue
+        box = boxes[label]
+        (ax, ay), (bx, by) = placed[u], placed[v]
+        x, y = ((ax + boxes[u].right + GAP + box.left, ay) if u == v else ((ax + bx) / 2, (ay + by) / 2))
+        step = box.height / 2 + LABEL_GAP
+        for n in range(400):
+            dy = (n + 1) // 2 * step * (1 if n % 2 else -1)
+            if not any(_clash((x, y + dy), box, p, boxes[o]) for o, p in taken):
+                y += dy
+                break
+        placed[label] = (x, y)
+        taken.append((label, (x, y)))
+    return placed
+
+
+def _clash(a: Point, box_a: Box, b: Point, box_b: Box, margin: float = LABEL_GAP / 2) -> bool:
+    return (a[0] - box_a.left - margin < b[0] + box_b.right and b[0] - box_b.left < a[0] + box_a.right + margin
+            and a[1] - box_a.up - margin < b[1] + box_b.down and b[1] - box_b.up < a[1] + box_a.down + margin)
 
 
 def separate(positions: Mapping[Hashable, Point], boxes: Mapping[Hashable, Box]) -> dict[Hashable, Point]:
@@ -174,7 +310,7 @@ def separate(positions: Mapping[Hashable, Point], boxes: Mapping[Hashable, Box])
 
 
 def bounds(positions: Mapping[Hashable, Point], boxes: Mapping[Hashable, Box]) -> tuple[float, float, float, float]:
-    """(left, top, right, bottom) of every label box: what the camera must show."""
+    """(left, top, right, bottom) of every box (nodes and edge labels): what the camera must show."""
     if not positions:
         return (-1.0, -1.0, 1.0, 1.0)
     return (min(p[0] - boxes[n].left for n, p in positions.items()),
@@ -193,3 +329,12 @@ def overlapping(positions: Mapping[Hashable, Point], boxes: Mapping[Hashable, Bo
                     and pa[1] - boxes[a].up < pb[1] + boxes[b].down and pb[1] - boxes[b].up < pa[1] + boxes[a].down):
                 found.append((a, b))
     return found
+
+
+def fitted_height(frame: tuple[float, float, float, float], width: float, least: int = 240, most: int = 1100) -> int:
+    """The height in px of a canvas `width` px wide that shows `frame` whole at the camera's zoom (gear.viz.graph: the
+    largest up to 1 at which the frame fits, with 4 % to spare): as tall as the picture needs, within [least, most].
+    A picture's width, not a fixed height, then sets the zoom, so its labels keep their size."""
+    x0, y0, x1, y1 = frame
+    scale = min(1.0, 0.96 * width / (x1 - x0)) if x1 > x0 else 1.0
+    return int(max(least, min(most, math.ceil((y1 - y0) * scale / 0.96) + 2)))

@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gear import methods
 from gear import trace as t
 from gear.retrieve import beam
+from gear.viz import beam_order
 from gear.viz.notation import STEPS, TAUGHT, at_iteration
 
 
@@ -194,8 +196,20 @@ def lesson_steps(trace: t.Trace | Sequence[t.Event]) -> list[LessonStep]:
             steps.append(LessonStep(e, text.short, at_iteration(text.notation, e.iteration), text.explanation,
                                     missing=OLD_BEAMS if e.steps else ""))
             continue
-        steps.append(LessonStep(e, text.short, at_iteration(text.notation, e.iteration), text.explanation))
+        words = text.explanation + (after_base(start.method if start else "") if isinstance(e, t.BaseRetrieved) else "")
+        steps.append(LessonStep(e, text.short, at_iteration(text.notation, e.iteration), words))
     return steps
+
+
+def after_base(method: str) -> str:
+    """What the run does after its base list, said of its own method (a PPR run does not go on as GeAR does)."""
+    if method == "none":
+        return " This run stops here: the base list is its ranking."
+    try:
+        label = methods.get(method).label
+    except methods.UnknownMethod:
+        return ""
+    return f" That is why {label} goes on from here."
 
 
 def beam_steps(e: t.BeamsSearched) -> list[LessonStep]:
@@ -210,7 +224,8 @@ def beam_steps(e: t.BeamsSearched) -> list[LessonStep]:
         f"Each initial node t (tripleLink's triples) starts a one-triple beam scored by score(q, [t]), the cosine "
         f"between the query and the triple. The best b = {b} are kept: {kept0} of the {n0} shown"
         + (" (every initial node fits)." if kept0 == n0 else "; the others are dropped.")
-        + " Each kept beam is a chain the next hops may grow.", "initial", 0, PHASE_LINES["initial"])]
+        + " Each kept beam is a chain the next hops may grow." + _then(beam_order.initial_sentence(e)),
+        "initial", 0, PHASE_LINES["initial"])]
     for i, hop in enumerate(e.hops, 1):
         total = sum(v.total for v in hop)
         shown = sum(1 for v in hop for c in v.candidates if c.triple_id >= 0)
@@ -234,17 +249,22 @@ def beam_steps(e: t.BeamsSearched) -> list[LessonStep]:
             LessonStep(e, f"Hop {i} · diversity penalty", "s′ ← s′ · e<sup>−min(n, γ)/γ</sup>",
                        f"Within each beam the candidates are sorted by s′ and the n-th (from 0) is weighted by "
                        f"exp(−min(n, γ)/γ) with γ = {gamma:g}: a beam's best candidate keeps its score, its runners-up "
-                       "lose a little more each. One beam cannot then fill every place with its own extensions — "
-                       "compare the order before and after the penalty." if e.diversity else
+                       "lose a little more each. One beam cannot then fill every place with its own extensions."
+                       + _then(beam_order.penalty_sentence(e, i)) if e.diversity else
                        "Diversity is off in this run: every factor is 1, the order stays that of s′.",
                        "penalty", i, PHASE_LINES["penalty"]),
             LessonStep(e, f"Hop {i} · the top b kept", f"B<sub>{i:d}</sub> = top(B, b)",
                        f"Of all beams' weighted candidates, the best b = {b} become B{i}: {kept} kept, the rest "
                        "(greyed out) dropped." + (" These are the beams whose triples' passages join the ranking."
-                                                  if last else " The next hop grows these."),
+                                                  if last else " The next hop grows these.")
+                       + _then(beam_order.cut_sentence(e, i)),
                        "kept", i, PHASE_LINES["kept"] + ((27,) if last else ())),
         ]
     return steps
+
+
+def _then(sentence: str) -> str:
+    return f" {sentence}" if sentence else ""
 
 
 def link_steps(e: t.TriplesLinked, retriever: str = "") -> list[LessonStep]:

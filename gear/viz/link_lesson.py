@@ -24,6 +24,7 @@ from gear.viz.graph import (
     START_ENTITY_COLOUR,
     esc_html,
     node_boxes,
+    picture_positions,
     place,
     short,
     spo_text,
@@ -83,6 +84,7 @@ def match_picture(e: TriplesLinked, passages: Mapping[int, PassageView] | None =
             y += step
     legend = [("node", PROXIMAL_COLOUR, "proximal triple t′ (the reader's words)"),
               ("node", INDEX_COLOUR, "index triple h¹_base(t′, T)"), ("edge", MATCH_COLOUR, "matched (cosine)")]
+    positions = layout.place_labels(g, positions, boxes)
     return Picture(g, positions, layout.bounds(positions, boxes), legend, flow=False)
 
 
@@ -105,7 +107,7 @@ def nodes_picture(e: TriplesLinked, beams: BeamsSearched | None = None,
     if beams is not None and beams.recorded and beams.steps:
         positions, frame = lesson_layout(beams)
         if all(k in positions for k in g.nodes):
-            return Picture(g, {k: positions[k] for k in g.nodes}, frame, legend)
+            return Picture(g, picture_positions(g, positions), frame, legend)
     positions = place(g, flow=True)
     return Picture(g, positions, layout.bounds(positions, node_boxes(g)), legend)
 
@@ -116,13 +118,13 @@ def picture(e: TriplesLinked, phase: str, beams: BeamsSearched | None = None,
 
 
 def rows(e: TriplesLinked, phase: str) -> list[dict[str, Any]]:
-    """The sub-step's table (numbers rounded to 3 places)."""
+    """The sub-step's table (numbers as recorded: gear.viz.tables shows them with two decimals)."""
     if phase == "link-match":
         return [{"t′ (proximal)": spo_text(link.proximal),
                  "h¹_base(t′, T)": spo_text(link.linked.spo) if link.linked else "— (nothing found)",
-                 "cosine": round(link.similarity, 3) if link.linked else None,
+                 "cosine": link.similarity if link.linked else None,
                  "source passage": link.linked.passage_title if link.linked else "",
                  "gold": "★" if link.linked and link.linked.gold else ""} for link in e.links]
     return [{"n": n, "initial node": spo_text(tv.spo), "found by": len(links),
-             "best cosine": round(max(x.similarity for x in links), 3), "source passage": tv.passage_title,
+             "best cosine": max(x.similarity for x in links), "source passage": tv.passage_title,
              "gold": "★" if tv.gold else ""} for n, (tv, links) in enumerate(_linked(e).values(), 1)]

@@ -34,8 +34,8 @@ STEPS: dict[type[t.Event], StepText] = {
     t.BaseRetrieved: StepText(
         "1", "Base retrieval", "Base retrieval", "C′<sub>q</sub> = h<sup>k</sup><sub>base</sub>(q<sup>(n)</sup>, C)",
         "A normal retriever (BM25, dense SBERT or a hybrid of both) fetches the k passages most similar to the current "
-        "query. Multi-hop questions usually need a passage that shares few words with the question — which is why GeAR "
-        "does not stop here."),
+        "query. Multi-hop questions usually need a passage that shares few words with the question, which a list like "
+        "this one often misses."),
     t.ProximalTriples: StepText(
         "2", "Reader → proximal triples", "Reader", "T′<sub>q</sub> = read(C′<sub>q</sub>, q)",
         "An LLM reads the base passages and writes down the facts that matter for the question as (subject, "

@@ -155,7 +155,9 @@ def test_ask_runs_gear_on_replay_llm_and_shows_every_step(studio: dict) -> None:
         assert viz.outside_urls(page) == []
         expected = viz.beam_graph(event)
         nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
-        assert len(nodes) == expected.number_of_nodes() > 0
+        entities = [n for n in nodes if not n.get("edgeLabel")]  # each edge's label is a box of its own
+        assert len(entities) == expected.number_of_nodes() > 0
+        assert len(nodes) - len(entities) == expected.number_of_edges()
     # untrusted text never reaches markdown unescaped
     for m in at.markdown:
         assert "<img" not in str(m.value) and "<script" not in str(m.value)
@@ -265,7 +267,8 @@ def test_ask_shows_a_ppr_run_step_by_step(studio: dict) -> None:
     from gear import viz
 
     assert viz.outside_urls(page) == []
-    nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
+    drawn = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
+    nodes = [n for n in drawn if not n.get("edgeLabel")]  # each labelled edge's label is a box of its own
     assert len(nodes) == viz.ppr_graph(ranked, seeded).number_of_nodes() == len(ranked.entities) + len(ranked.passages)
     assert sum(1 for n in nodes if n["color"]["background"] == viz.SEED_COLOUR) == len(seeded.entities)
     for node in nodes:

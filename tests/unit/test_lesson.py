@@ -122,11 +122,11 @@ def test_triplelink_opens_into_the_matching_and_the_initial_nodes_the_search_sta
     match, nodes = (sub_steps.view(trace.events, s, passages) for s in link)
     # the matching: one row and one arrow per proximal triple, each to the index triple tripleLink chose
     assert [r["t′ (proximal)"] for r in match.rows] == [viz.spo_text(x.proximal) for x in linked.links]
-    assert [r["cosine"] for r in match.rows] == [round(x.similarity, 3) for x in linked.links]
+    assert [r["cosine"] for r in match.rows] == [x.similarity for x in linked.links]
     assert match.picture is not None
     arrows = sorted((u, v) for u, v, _ in match.picture.graph.edges(keys=True))
     assert arrows == sorted((f"p{n}", f"t{x.linked.id}") for n, x in enumerate(linked.links) if x.linked)
-    xs = {k: x for k, (x, _) in match.picture.positions.items()}
+    xs = {k: x for k, (x, _) in match.picture.positions.items() if k in match.picture.graph}
     assert max(x for k, x in xs.items() if k.startswith("p")) < min(x for k, x in xs.items() if k.startswith("t"))
     assert layout.overlapping(match.picture.positions, viz.graph.node_boxes(match.picture.graph)) == []
     # the initial nodes: the distinct index triples found, which are the beam search's initial candidates, drawn
@@ -326,8 +326,226 @@ def worst_cases() -> dict[str, nx.MultiDiGraph]:
 def test_layouts_keep_every_label_apart(name: str, flow: bool) -> None:
     g = worst_cases()[name]
     where = viz.graph.place(g, flow)
-    assert set(where) == set(g.nodes)
+    # every node and every edge's label has a place, and no two of their boxes overlap
+    assert set(where) == set(g.nodes) | {layout.EdgeLabel(u, v, k) for u, v, k in g.edges(keys=True)}
     assert layout.overlapping(where, viz.graph.node_boxes(g)) == []
     page = viz.graph_html(g, flow=flow)
     options = json.loads(page.split("var options = ", 1)[1].split(";\n", 1)[0])
     assert options["physics"]["enabled"] is False and "hierarchical" not in options.get("layout", {})
+
+
+@pytest.mark.parametrize("flow", [False, True])
+def test_self_loops_and_parallel_edges_each_get_a_label_place_of_their_own(flow: bool) -> None:
+    """vis-network draws the labels of two self-loops (or two parallel edges) at one spot: "name of successor ·
+    ×0.86 = 0.826" was two labels merged. Each label here is a box of the layout's own."""
+    g = nx.MultiDiGraph()
+    g.add_node("basilica", label="Old St. Peter's Basilica", start=True)
+    g.add_edge("basilica", "basilica", key=1, label="name of successor\n×0.86 = 0.82")
+    g.add_edge("basilica", "basilica", key=2, label="name of predecessor\n×0.90 = 0.86")
+    g.add_edge("basilica", "rome", key=3, label="located in")
+    g.add_edge("basilica", "rome", key=4, label="built in")
+    where = viz.graph.place(g, flow)
+    boxes = viz.graph.node_boxes(g)
+    assert len({where[layout.EdgeLabel(u, v, k)] for u, v, k in g.edges(keys=True)}) == 4
+    assert layout.overlapping(where, boxes) == []
+    page = viz.graph_html(g, flow=flow, positions=where)
+    labels = [n["label"] for n in json.loads(page.split("nodes = new vis.DataSet(", 1)[1].split(");", 1)[0])
+              if n.get("edgeLabel")]
+    assert sorted(" ".join(x.split()) for x in labels) == ["built in", "located in", "name of predecessor ×0.90 = 0.86",
+                                                          "name of successor ×0.86 = 0.82"]
+
+
+def test_labels_wrap_between_words_and_say_when_they_are_cut() -> None:
+    assert layout.wrap("Bremen", layout.NODE_FONT) == ["Bremen"]
+    lines = layout.wrap("Roman Catholic Archdiocese of Đakovo-Osijek and Syrmia in Croatia", layout.NODE_FONT)
+    assert len(lines) == layout.LINES and lines[-1].endswith("…")
+    assert all(layout.text_width(line, layout.NODE_FONT) <= layout.WRAP * layout.NODE_FONT for line in lines)
+    assert " ".join(layout.wrap("name of predecessor", layout.EDGE_FONT, layout.EDGE_WRAP)) == "name of predecessor"
+
+
+# -- what each step changed, said out loud ---------------------------------------------------------------------------
+def test_the_penalty_step_names_the_swap_it_made_and_marks_those_rows() -> None:
+    """In the walk-through the penalty changed the kept set: (St. Peter, brought artifact, Rome) fell from 9th to
+    11th by s′ and was dropped, (Bremen Cathedral, protected by, monument protection act) rose from 11th to 10th
+    and was kept. The lesson says so in a sentence, and the same rows are marked in the table."""
+    from gear.viz import beam_lesson, beam_order
+    from gear.viz.tables import MARK
+
+    trace = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json")
+    e = trace.first(t.BeamsSearched)
+    assert e is not None
+    order = beam_order.hop_order(e, 1)
+    # the swap follows from the recorded numbers: places by s′ and by s′ × factor against b
+    by_s = sorted(range(len(order.rows)), key=lambda i: -order.rows[i].candidate.accumulated)
+    top_before = {i for i in by_s[: e.width]}
+    kept = {i for i, r in enumerate(order.rows) if r.candidate.kept}
+    assert kept != top_before  # the penalty changed the kept set here
+    assert {order.rows.index(r) for r in order.dropped} == top_before - kept
+    assert {order.rows.index(r) for r in order.lifted} == kept - top_before
+    penalty = next(s for s in lesson_steps(trace) if s.phase == "penalty")
+    for r in [*order.dropped, *order.lifted]:
+        triple = next(x for x in [*e.triples, *e.candidate_triples] if x.id == r.candidate.triple_id)
+        said = f"{viz.spo_text(triple.spo)} on beam {r.beam + 1} ({beam_order.ordinal(r.before)} → " \
+               f"{beam_order.ordinal(r.after)})"
+        assert said in penalty.explanation
+    assert "dropped (St. Peter, brought artifact, Rome) on beam" in penalty.explanation
+    assert "(9th → 11th)" in penalty.explanation and "(11th → 10th)" in penalty.explanation
+    rows = beam_lesson.rows(e, "penalty", 1)
+    assert sorted(r[MARK] for r in rows if r[MARK]) == ["in", "out"]
+    assert {r["candidate t"] for r in rows if r[MARK] == "out"} == {"(St. Peter, brought artifact, Rome)"}
+    page = handout.lesson_html(trace)
+    assert "<tr class='out'" in page and "<tr class='in'" in page
+
+
+def test_the_kept_step_says_which_beams_went_on_and_why_the_others_did_not() -> None:
+    from gear.viz import beam_order
+
+    trace = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json")
+    e = trace.first(t.BeamsSearched)
+    assert e is not None
+    kept_step = next(s for s in lesson_steps(trace) if s.phase == "kept")
+    order = beam_order.hop_order(e, 1)
+    last_kept = max((r for r in order.rows if r.candidate.kept), key=lambda r: r.after)
+    first_dropped = min((r for r in order.rows if not r.candidate.kept), key=lambda r: r.after)
+    assert last_kept.after == e.width and first_dropped.after == e.width + 1
+    assert f"down to {e.width}th place at {last_kept.candidate.score:.2f}" in kept_step.explanation
+    assert f"below place b = {e.width}" in kept_step.explanation
+    assert f"({beam_order.ordinal(first_dropped.after)}, {first_dropped.candidate.score:.2f})" in \
+        kept_step.explanation
+    # a hop where the penalty moves nobody across the top b says that too
+    calm = t.Trace.load(ROOT / "assets" / "traces" / "musique_wilm_airport.json").of(t.BeamsSearched)[1]
+    assert "changes no beam's fate" in beam_order.penalty_sentence(calm, 1)
+    assert [beam_order.ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101)] == \
+        ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"]
+
+
+def test_lesson_tables_read_two_decimals_and_tell_same_titled_passages_apart() -> None:
+    from gear.viz.tables import number_text, table_html
+
+    assert [number_text(x) for x in (0.77, 0.770000001, 1.1049, 0.0164, 12, 0.0)] == \
+        ["0.77", "0.77", "1.10", "0.016", "12", "0.00"]
+    page = table_html([{"candidate": "<b>x</b>", "s′": 0.8213}, {"candidate": "y", "s′": 0.863}])
+    assert "0.82" in page and "0.8213" not in page and "&lt;b&gt;" in page and "<b>x" not in page
+    same = [t.PassageView(3, "St. Peter's Basilica", "a"), t.PassageView(12, "St. Peter's Basilica", "b"),
+            t.PassageView(5, "Bremen", "c")]
+    assert [r["title"] for r in viz.passage_rows(same)] == ["St. Peter's Basilica (#3)", "St. Peter's Basilica (#12)",
+                                                            "Bremen"]
+
+
+def test_a_link_with_knobs_searches_the_beams_again_beside_the_recorded_ones(studio: dict) -> None:  # noqa: F811
+    """`?saved=…&step=N&diversity=off&b=1` opens the beam step with the knobs set, searches the run's beams again over
+    its index (found by its question in the index's QA set), shows both, and keeps the knobs in the address."""
+    from gear.agent.engine import Engine
+    from gear.config import Settings
+    from gear.data.corpus import load_qa
+    from tests.conftest import FakeEncoder
+
+    index = studio["index"]
+    q = load_qa(index / "qa.json")[0][0]
+    engine = Engine.open(index, Settings(), encoder=FakeEncoder())
+    run = engine.retrieve(q.question, k=10, settings=Settings().with_(method="naive", retriever="hybrid"),
+                          gold=engine.gold_ids(q.gold), question_id=q.id)
+    saved = studio["data"] / "traces" / "20260101-000000_knobs_abcdef.json"
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    run.trace.save(saved)
+    steps = lesson_steps(run.trace)
+    kept = next(n for n, s in enumerate(steps, 1) if s.phase == "kept")
+    at = _open(studio, saved=saved.name, step=str(kept), b="1", diversity="off")
+    assert not at.exception, at.exception
+    assert _step_shown(at).startswith(f"Step {kept} of")
+    assert at.number_input(key="knob_b_1").value == 1 and at.toggle(key="knob_diversity_1").value is False
+    assert any("searched again in" in str(c.value) for c in at.caption)
+    expected = engine.replay_beams(run.trace, 1, width=1, diversity=False)
+    shown = " ".join(str(i.value) for i in at.info)
+    assert f"{len(expected.left)} left it" in shown and "diversity off" in shown
+    assert at.query_params["b"] == "1" and at.query_params["diversity"] == "off"  # the address carries the knobs
+    assert run.trace.first(t.BeamsSearched).width == 10  # the recorded run is unchanged
+    # a link's knobs are untrusted: nonsense is said and not used
+    bad = _open(studio, saved=saved.name, step=str(kept), b="999", diversity="maybe")
+    assert not bad.exception
+    assert any("were not used" in str(w.value) for w in bad.warning)
+    assert bad.number_input(key="knob_b_1").value == 10
+
+
+def test_the_three_iteration_lesson_is_one_click_away_and_the_address_follows(studio: dict) -> None:  # noqa: F811
+    """From the Ask page, one click opens MuSiQue's recorded 3-iteration run as a lesson — its stepper at step 1,
+    even while its demo index is not built yet (the build's state shown) — and the address names it."""
+    at = _open(studio, trace="walkthrough", step="14")  # the walk-through's lesson at its last step
+    assert _step_shown(at).startswith("Step 14 of")
+    at.button(key="lessons_teaching_musique_wilm_airport").click().run()
+    assert not at.exception
+    steps = lesson_steps(t.Trace.load(ROOT / "assets" / "traces" / "musique_wilm_airport.json"))
+    assert _step_shown(at).startswith(f"Step 1 of {len(steps)}") and len(steps) > 30
+    assert at.session_state["teaching"] is True
+    assert at.query_params["trace"] == "musique_wilm_airport" and at.query_params["step"] == "1"
+    assert at.session_state["index_selected"] == "musique (demo)"  # its index, built when asked (not here)
+    assert any("musique demo index is not built yet" in str(i.value) for i in at.info)
+    at.button(key="teach_step_next").click().run()
+    assert _step_shown(at).startswith("Step 2 of") and at.query_params["step"] == "2"
+    # out of teaching mode the address names no lesson step; from the plain page the lesson is one click away too
+    at.toggle(key="teaching").set_value(False).run()
+    assert not at.exception and "step" not in at.query_params and "trace" not in at.query_params
+    at.button(key="lessons_walkthrough").click().run()
+    assert _step_shown(at).startswith("Step 1 of 14") and at.query_params["trace"] == "walkthrough"
+
+
+def test_the_handout_ends_on_the_run_s_teaching_point_and_prints_a_chosen_range(tmp_path: Path) -> None:
+    from gear.cli import app
+    from gear.diagnosis import CATEGORY_LABELS, diagnose
+
+    trace = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json")
+    steps = lesson_steps(trace)
+    page = handout.lesson_html(trace)
+    point = page.split("<section class='point'", 1)[1]
+    d = diagnose(trace)
+    assert CATEGORY_LABELS[d.category] in point  # "reasoner hallucination": the diagnosis's own words
+    assert all(viz.esc_html(line) in point for line in d.evidence)
+    assert "Croatia" in point and "1929" in point
+    assert page.index("<section class='point'") > page.rindex("<section class='step'")  # on the last page
+    assert "Contents" in page and page.count("class='toc'") == 1
+    part = handout.lesson_html(trace, steps=(5, 9))
+    assert part.count("<section class='step'") == 5 and f"Step 5 of {len(steps)}" in part
+    assert f"Step 4 of {len(steps)}" not in part and "Steps 5–9 of the lesson's 14" in part
+    assert "<section class='point'" in part
+    assert handout.step_range("5–9", 14) == (5, 9) and handout.step_range("12-", 14) == (12, 14)
+    for bad in ("0-3", "9-5", "x", "3-40"):
+        with pytest.raises(ValueError, match=r"1 to 14|steps are a range"):
+            handout.step_range(bad, 14)
+    out = tmp_path / "part.html"
+    result = CliRunner().invoke(app, ["export-html", str(ROOT / "assets" / "traces" / "walkthrough.json"), "--out",
+                                      str(out), "--steps", "5-9"])
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8").count("<section class='step'") == 5
+    bad = CliRunner().invoke(app, ["export-html", str(ROOT / "assets" / "traces" / "walkthrough.json"), "--steps",
+                                   "20-30"])
+    assert bad.exit_code == 2 and "steps 1 to 14" in bad.output
+
+
+def test_a_verdict_is_green_only_when_its_answer_is_the_gold_one() -> None:
+    walk = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json")
+    reasoned = walk.first(t.Reasoned)
+    start = walk.first(t.RunStarted)
+    assert reasoned is not None and start is not None and reasoned.answerable and reasoned.answer == "Germany"
+    said = viz.verdict(reasoned, start.answers)
+    assert said.tone == "contradicts" and "not the gold one (1929)" in said.text
+    assert viz.verdict(reasoned, []).tone == "unchecked"
+    assert viz.verdict(reasoned, ["germany"]).tone == "agrees"
+    assert "goes on from here" in lesson_steps(walk)[0].explanation
+    ppr = lesson_steps(t.Trace.load(PPR))[0]
+    assert "PPR" in ppr.explanation and "GeAR" not in ppr.explanation
+
+
+def test_the_walkthrough_s_unsupported_verdict_is_no_green_box(studio: dict) -> None:  # noqa: F811
+    steps = lesson_steps(t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json"))
+    n = next(i for i, s in enumerate(steps, 1) if isinstance(s.event, t.Reasoned))
+    at = _open(studio, trace="walkthrough", step=str(n))
+    assert not at.exception
+    assert not [s for s in at.success if "Germany" in str(s.value)]
+    assert any("Germany" in str(w.value) and "1929" in str(w.value) for w in at.warning)
+
+
+def test_ask_the_model_again_is_not_offered_on_a_run_that_asks_no_model(studio: dict) -> None:  # noqa: F811
+    from studio.ask import run_asks_a_model
+
+    assert run_asks_a_model(studio["trace"]) and not run_asks_a_model(studio["ppr"])
+    assert not run_asks_a_model(t.Trace.load(PPR))

@@ -58,13 +58,15 @@ APP_TRUSTED: dict[str, dict[str, str]] = {
     "app_pages/traces.py": {"where": _PATH},
     "studio/ask.py": {"example.caption": "the bundled examples' captions (studio.demo)",
                       "other.button": "the bundled examples' button labels (studio.demo)",
+                      "_lesson_label(example.stem, example.path)": "a bundled example's name in the app's words, "
+                                                                   "with its counts of iterations and steps",
                       "marks_note(marks, found.model, found.speed)": _BUILDERS},
     "studio/compare.py": {"label": _LABEL},
     "studio/diagnosis_marks.py": {"_where": "a passage's ranks in this run (numbers)"},
     "studio/diagnosis_runs.py": {"verdict": "a category label of gear.diagnosis or '—'"},
     "studio/sub_step.py": {"beam_lesson.ALGORITHM_CSS.split()": "a stylesheet constant of gear.viz.beam_lesson",
-                           "shown.algorithm": "Algorithm 1's lines from gear/retrieve/beam.py's docstring, "
-                                              "html-escaped there (gear.viz.beam_lesson.algorithm_html)"},
+                           "beam_lesson.algorithm_html(step.lines)": "Algorithm 1's lines from gear/retrieve/beam.py's "
+                                                                     "docstring, html-escaped there"},
     "studio/run_pairs.py": {"line": "built above from esc_md'd parts, counts and the app's words",
                             "kind": "a question kind of gear.eval.pairing (B fixes, B breaks, both miss)",
                             "name": "'A' or 'B'"},
@@ -75,7 +77,8 @@ APP_TRUSTED: dict[str, dict[str, str]] = {
                            "dict.fromkeys(names)": "methods' labels (viz.report_label: gear.methods)",
                            "why": "answer_cells: why a method has no EM/F1, in the app's words"},
     "studio/gear_view.py": {"said": "recall_shown: whose gold the recall is counted against, in the app's words",
-                            "cites": "passage numbers the reasoner cited, formatted by gear_view", "parts": _BUILDERS,
+                            "said.text": "gear.viz.verdict's words, every part from the run passed through esc_md",
+                            "parts": _BUILDERS,
                             "label": _OWN, "method.base_note": _LABEL, "origin": _OWN,
                             "note": "gear.eval.report's recall note: counts and the app's words",
                             "origins": "answer_origins: counts and the app's words", "when": _OWN},
@@ -136,6 +139,7 @@ CLI_TRUSTED: dict[str, dict[str, str]] = {
                             "by": "PASSAGES or ANSWERS of gear.eval.pairing", "q.found_a": _COUNT,
                             "q.found_b": _COUNT, "q.n_gold": _COUNT, "q.tokens_a": _COUNT, "q.tokens_b": _COUNT},
     "gear/cli/export.py": {"why": "esc_term'd on the line above"},
+    "gear/cli/sweep.py": {"table": _TABLE},
     "gear/cli/evaluate.py": {"note": "gear.eval.protocol.source_note: which run a figure comes from, in its words",
                              "table": _TABLE, "run": "a method's label (gear.methods)", "lost": _CODE, "c": _CODE,
                              "name": "the retriever and method's names (validated settings)"},
@@ -146,6 +150,8 @@ CLI_TRUSTED: dict[str, dict[str, str]] = {
                           "change.get('at')": _MANIFEST, "change.get('op')": _MANIFEST,
                           "change.get('passages')": _MANIFEST, "change.get('triples')": _MANIFEST,
                           "v": "a count of dropped triples", "problems": "verify_index: the index's own file names"},
+    "gear/cli/replay.py": {"table": _TABLE, "col": "a column heading written in code",
+                           "title": "a table's title written in code, with the iteration's number"},
     "gear/cli/qa.py": {"table": _TABLE,
                        "name": "a column heading written in code"},
     "gear/cli/query.py": {"table": _TABLE,
@@ -362,29 +368,44 @@ NUMBER_SPEC = "dfeEgGn%xXbco"
 _BUILT = "built above in this function from esc_html'd parts, formatted numbers and the code's own tags"
 _TOOLTIP = "a tooltip built by gear.viz from escaped parts (its f-strings are checked here)"
 _COLOUR = "a colour constant of gear.viz (the legends' and the nodes' palettes)"
+_LINES = "handout._lines: each line esc_html'd in a <tspan> at numeric coordinates"
 _NOTATION = "the paper's notation (gear.viz.notation: our HTML, the iteration formatted with :d)"
 HTML_TRUSTED: dict[str, dict[str, str]] = {
     "gear/viz/beam_lesson.py": {"body": _BUILT},
     "gear/viz/graph.py": {"_triple_tooltip(t, tuses, passages.get(t.passage_id))": _TOOLTIP, "colour": _COLOUR,
                           "sw": "a swatch: a span styled with a colour constant",
-                          "str(data.get('title', esc_html(key)))": _TOOLTIP, "str(data.get('title', ''))": _TOOLTIP},
-    "gear/viz/handout.py": {"cls": "'gold', 'dropped' or ''", "cells": _BUILT, "head": _BUILT, "body": _BUILT,
+                          "str(data.get('title', esc_html(key)))": _TOOLTIP,
+                          "title": "an edge's title, shown on its label's box: " + _TOOLTIP},
+    "gear/viz/handout.py": {"body": _BUILT,
+                            "dashed": "a constant attribute or ''", "d": "SVG path data of numbers formatted above",
+                            "_lines(lx, ly, text, layout.EDGE_FONT)": _LINES, "_lines(x, y, text, layout.NODE_FONT)":
+                            _LINES, "_lines(x, below, text, layout.NODE_FONT)": _LINES,
+                            "said.tone": "a tone word of gear.viz.charts.verdict (caught, open, unchecked, agrees, "
+                                         "contradicts)",
+                            "teaching_point(events, every)": "teaching_point: escaped parts (its f-strings are checked "
+                                                             "here)",
+                            "which": "the steps' numbers and the code's own words",
                             "m": "a marker id: 'arrow', a counter and an index", "arrow": _BUILT, "dash": _BUILT,
-                            "fill": "a colour, esc_html'd above", "label": _BUILT,
+                            "fill": "a colour, esc_html'd above",
                             "border": "a colour, esc_html'd above",
                             "title": "an SVG <title> of _plain text", "colour": "a colour, esc_html'd above",
-                            "text": "shown_label: a node's label esc_html'd", "figure": _BUILT, "missing": _BUILT,
+                            "figure": _BUILT, "missing": _BUILT,
                             "shown.algorithm": "Algorithm 1's listing (gear.viz.beam_lesson.algorithm_html)",
                             "step_body(events, step, passages)": "step_body: tables and pictures built from escaped "
                                                                  "parts (its f-strings are checked here)",
                             "where": _BUILT, "step.notation": _NOTATION, "words": _BUILT, "heading": _BUILT,
                             "toc": _BUILT},
+    "gear/viz/tables.py": {"kind[c]": "a constant class attribute (numeric, short or none)",
+                           "cls": "a mark name of MARK_NAMES, 'gold', 'dropped' or ''", "title": _BUILT,
+                           "cells": _BUILT, "head": _BUILT, "body": _BUILT},
     "gear/viz/link_lesson.py": {"source_line(tv, passages)": "gear.viz.beam_lesson.source_line: escaped parts"},
     "gear/viz/pairing.py": {"ids": "question ids, each esc_html'd above"},
     "gear/viz/ppr.py": {"title": _BUILT},
     "studio/diagnosis_marks.py": {"_where(s.id, ranks)": "a passage's ranks in this run (numbers)"},
     "studio/sub_step.py": {"beam_lesson.ALGORITHM_CSS.split()": "a stylesheet constant of gear.viz.beam_lesson",
-                           "shown.algorithm": "Algorithm 1's listing (gear.viz.beam_lesson.algorithm_html)"},
+                           "beam_lesson.algorithm_html(step.lines)": "Algorithm 1's listing, escaped in "
+                                                                     "gear.viz.beam_lesson.algorithm_html",
+                           "table_html(rows)": "gear.viz.tables.table_html: every cell esc_html'd"},
     "studio/teaching.py": {"step.notation": _NOTATION},
     "studio/widgets.py": {"_INTO_VIEW.format(key=key)": "a script constant with a container key of the code's own",
                           "number": "studio.notation", "name": "studio.notation",

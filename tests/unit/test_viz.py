@@ -65,9 +65,19 @@ def test_beam_graph_has_entities_as_nodes_and_triples_as_edges() -> None:
 
 
 def nodes_and_edges(page: str) -> tuple[list[dict], list[dict]]:
+    """The page's nodes (each edge label's box among them, marked edgeLabel) and edges (a labelled edge is drawn as
+    two, through its label's box)."""
     nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
     edges = json.loads(re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", page, re.S).group(1))
     return nodes, edges
+
+
+def entities_and_labels(nodes: list[dict]) -> tuple[list[dict], list[dict]]:
+    return [n for n in nodes if not n.get("edgeLabel")], [n for n in nodes if n.get("edgeLabel")]
+
+
+def one_line(label: str) -> str:
+    return " ".join(label.split())
 
 
 def test_beams_html_is_self_contained_with_expected_nodes() -> None:
@@ -77,9 +87,11 @@ def test_beams_html_is_self_contained_with_expected_nodes() -> None:
     assert viz.outside_urls(page) == []
     assert "cdn.jsdelivr" not in page and "cdnjs" not in page
     nodes, edges = nodes_and_edges(page)
-    assert len(nodes) == 6 and len(edges) == 4
-    labels = {n["label"] for n in nodes}
+    entities, boxes = entities_and_labels(nodes)
+    assert len(entities) == 6 and len(boxes) == 4 and len(edges) == 8  # each triple drawn through its label's box
+    labels = {one_line(n["label"]) for n in entities}
     assert "Bremen Cathedral ★" in labels and "Vatican City ★" in labels
+    assert {one_line(n["label"]).removesuffix(" ★") for n in boxes} >= {"dedicated to", "located in"}
     assert "initial node (tripleLink)" in page and "hop 1 expansion" in page  # the legend
 
 
@@ -139,17 +151,19 @@ def test_ppr_html_is_self_contained_and_escapes_every_name() -> None:
     assert "new vis.Network" in page
     assert viz.outside_urls(page) == []
     nodes, edges = nodes_and_edges(page)
-    assert len(nodes) == 6 and len(edges) == 5
+    entities, boxes = entities_and_labels(nodes)
+    assert len(entities) == 6 and len(boxes) == 3 and len(edges) == 2 + 3 * 2  # context edges carry no label
     for item in nodes + edges:
         for field in ("label", "title"):
             value = str(item.get(field, ""))
             assert "<img" not in value and "<script" not in value, value
-    assert any(n["label"] == "&lt;img src=x onerror=alert(1)&gt;" for n in nodes)
-    assert any("&lt;script&gt;" in e["label"] for e in edges)
+    assert any("".join(n["label"].split()) == "&lt;imgsrc=xonerror=alert(1)&gt;" for n in entities)
+    assert any("&lt;script&gt;" in n["label"] for n in boxes)
     assert XSS not in page and SCRIPT not in page
-    assert "#1 Sicily ★" in {n["label"] for n in nodes}  # the gold passage, with its PPR rank
-    synonym = next(e for e in edges if e["label"] == "≈ 0.83")
-    assert synonym["dashes"] and synonym["arrows"] == ""
+    assert "#1 Sicily ★" in {one_line(n["label"]) for n in entities}  # the gold passage, with its PPR rank
+    synonym = next(n for n in boxes if n["label"] == "≈ 0.83")
+    halves = [e for e in edges if synonym["id"] in (e["from"], e["to"])]
+    assert len(halves) == 2 and all(e["dashes"] and e["arrows"] == "" for e in halves)
     assert "seed entity (from the matched facts)" in page and "★ gold passage" in page  # the legend
 
 
