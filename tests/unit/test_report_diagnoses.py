@@ -134,8 +134,8 @@ def sample(path: Path) -> list[tuple[dict[str, Any], Path]]:
 def test_a_sample_of_diagnoses_is_what_todays_rules_make_of_the_kept_traces(path: Path) -> None:
     """Diagnosed from the trace alone, with the gold passages' texts from the QA set (`gear diagnose --qa`): the stage
     table, hops, answer check and cut-off are the report's, and so is the category but where the index the report was
-    diagnosed with tells graph from extraction. (tests/integration/test_report_diagnoses.py diagnoses the same sample
-    with the index, exactly as `gear eval` does, and finds every field the report's.)"""
+    diagnosed with tells graph from extraction (what the index adds, scripts/rediagnose_reports.py writes only from a
+    replay that equals the report)."""
     data = report(path)
     qa = ((data.get("index_info") or {}).get("source") or {}).get("qa") or "assets/musique/musique_dev50.json"
     texts = QATexts(load_qa(ROOT / qa)[0])
