@@ -50,7 +50,8 @@ def diagnosed(path: Path) -> bool:
 
 
 REPORTS = [p for p in bundled_reports() if diagnosed(p)]
-TRACED = [p for p in REPORTS if any(q.get("trace_file") for q in report(p)["per_question"])]
+#: the reports whose questions' traces are kept beside them (a sweep's cell may name traces it did not keep)
+TRACED = [p for p in REPORTS if any(trace_path(p, q) is not None for q in report(p)["per_question"])]
 
 
 def name(path: Path) -> str:
