@@ -23,8 +23,9 @@ from studio.ask import (
     stopped_note,
 )
 from studio.diagnosis_view import apply_pending_step, gold_panel
+from studio.index_questions import index_questions
 from studio.links import apply_link, clear_address, link_note
-from studio.resources import build_progress, demo_build, qa_for_index, start_demo_builds, warm_engine
+from studio.resources import build_progress, demo_build, start_demo_builds, warm_engine
 from studio.safe import esc_md, guarded, setup
 from studio.session import RAN_HERE, TRACE, TRACE_SOURCE
 from studio.sidebar import choose_index, sidebar_settings
@@ -92,7 +93,7 @@ def page() -> None:
         return
     waited = take_waiting(index) if index is not None and not ask else ""
     if waited and index is not None:  # the index is built now: the question that waited for it runs
-        question, qa = waited, next((q for q in qa_for_index(index) if q.question == waited), None)
+        question, qa = waited, index_questions(index).find(waited)
     again = bool(st.session_state.pop(ASK_AGAIN, False)) and index is not None and TRACE in st.session_state
     if again:  # the question of the run on screen, asked afresh
         question = st.session_state[TRACE].question

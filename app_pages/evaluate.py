@@ -16,7 +16,7 @@ from studio.sweeps import sweeps_and_analyses
 def page() -> None:
     setup("Evaluate", ":material/bar_chart:")
     index = choose_index()
-    base = sidebar_settings(show_method=False, k_label="k of GeAR and IRCoT (passages per retrieval)")
+    base = sidebar_settings(show_method=False)
     run_tab, results_tab, pairs_tab, sweeps_tab = st.tabs(["Run an evaluation", "Results",
                                                            "Two runs, question by question",
                                                            "Sweeps and the paper's analyses"])

@@ -120,7 +120,7 @@ def main() -> int:
     print("| | llama-server (this run) | in-process (recorded) |\n| --- | --- | --- |")
     print(f"| seconds per question, p50 | {seconds['p50']:.1f} | {recorded['seconds_per_question']['p50']:.1f} |")
     print(f"| seconds per question, mean | {seconds['mean']:.1f} | {recorded['seconds_per_question']['mean']:.1f} |")
-    print(f"| first graph after Ask, p50 | {statistics.median(graphs):.1f} | (≈20, README) |")
+    print(f"| first graph after Ask, p50 | {statistics.median(graphs):.1f} | (≈20, docs/setup.md) |")
     def recall(data: dict[str, Any]) -> str:
         return " / ".join(f"{data['recall'][k]:.1f}" for k in ("5", "10", "15"))
 

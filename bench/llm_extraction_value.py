@@ -3,11 +3,11 @@ MuSiQue dev50 questions indexed by `gear index` (the command a user runs: extrac
 encoding) once per extraction answer shape (gear/extract/outputs.py), timed, beside the same corpus with HippoRAG's
 GPT-3.5 OpenIE triples; then hybrid, NaiveGE and GeAR R@5/10/15 on those 10 questions over each index.
 
-This is the number that tells a user what an index of their own text is worth and how long it takes (README, beside
-the extraction speed). Each shape's `gear index` runs from scratch in a fresh work folder (its journal and index), one
-after another in this run, so their minutes compare; `--reuse` keeps what an earlier run built. Every index uses the
-same passages, embedder (MiniLM) and settings; only the triples differ. GeAR runs live on the embedded model (paper
-prompts, no recorded answers) on every index. Hybrid does not use triples, so its rows must agree (a check).
+This is the number that tells a user what an index of their own text is worth and how long it takes (docs/setup.md,
+beside the extraction speed). Each shape's `gear index` runs from scratch in a fresh work folder (its journal and
+index), one after another in this run, so their minutes compare; `--reuse` keeps what an earlier run built. Every index
+uses the same passages, embedder (MiniLM) and settings; only the triples differ. GeAR runs live on the embedded model
+(paper prompts, no recorded answers) on every index. Hybrid does not use triples, so its rows must agree (a check).
 
     .venv/bin/python bench/llm_extraction_value.py [--questions 10] [--outputs joint:0,triples]
            [--work-dir /tmp/gear-extraction-200] [--methods hybrid,naive,gear] [--reuse] [--json OUT]
@@ -132,7 +132,7 @@ def main() -> int:
                                method={"hybrid": "none", "base": "none"}.get(name, name))
             engine = Engine.open(path, s, encoder=encoder)
             began = time.perf_counter()
-            result = evaluate(engine, questions, s, protocol="paper").to_dict()  # the README's rows: Table 1's
+            result = evaluate(engine, questions, s, protocol="paper").to_dict()  # docs/results.md's rows: Table 1's
             rows[f"{method} / {name}"] = {"recall": result["recall"], "em": result.get("em"),
                                           "f1": result.get("f1"), "seconds": time.perf_counter() - began}
             print(f"  {method} on {name} triples: R@5/10/15 "

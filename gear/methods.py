@@ -26,6 +26,16 @@ PPR_SETTINGS = ("ppr_damping", "ppr_synonym_threshold", "ppr_passage_weight", "p
                 "ppr_filter")
 
 
+#: the recall cut-offs a run is shown at, wherever one question is shown (R@5, R@10, R@15: the paper's)
+CUTOFFS: tuple[int, ...] = (5, 10, 15)
+#: how many passages a single-step method retrieves wherever one question is run — Ask, Compare, `gear ask`,
+#: `Engine.retrieve` — and an evaluation at the default cut-offs: the largest cut-off shown. A shallower list is not
+#: the top of a deeper one (hybrid fuses BM25's and dense's lists read to this depth, NaiveGE starts from every
+#: triple of these passages, SyncGE's reader reads them), so one depth makes a question's R@5 one number on every
+#: page. Multi-step methods retrieve agent_k passages at each step instead, whatever the depth.
+DEPTH: int = max(CUTOFFS)
+
+
 def setting(settings: Mapping[str, Any] | object, key: str) -> Any:
     """One knob of a run's settings, given as Settings or as the dict a trace records (RunStarted.settings)."""
     return settings.get(key) if isinstance(settings, Mapping) else getattr(settings, key, None)

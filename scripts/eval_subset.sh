@@ -2,7 +2,7 @@
 # The agent's numbers on a stated subset of MuSiQue dev50 with the embedded model (docs/results.md, "Agent on the
 # embedded model"): NaiveGE, GeAR with the paper's prompts, GeAR with the small-model profile, and the peers (PPR without
 # and with its LLM recognition filter, IRCoT with PPR as its retriever: "HippoRAG w/ IRCoT", and plain IRCoT over the
-# hybrid retriever; docs/peers.md), on the same questions; and for the README's three-dataset table the hybrid
+# hybrid retriever; docs/peers.md), on the same questions; and for docs/results.md's three-dataset table the hybrid
 # retriever alone and hybrid + SyncGE (added 2026-12-02, after the others were recorded).
 # Every LLM answer is recorded into assets/llm_cache (record mode: always live, so the times are the model's), so CI
 # replays these runs and pins their numbers (tests/integration/test_agent_replay.py).

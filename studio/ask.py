@@ -13,13 +13,25 @@ from gear import methods
 from gear.config import Settings
 from gear.trace import RunStarted, Trace, TraceError
 from studio import demo
-from studio.diagnosis_marks import own_questions
+from studio.index_questions import index_questions
 from studio.links import LINK, link_for
 from studio.question_marks import Marks, chosen_question, example_marks, marks_note
-from studio.resources import engine_for, ensure_index, qa_for_index
+from studio.resources import engine_for, ensure_index
 from studio.safe import esc_md, one_line
 from studio.saves import open_trace, save_name
-from studio.session import EXAMPLE, INDEX_SELECTED, QUESTION, RAN_HERE, TEACH_STEP, TRACE, TRACE_SOURCE, remember
+from studio.session import (
+    EXAMPLE,
+    INDEX_SELECTED,
+    QUESTION,
+    RAN_HERE,
+    TEACH_STEP,
+    TRACE,
+    TRACE_SOURCE,
+    box_drawn,
+    follow_index,
+    put_question,
+    remember,
+)
 from studio.sidebar import show_answer_origins
 from studio.trace_view import StatusLine, TraceView
 
@@ -61,7 +73,7 @@ def show_file(trace: Trace, path: Path, label: str = "") -> None:
     show_trace(trace, label or f"{'example' if path.parent == demo.BUNDLED_TRACES else 'saved'}: {path.stem} "
                "(a recorded run)", example)
     st.session_state[LINK] = link_for(path)
-    st.session_state[QUESTION] = trace.question  # Ask asks it again
+    put_question(QUESTION, trace.question)  # Ask asks it again
 
 
 def select_home(trace: Trace) -> None:
@@ -203,11 +215,10 @@ def replay_file(path: Path, label: str) -> None:
 
 
 def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | None]:
-    own = own_questions(index)
-    questions = qa_for_index(index) if index is not None else []
-    by_text = {q.question: q for q in own}  # your own first: a question saved from a QA set is yours now
-    by_text.update({q.question: q for q in questions if q.question not in by_text})
-    yours = {q.question for q in own}
+    offered = index_questions(index)
+    own, questions, by_text, yours = offered.own, offered.bundled, offered.by_text, offered.yours
+    if index is not None:
+        follow_index(QUESTION, index)  # the box holds the question last asked on this index
     if by_text:
         labels = [EXAMPLE_NONE, *by_text]
         found = example_marks(index, tuple(by_text), settings) if index is not None else Marks({})
@@ -222,9 +233,8 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
             parts = ["★ yours" if q in yours else "", marks.get(q, ""), q]
             return " · ".join(part for part in parts if part)
 
-        counts = ", ".join(part for part in (f"{len(own)} of yours" if own else "",
-                                             f"{len(questions)} from the QA set" if questions else "") if part)
-        title = f"Example questions ({counts})" if own else f"Example questions from the QA set ({len(questions)})"
+        title = (f"Example questions ({offered.counts()})" if own else
+                 f"Example questions from the QA set ({len(questions)})")
         st.selectbox(title, labels, key="example", on_change=use_example,
                      format_func=label,
                      help="★ yours: questions saved with their gold passages (“Save as a test question” below a "
@@ -238,7 +248,9 @@ def question_box(index: Path | None, settings: Settings) -> tuple[str, Any | Non
                        "embedder are loaded.")
     question = st.text_input("Question", key="question", persist_state="session",
                              placeholder="Ask a multi-hop question…")
-    return question.strip(), by_text.get(question.strip())
+    if index is not None:
+        box_drawn(QUESTION, index)
+    return question.strip(), offered.find(question)
 
 
 def _cancel() -> None:
@@ -294,7 +306,7 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fre
         except LLMError as exc:
             st.error(esc_md(one_line(exc)))
             return
-        recorded, why = recorded_run(engine, question, settings, k=settings.agent_k, gold=gold,
+        recorded, why = recorded_run(engine, question, settings, k=methods.DEPTH, gold=gold,
                                      question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())))
     trace = Trace()
     # the session's own record of the run in progress (the list the trace appends to): a rerun after Cancel finds
@@ -319,7 +331,7 @@ def run_live(index: Path, question: str, qa: Any | None, settings: Settings, fre
     st.session_state[TRACE_SOURCE] = "live run"
     failed = ""
     try:
-        engine.retrieve(question, k=settings.agent_k, settings=settings, gold=gold,
+        engine.retrieve(question, k=methods.DEPTH, settings=settings, gold=gold,
                         question_id=getattr(qa, "id", ""), answers=list(getattr(qa, "answers", ())), trace=trace,
                         llm=llm)
     except Exception as exc:  # Streamlit's stop and rerun are BaseExceptions: a Cancel passes through untouched
@@ -393,7 +405,7 @@ def run_asks_a_model(trace: Trace) -> bool:
 def again_panel(trace: Trace, settings: Settings) -> None:
     """"Ask the model again": the run on screen came from the recordings (or was recorded as it ran); this asks the
     model afresh and says whether and where the new run differs (llama.cpp may write other text at temperature 0
-    when part of a prompt comes from its cache: README, "Which LLM answers")."""
+    when part of a prompt comes from its cache: docs/reproducibility.md)."""
     note = st.session_state.get(AGAIN_NOTE)
     if note is not None and note[0] is trace:
         lines = note[1]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 import streamlit as st
@@ -14,27 +14,51 @@ import streamlit as st
 from gear import methods, viz
 from gear.config import Settings
 from gear.trace import Answered, FinalRanking, LLMCalled, RunFinished, RunStarted, Trace
-from studio.question_marks import NO_LLM, RECORDED, Marks, example_marks
+from studio.question_marks import NO_LLM, RECORDED, Marks, chosen_question, example_marks
 from studio.safe import esc_md, md_cells, one_line
 from studio.session import remember
 from studio.sidebar import PRESETS, method_settings
 from studio.trace_view import StatusLine
 
 DEFAULT_METHODS = ["Hybrid", "Hybrid + NaiveGE", "PPR (HippoRAG 2)", "IRCoT (hybrid)", "GeAR (hybrid)"]
-QUESTION, PICKED = "cmp_question", "cmp_picked"  # session state: the Question box; the pick it was last filled from
+QUESTION = "cmp_question"  # session state: the Question box
+EXAMPLE = "cmp_example"  # session state: the question list
+RESULTS = "cmp_results"  # session state: the last comparison (Comparison's fields, in order)
 RUNNING = "cmp_running"  # session state: a comparison of this session is running
 CANCELLED = "cmp_cancelled"  # session state: its Cancel button was pressed
 
 
-def follow_pick(index: Path, shown: str | None) -> None:
-    """Fill the Question box with the QA-set pick the page shows whenever that pick is new: picked by the person, or
-    put there by Streamlit — a list whose questions changed (another index was chosen) shows its first question
-    without calling its on_change, which left the box empty or on the other index's question and Compare disabled.
-    A question typed into the box stays until the pick changes. Call before the box is drawn."""
-    pick = (str(index), shown)
-    if shown and st.session_state.get(PICKED) != pick:
+def follow_pick(shown: str | None) -> None:
+    """Fill an empty Question box with the question the list shows: an index chosen for the first time
+    (studio.session.follow_index empties the box for it) offers its first question, ready to compare. A question
+    typed into the box stays; a question picked from the list replaces it (pick_question). Call before the box is
+    drawn."""
+    if shown and not str(st.session_state.get(QUESTION) or "").strip():
         st.session_state[QUESTION] = shown
-        st.session_state[PICKED] = pick
+
+
+def pick_question(questions: Sequence[str]) -> None:
+    """The list's on_change: the question picked goes into the box."""
+    picked = chosen_question(str(st.session_state.get(EXAMPLE) or ""), questions)
+    if picked:
+        st.session_state[QUESTION] = picked
+
+
+def depth(shown: int) -> int:
+    """How deep the single-step methods retrieve here: as on every page (gear.methods.DEPTH), or deeper when more
+    passages are shown than that."""
+    return max(methods.DEPTH, shown)
+
+
+def depth_note(shown: int) -> str:
+    """What the page says of its depth, under the slider."""
+    if depth(shown) == methods.DEPTH:
+        return (f"The single-step methods retrieve {methods.DEPTH} passages, as on the Ask page and in evaluations at "
+                f"the cut-offs 5, 10, 15, so a question's R@5 here is the same number there; GeAR and IRCoT take "
+                "the sidebar's k at each step.")
+    return (f"The single-step methods retrieve {shown} passages here, deeper than the {methods.DEPTH} of the Ask "
+            "page and of evaluations at the default cut-offs: hybrid's and NaiveGE's top 5 can differ from theirs "
+            "(a fused list depends on how deep each list is read).")
 
 
 def run_methods(engine: Any, question: str, qa: Any | None, chosen: list[str], base: Settings,
@@ -96,16 +120,28 @@ def gold_titles(engine: Any, qa: Any | None) -> dict[int, str]:
     return {p.id: p.title for p in engine.backend.passages(ids)}
 
 
-def compare_live(engine: Any, question: str, qa: Any | None, chosen: list[str], base: Settings, k: int) -> None:
+class Comparison(NamedTuple):
+    """One comparison as the session keeps it: the question, the passages shown of each ranking, each method's trace
+    (or its error), the gold passages' titles, and the index it ran on."""
+
+    question: str
+    shown: int
+    results: dict[str, Trace | str]
+    titles: dict[int, str]
+    made_on: str  # the index's folder
+
+
+def compare_live(engine: Any, index: Path, question: str, qa: Any | None, chosen: list[str], base: Settings,
+                 shown: int) -> None:
     """Run the comparison with a Cancel button. The session keeps the results as each method ends, so a comparison
     stopped mid-way (settle_stopped) still shows the methods done."""
     results: dict[str, Trace | str] = {}
-    st.session_state["cmp_results"] = (question, k, results, gold_titles(engine, qa))
+    st.session_state[RESULTS] = Comparison(question, shown, results, gold_titles(engine, qa), str(index))
     st.session_state[RUNNING] = True
     cancel = st.empty()
     cancel.button("Cancel", key="cmp_cancel", on_click=_cancel,
                   help="Stop the comparison (and leave the model's queue); the methods done stay.")
-    run_methods(engine, question, qa, chosen, base, k, results)
+    run_methods(engine, question, qa, chosen, base, depth(shown), results)
     cancel.empty()
     st.session_state.pop(RUNNING, None)
 
@@ -114,15 +150,30 @@ def settle_stopped() -> str:
     """After a comparison stopped mid-way (Cancel, or another click): a copy of what it finished (its thread may
     still be ending) and what to say about it; "" when none was stopped."""
     cancelled = bool(st.session_state.pop(CANCELLED, False))
-    if not st.session_state.pop(RUNNING, False) or "cmp_results" not in st.session_state:
+    if not st.session_state.pop(RUNNING, False) or RESULTS not in st.session_state:
         return ""
-    question, k, results, titles = st.session_state["cmp_results"]
-    st.session_state["cmp_results"] = (question, k, dict(results), titles)
+    saved: Comparison = st.session_state[RESULTS]
+    st.session_state[RESULTS] = saved._replace(results=dict(saved.results))
     why = "Cancelled" if cancelled else "The comparison was interrupted by another click"
     return f"{why} — the methods finished so far are shown below."
 
 
+def elsewhere_note(saved: Comparison, index: Path) -> str:
+    """What to say in place of a comparison made on another index than the one chosen now ("" when it is this
+    one's): its tables would read as this index's."""
+    if saved.made_on == str(index):
+        return ""
+    return (f"Your last comparison ran on the **{esc_md(Path(saved.made_on).name)}** index (“{esc_md(saved.question)}”"
+            f"): choose it again in the sidebar to see it, or press Compare to run a question on "
+            f"**{esc_md(index.name)}**.")
+
+
 GOLD_CELL = "background-color: #fff3bf; font-weight: 600"
+
+
+def cell(value: float | None) -> str:
+    """A number as a table cell, "—" where there is none (a table draws a missing number as "None")."""
+    return "—" if value is None else f"{value:.0f}"
 
 
 def show_comparison(question: str, k: int, results: dict[str, Trace | str], titles: dict[int, str]) -> None:
@@ -144,10 +195,10 @@ def show_comparison(question: str, k: int, results: dict[str, Trace | str], titl
         gold_ids = start.gold_passage_ids if start else []
         gold_answers = gold_answers or (list(start.answers) if start else [])
         row: dict[str, Any] = {"method": label, "answer": answered.answer if answered else "—",
-                               "EM": None if answered is None or answered.em is None else round(answered.em)}
-        for kk in (5, 10, 15):
+                               "EM": cell(None if answered is None or answered.em is None else answered.em)}
+        for kk in methods.CUTOFFS:
             r = viz.recall_at(rankings[label], gold_ids, kk)
-            row[f"R@{kk}"] = None if r is None else round(100 * r)
+            row[f"R@{kk}"] = cell(None if r is None else 100 * r)
         row.update(cost_row(result))
         rows.append(row)
     if gold_answers:
@@ -155,21 +206,24 @@ def show_comparison(question: str, k: int, results: dict[str, Trace | str], titl
     st.subheader("Answer, recall and cost per method")
     if rows:
         st.caption("The answer is the QA step's over each method's top passages (methods without an LLM give none); "
-                   "EM against the gold answers. LLM calls and tokens from each run's trace (calls answered by the "
-                   "memo cost nothing); time is the whole run, LLM included. GeAR and IRCoT take agent_k passages "
-                   "per retrieval (the sidebar's k), whatever the page's k says.")
+                   "EM against the gold answers; — where there is none (recall needs the question's gold passages). "
+                   "Tokens and LLM s: what each run's answers cost the model when it wrote them, each request once "
+                   "(“recorded”: replayed from recordings, as they cost when recorded); time s: the run itself, "
+                   "LLM included.")
         table = pd.DataFrame(rows).drop(columns=["prompt tokens", "completion tokens"])
         # pixel widths that fit the columns into a 1280 px window beside the sidebar
         st.dataframe(table, hide_index=True, width="stretch",
                      column_config={"method": st.column_config.TextColumn("method", width=130),
-                                    "answer": st.column_config.TextColumn("answer", width=170),
-                                    "EM": st.column_config.NumberColumn("EM", width=40),
-                                    **{f"R@{kk}": st.column_config.NumberColumn(f"R@{kk} %", width=58)
-                                       for kk in (5, 10, 15)},
-                                    "iterations": st.column_config.NumberColumn("iter.", width=45),
-                                    "LLM calls": st.column_config.NumberColumn("LLM calls", width=72),
-                                    "LLM tokens": st.column_config.NumberColumn("tokens", width=66),
-                                    "time (s)": st.column_config.NumberColumn("time s", width=62)})
+                                    "answer": st.column_config.TextColumn("answer", width=150),
+                                    "EM": st.column_config.TextColumn("EM", width=36),
+                                    **{f"R@{kk}": st.column_config.TextColumn(f"R@{kk} %", width=54)
+                                       for kk in methods.CUTOFFS},
+                                    "iterations": st.column_config.NumberColumn("iter.", width=40),
+                                    "LLM calls": st.column_config.NumberColumn("calls", width=46),
+                                    "LLM tokens": st.column_config.NumberColumn("tokens", width=60),
+                                    "LLM s": st.column_config.NumberColumn("LLM s", width=54),
+                                    "LLM answers": st.column_config.TextColumn("answers", width=76),
+                                    "time (s)": st.column_config.NumberColumn("time s", width=56)})
     if rankings:
         st.subheader(f"Top {k} passages side by side (★ gold)")
         grid = pd.DataFrame(viz.side_by_side(rankings, k)).rename(columns={"rank": "#"})
@@ -185,9 +239,11 @@ def show_comparison(question: str, k: int, results: dict[str, Trace | str], titl
 
 
 def cost_row(trace: Trace) -> dict[str, Any]:
-    """Iterations, LLM calls, tokens (prompt + completion, Trace.tokens) and time (RunFinished) of one run."""
-    prompt, completion = trace.tokens()
+    """Iterations, LLM calls, what its answers cost the model when it wrote them (tokens and seconds, Trace.cost:
+    "recorded" for answers replayed from recordings), and the run's own time (RunFinished) of one run."""
+    cost = trace.cost()
     finish = trace.first(RunFinished)
     return {"iterations": len(trace.iterations()), "LLM calls": len(trace.of(LLMCalled)),
-            "prompt tokens": prompt, "completion tokens": completion, "LLM tokens": prompt + completion,
+            "prompt tokens": cost.prompt_tokens, "completion tokens": cost.completion_tokens,
+            "LLM tokens": cost.tokens, "LLM s": round(cost.model_seconds, 1), "LLM answers": cost.origin() or "—",
             "time (s)": round(finish.total_ms / 1000, 2) if finish else None}

@@ -70,7 +70,7 @@ class Demo:
     corpus: Path
     openie: Path
     qa: Path
-    build_time: str = ""  # what its first build costs, as measured (README, "First set-up"), for the progress box
+    build_time: str = ""  # its first build's cost, as measured (docs/setup.md, "First set-up"), for the progress box
     at_start: bool = True  # built when the app starts; else only when a page opens it (a large demo few will open)
 
     @property
@@ -280,6 +280,7 @@ def record_walkthrough_trace(method: str = "gear", out: Path | None = None, llm:
     the embedded model). "none"/"naive" need no LLM. Names: walkthrough.json for GeAR with the default profile,
     walkthrough_<method>[_<profile>].json otherwise; the 3-hop question's get "_3hop".
     """
+    from gear import methods
     from gear.agent.engine import Engine
     from gear.config import Settings
     from gear.data.corpus import load_qa
@@ -289,7 +290,7 @@ def record_walkthrough_trace(method: str = "gear", out: Path | None = None, llm:
     question = next(q for q in questions if q.id == question_id)
     settings = Settings().with_(retriever="hybrid", method=method, llm=llm, llm_cache_dir=LLM_CACHE, prompts=prompts)
     engine = Engine.open(directory, settings)
-    run = engine.retrieve(question.question, k=settings.agent_k, settings=settings,
+    run = engine.retrieve(question.question, k=methods.DEPTH, settings=settings,  # as the app runs it
                           gold=engine.gold_ids(question.gold), question_id=question.id, answers=question.answers)
     stem = "walkthrough" + ("" if question_id == "paper_walkthrough" else "_3hop")
     if method == "gear" and prompts is None and question_id == "paper_walkthrough":

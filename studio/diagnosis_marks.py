@@ -241,25 +241,42 @@ def _save(trace: Trace, index: Path | None, backend: Any | None, marks: Marks, t
           key: str, why: str) -> None:
     can = backend is not None and index is not None and bool(marks.ids)
     if st.button("Save as a test question", key=f"{key}_save", icon=":material/bookmark_add:", disabled=not can,
-                 help="Keep the question, its gold passages and the answer in this index's own QA set: Ask lists it "
-                      "among the examples, Evaluate and `gear eval INDEX` use it." if can else
-                      (why or "Mark at least one gold passage first.")) and index is not None:
-        try:
-            q = new_question(trace.question, [GoldRef(*texts[i], i) for i in marks.ids if i in texts],
-                             marks.answers, source="ask")
-            _, created = save_question(index, q)
-        except (QASetError, MarkError, OSError) as exc:
-            st.error(f"Not saved: {esc_md(one_line(exc))}")
-            return
-        n = len(load_own_qa(index))
-        st.session_state[f"{key}_saved"] = (f"{'Saved' if created else 'Updated'} as a test question in "
-                                             f"{index.name}'s own QA set ({n} question{'s' if n != 1 else ''}, "
-                                             f"{qa_path(index).name}).")
-    if st.session_state.get(f"{key}_saved"):
-        st.success(esc_md(st.session_state[f"{key}_saved"]), icon=":material/check:")
+                 on_click=_save_question, args=(trace, index, marks, texts, key),
+                 help="Keep the question, its gold passages and the answer in this index's own QA set: Ask lists "
+                      "it among the examples, Evaluate and `gear eval INDEX` use it." if can else
+                      (why or "Mark at least one gold passage first.")):
+        # saved by the callback; the panel is a fragment, which redraws only itself: the whole page is drawn again,
+        # so that what counts the index's questions above it (Ask's example list) counts this one
+        st.rerun(scope="app")
+    said = st.session_state.get(f"{key}_saved")
+    if said and said.startswith(NOT_SAVED):
+        st.error(esc_md(said))
+    elif said:
+        st.success(esc_md(said), icon=":material/check:")
+
+
+NOT_SAVED = "Not saved: "
 
 
 # -- callbacks (they run before the panel redraws) -----------------------------------------------------------------
+def _save_question(trace: Trace, index: Path | None, marks: Marks, texts: dict[int, tuple[str, str]],
+                   key: str) -> None:
+    """Save before the page draws, so everything above the panel that counts the index's own questions (Ask's
+    example list) counts this one at once."""
+    if index is None:
+        return
+    try:
+        q = new_question(trace.question, [GoldRef(*texts[i], i) for i in marks.ids if i in texts], marks.answers,
+                         source="ask")
+        _, created = save_question(index, q)
+        n = len(load_own_qa(index))
+    except (QASetError, MarkError, OSError) as exc:
+        st.session_state[f"{key}_saved"] = NOT_SAVED + one_line(exc)
+        return
+    st.session_state[f"{key}_saved"] = (f"{'Saved' if created else 'Updated'} as a test question in {index.name}'s "
+                                         f"own QA set ({n} question{'s' if n != 1 else ''}, {qa_path(index).name}).")
+
+
 def _toggle(marks: Marks, pid: int, box: str) -> None:
     (_mark if st.session_state.get(box) else _unmark)(marks, pid)
 

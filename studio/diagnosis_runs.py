@@ -264,15 +264,15 @@ def question_rows(runs: Sequence[DiagnosedRun]) -> pd.DataFrame:
     for r in runs:
         d = r.diagnosis
         review = review_of(r.trace, d)
-        # the columns a person sorts by first (they fit 1280 px); the run and the hop type after them
-        rows.append({"question": d.question,
+        # the columns a person sorts by first, the method among them (they fit 1280 px); the hop type after them
+        rows.append({"question": d.question, "method": r.group,
                      "found": f"{sum(p.status == FOUND_STATUS for p in d.passages)}/{len(d.passages)}",
                      "lost at": ", ".join(_lost_words(d, "lost_at")) or "—",
                      "dropped at": ", ".join(_lost_words(d, "dropped_at")) or "—",
                      "proposed": proposed_words(d),
                      "yours": review.words,
                      "EM": NO_ANSWER if d.answer is None or d.answer.em is None else f"{d.answer.em:.0f}",
-                     "run": r.group, "hop": d.hop,
+                     "hop": d.hop,
                      "_category": d.category or "undetermined",
                      "_lost": _lost_words(d, "lost_at"), "_dropped": _lost_words(d, "dropped_at")})
     return pd.DataFrame(rows)
@@ -283,7 +283,10 @@ def runs_view(runs: Sequence[DiagnosedRun], key: str) -> None:
     summaries = figures_input(runs)
     gold = sum(s["gold"] for s in summaries.values())
     found = sum(s["found"] for s in summaries.values())
-    st.caption(f"{counted(len(runs), 'run')}, {counted(gold, 'gold passage')}, {found} found in the final top k. "
+    cutoffs = sorted({r.diagnosis.k for r in runs})
+    st.caption(f"{counted(len(runs), 'run')}, {counted(gold, 'gold passage')}, {found} found in the final top "
+               f"{' or '.join(map(str, cutoffs))}"
+               + (" (each run at its own cut-off)" if len(cutoffs) > 1 else "") + ". "
                "Lost at: the first stage a passage never reached; dropped at: where it left the run for good "
                "(the graph reaches passages the base list missed, so the two differ).")
     funnel, lost, categories, hops = st.tabs(["Funnel", "Lost at", "Categories", "Per hop type"])
@@ -331,6 +334,7 @@ def questions_table(runs: Sequence[DiagnosedRun], key: str) -> None:
     event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                          key=f"{key}_questions_{filters}", height=min(460, 38 + 35 * max(1, len(shown))),
                          column_config={"question": st.column_config.TextColumn("question", width=240, pinned=True),
+                                        "method": st.column_config.TextColumn("method", width=130),
                                         "lost at": st.column_config.TextColumn("lost at", width=LOST_WIDTH),
                                         "dropped at": st.column_config.TextColumn("dropped at", width=LOST_WIDTH),
                                         "EM": st.column_config.TextColumn(

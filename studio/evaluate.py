@@ -13,13 +13,14 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from gear import viz
+from gear import methods, viz
 from gear.config import Settings
 from gear.eval.protocol import ONE_RUN, PAPER, per_cutoff, report_ks, source_note, traced_k
+from gear.eval.report import cost_cells
 from gear.files import atomic_write_json
 from gear.llm.queue import listening
 from studio import demo
-from studio.report_names import answer_cells, counted, report_titles, slug
+from studio.report_names import NO_ANSWER, answer_cells, counted, report_titles, slug
 from studio.resources import engine_for, ensure_index, qa_for_index
 from studio.safe import esc_md, one_line
 from studio.saves import open_report, saved_reports
@@ -46,6 +47,23 @@ def runs_label(report: dict[str, Any]) -> str:
     if per_cutoff(report) and len(report_ks(report)) > 1:
         return f"one per cut-off (answers: k={traced_k(report_ks(report))})"
     return "one per question"
+
+
+def depth_note(ks: list[int], protocol: str) -> str:
+    """Where this evaluation's single-step runs retrieve another depth than every other page's (gear.methods.DEPTH),
+    so that a question's R@5 here can differ from the one Ask and Compare show; "" where it is the same."""
+    if not ks:
+        return ""
+    top = max(ks)
+    if protocol == PAPER and len(ks) > 1:
+        return (f"The paper's protocol runs a single-step method once per cut-off: its R@{min(ks)} comes from a "
+                f"{min(ks)}-passage run, while Ask and Compare retrieve {methods.DEPTH} — a question's R@{min(ks)} "
+                "can differ from theirs (GeAR and IRCoT are the same either way).")
+    if top != methods.DEPTH:
+        return (f"Single-step methods retrieve {top} passages here (the largest cut-off), {methods.DEPTH} on the Ask "
+                f"and Compare pages: a question's R@k can differ from theirs (a fused list depends on how deep each "
+                f"list is read); with {methods.DEPTH} as the largest cut-off they are the same.")
+    return ""
 
 
 CANCELLED = "eval_cancelled"  # session state: the Cancel button of a running evaluation was pressed
@@ -104,10 +122,10 @@ def run_form(index: Path, base: Settings) -> None:
     n = (st.slider("Questions", 1, len(questions), min(10, len(questions)), key="eval_n") if len(questions) > 1
          else 1)
     start("eval_methods", ["BM25", "Hybrid"])
-    methods = st.multiselect("Methods", list(PRESETS), key="eval_methods", persist_state="session",
-                             help="SyncGE, GeAR and IRCoT ask the LLM chosen in the sidebar; the base retrievers, "
-                                  "NaiveGE and PPR ask none (unless PPR's recognition filter is on). Multi-step "
-                                  "methods (GeAR, IRCoT) retrieve the sidebar's k passages at each step.")
+    labels = st.multiselect("Methods", list(PRESETS), key="eval_methods", persist_state="session",
+                            help="SyncGE, GeAR and IRCoT ask the LLM chosen in the sidebar; the base retrievers, "
+                                 "NaiveGE and PPR ask none (unless PPR's recognition filter is on). Multi-step "
+                                 "methods (GeAR, IRCoT) retrieve the sidebar's k passages at each step.")
     start("eval_ks", [5, 10, 15])
     ks = st.multiselect("Recall cut-offs k", [1, 2, 5, 10, 15, 20], key="eval_ks", persist_state="session")
     start("eval_protocol", ONE_RUN)
@@ -119,17 +137,19 @@ def run_form(index: Path, base: Settings) -> None:
                              "R@15 can fall below R@10 (SyncGE's reader sees other passages at each k); the "
                              "answers and the diagnosis then read the largest k's run. GeAR and IRCoT run once "
                              "per question either way.")
+    if note := depth_note(ks, protocol):
+        st.caption(note)
     start("eval_traces", True)
     save_traces = st.checkbox("Save a trace per question (for error analysis on the Traces page)", key="eval_traces",
                               persist_state="session")
     if st.session_state.pop(CANCELLED, False):
         st.warning("Evaluation cancelled: the method that was running was not saved (those finished before are).")
-    if not st.button("Run evaluation", type="primary", key="eval_run", disabled=not methods or not ks):
+    if not st.button("Run evaluation", type="primary", key="eval_run", disabled=not labels or not ks):
         return
     ready = ensure_index(index)
     if ready is None:
         return
-    run_evaluations(engine_for(ready), index, base, questions[:n], methods, ks, save_traces, protocol)
+    run_evaluations(engine_for(ready), index, base, questions[:n], labels, ks, save_traces, protocol)
 
 
 def run_evaluations(engine: Any, index: Path, base: Settings, questions: list, labels: list[str], ks: list[int],
@@ -151,6 +171,7 @@ def run_evaluations(engine: Any, index: Path, base: Settings, questions: list, l
     cancel.empty()
     if done:
         st.session_state["eval_selected"] = done
+        st.session_state[SHOWN] = done  # the Results tab below, drawn after this, shows them
         st.success(f"Saved {counted(len(done), 'report')} to {demo.shown(demo.evals_dir())}/ — see the Results tab.")
 
 
@@ -194,14 +215,21 @@ def evaluate_method(engine: Any, index: Path, settings: Settings, label: str, qu
             return False
 
 
+SHOWN = "eval_show"  # session state: the reports the Results tab shows
+
+
 def show_results() -> None:
     reports = saved_reports()
     if not reports:
         st.info(f"No saved evaluations yet ({demo.shown(demo.evals_dir())}/*.json).")
         return
-    default = [n for n in st.session_state.get("eval_selected", []) if n in reports] or list(reports)[:3]
+    default: list[str] | None = [n for n in st.session_state.get("eval_selected", []) if n in reports] \
+        or list(reports)[:3]
+    if SHOWN in st.session_state:  # the picker's own state (an evaluation just run put its reports there)
+        st.session_state[SHOWN] = [n for n in st.session_state[SHOWN] if n in reports]
+        default = None
     titles = report_titles(list(reports), list(PRESETS))
-    chosen = st.multiselect("Saved evaluations", list(reports), default=default, key="eval_show",
+    chosen = st.multiselect("Saved evaluations", list(reports), default=default, key=SHOWN,
                             format_func=lambda name: titles.get(name, name),
                             help=f"index · method · when it ran; each is saved as {demo.shown(demo.evals_dir())}/"
                                  "<file>.json (the table's last column), the name gear diagnose and scripts use.")
@@ -217,24 +245,38 @@ def show_results() -> None:
     rows: list[dict[str, Any]] = []
     unanswered: dict[str, list[str]] = {}
     for name, r in zip(opened, data, strict=True):
-        row = {"report": titles.get(name, name), "method": viz.report_label(r), "questions": r.get("n_questions"),
-               "runs": runs_label(r)}
+        # what a person compares first, in view at 1280 px: recall, answers and cost; the method's label (in the
+        # report's title already) and which runs the figures read after them
+        row: dict[str, Any] = {"report": titles.get(name, name), "questions": r.get("n_questions")}
         row.update({f"R@{k}": round(v, 1) for k, v in r.get("recall", {}).items()})
         row["EM"], row["F1"], why = answer_cells(r)
         if why:
             unanswered.setdefault(why, []).append(viz.report_label(r))
-        if "tokens_per_question" in r:
-            tokens = r["tokens_per_question"]  # a number since a5860c8; a dict {"total": …} in older reports
-            row["tokens/question"] = round(tokens["total"] if isinstance(tokens, dict) else tokens)
-        row["file"] = f"{name}.json"
+        if cells := cost_cells(r):
+            row["tokens/q"], row["seconds/q"] = cells
+        row.update({"method": viz.report_label(r), "runs": runs_label(r), "file": f"{name}.json"})
         rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+    table = pd.DataFrame(rows)
+    if "tokens/q" in table:  # a report whose runs asked no LLM has no cost: "—", and the columns keep their place
+        table[["tokens/q", "seconds/q"]] = table[["tokens/q", "seconds/q"]].fillna(NO_ANSWER)
+        order = [c for c in table.columns if c not in ("tokens/q", "seconds/q")]
+        at = order.index("method")
+        table = table[[*order[:at], "tokens/q", "seconds/q", *order[at:]]]
+    st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"report": st.column_config.TextColumn("report", pinned=True),
                                 **{c: st.column_config.TextColumn(c, width="small") for c in ("EM", "F1")},
                                 "runs": st.column_config.TextColumn(
                                     "runs", help="which run each figure comes from: one run per question at the "
                                     "largest k (every R@k from it), or one run per cut-off (the paper's Table 1 "
-                                    "protocol)")})
+                                    "protocol)"),
+                                "questions": st.column_config.NumberColumn("questions", width=70),
+                                "tokens/q": st.column_config.TextColumn(
+                                    "tokens/q", width=70, help="the LLM tokens a question's answers cost when the "
+                                    "model wrote them (recorded answers as they cost when recorded)"),
+                                "seconds/q": st.column_config.TextColumn(
+                                    "seconds/q", help="the model's seconds for a question's answers when it wrote "
+                                    "them — “recorded” when they were replayed from recordings — and the run's own "
+                                    "seconds beside them")})
     if unanswered:
         st.caption("EM / F1 “—”: " + "; ".join(f"{', '.join(dict.fromkeys(names))} — {why}"
                                                for why, names in unanswered.items())

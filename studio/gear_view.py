@@ -13,6 +13,7 @@ import streamlit as st
 
 from gear import methods, viz
 from gear import trace as t
+from gear.trace.cost import seconds_words
 from studio import peers_view
 from studio.safe import esc_md
 from studio.widgets import View, answer_origins, iframe, step_heading, table, triple_rows
@@ -127,8 +128,8 @@ def query_rewritten(e: t.QueryRewritten, view: View) -> None:
 
 
 def llm_called(e: t.LLMCalled, view: View) -> None:
-    origin = {"memo": "memo — identical call earlier, no model work", "record": "recorded answer"}.get(
-        e.source or ("record" if e.cached else "model"), "answered by the model")
+    origin = {"memo": "memo — identical call earlier, no model work now", "record": "recorded answer, as it cost "
+              "when recorded"}.get(e.source or ("record" if e.cached else "model"), "answered by the model")
     st.caption(f"LLM · {esc_md(e.step)}: {e.prompt_tokens:,} + {e.completion_tokens:,} tokens, {e.seconds:.1f} s — "
                f"{origin}")
 
@@ -168,16 +169,16 @@ def answered(e: t.Answered, view: View) -> None:
 
 def run_time(e: t.RunFinished, trace: t.Trace, ran_here: bool) -> tuple[str, str]:
     """The run's time as a metric label and a note: "Time" for a run made in this session; "Recorded run" for one
-    loaded from a file, whose time is not this machine's now (and whose LLM answers may themselves be replayed)."""
+    loaded from a file, whose time is not this machine's now."""
     seconds = f"{e.total_ms / 1000:.1f} s"
     if ran_here:
         return "Time", ""
-    replayed = [c for c in trace.of(t.LLMCalled) if c.source == "record"]
-    if not replayed:
+    cost = trace.cost()
+    if not cost.recorded:
         return "Recorded run", f"recorded run: {seconds}"
-    model_s = sum(c.seconds for c in replayed)
-    return "Recorded run", (f"recorded run: {seconds}, its {len(replayed)} LLM answers replayed from a recording (the "
-                            f"model took {model_s:.0f} s for them when they were recorded)")
+    return "Recorded run", (f"recorded run: {seconds}, its {cost.recorded} LLM answers replayed from a recording "
+                            f"({cost.tokens:,} tokens and {seconds_words(cost.model_seconds)} of model time when they "
+                            "were recorded)")
 
 
 def recall_shown(trace: t.Trace, e: t.RunFinished) -> tuple[dict[str, float], str]:
@@ -213,10 +214,11 @@ def run_finished(e: t.RunFinished, view: View) -> None:
         st.caption(note[0].upper() + note[1:])
     origins = answer_origins(trace)
     if origins:
-        prompt, completion = trace.tokens()
+        cost = trace.cost()
         profile = next((x.settings.get("prompts") for x in view.events if isinstance(x, t.RunStarted)), None)
         when = "" if view.ran_here else " (when it was recorded)"
-        st.caption(f"LLM answers{when}: {origins}; {prompt:,} + {completion:,} tokens paid"
+        st.caption(f"LLM answers{when}: {origins}. Cost: {cost.words()} ({cost.prompt_tokens:,} prompt + "
+                   f"{cost.completion_tokens:,} completion tokens, each request once)"
                    + (f"; prompt profile {esc_md(profile)}" if profile else ""))
     left, right = st.columns(2)
     if trace.of(t.LLMCalled):

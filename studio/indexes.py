@@ -240,16 +240,14 @@ class ExtractionView:
 
     READING = ":material/menu_book: the model is reading the next passage (its first text can take a minute on a CPU)…"
 
-    def __init__(self, box: Any = None, name: str = "", assumed: float | None = None) -> None:
-        """`assumed`: the model's known seconds a passage (gear.extract.bridge.known_seconds_per_passage), for the
-        time left until this run has measured its own pace."""
+    def __init__(self, box: Any = None, name: str = "") -> None:
         self.box, self.name = box, name
         self.bar = st.progress(0, text="extracting triples")
         self.place, self.cancel = st.empty(), st.empty()
         self.cancel.button("Cancel", key="ix_cancel", on_click=_cancelled,
                            help="Stop the extraction (the model stops too); finished passages stay in the journal.")
         self.written = 0  # characters of the passage being written
-        self.pace = Pace(assumed=assumed)
+        self.pace = Pace()
         self.place.caption(self.READING)
 
     def on_extract(self, result: Any, done: int, total: int) -> None:
@@ -298,7 +296,6 @@ def extract_triples(docs: list[Any], settings: Settings, out: Path, box: Any = N
         ExtractOptions,
         config_for,
         extract_for_index,
-        known_seconds_per_passage,
         local_profile,
     )
 
@@ -308,7 +305,7 @@ def extract_triples(docs: list[Any], settings: Settings, out: Path, box: Any = N
              "resumable: a journal beside the index keeps every passage finished)")
     if settings.live_llm == "local":
         st.caption(local_profile(settings).describe())
-    view = ExtractionView(box, out.name, known_seconds_per_passage(settings))
+    view = ExtractionView(box, out.name)
     try:
         with listening(view.on_wait):
             return extract_for_index(docs, settings, out, None, progress=view.on_extract, on_text=view.on_text)

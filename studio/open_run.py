@@ -12,7 +12,17 @@ from studio.diagnosis_marks import home_index
 from studio.links import LINK, link_for
 from studio.run_gold import final_ids, shown_keys
 from studio.saves import open_trace
-from studio.session import EXAMPLE, INDEX_SELECTED, QUESTION, RAN_HERE, TEACH_STEP, TRACE, TRACE_SOURCE, run_key
+from studio.session import (
+    EXAMPLE,
+    INDEX_SELECTED,
+    QUESTION,
+    RAN_HERE,
+    TEACH_STEP,
+    TRACE,
+    TRACE_SOURCE,
+    put_question,
+    run_key,
+)
 
 
 def open_in_ask(trace: Trace, where: str | Path, ran_here: bool = False) -> None:
@@ -21,7 +31,7 @@ def open_in_ask(trace: Trace, where: str | Path, ran_here: bool = False) -> None
     link = link_for(where) if isinstance(where, Path) else None  # a file's lesson has links to its steps
     where = f"trace file {where.name}" if isinstance(where, Path) else where
     st.session_state[TRACE] = trace
-    st.session_state[QUESTION] = trace.question  # Ask asks it again
+    put_question(QUESTION, trace.question)  # Ask asks it again, on the index it was made on
     st.session_state[TRACE_SOURCE] = where
     st.session_state[TEACH_STEP] = 0
     st.session_state[LINK] = link

@@ -33,8 +33,10 @@ from gear.trace import RunStarted, TraceError
 from gear.viz.diagnosis import stage_table
 from gear.viz.pairing import band_choices, category_words, end_words, flow_figure
 from studio import demo
+from studio.report_names import NO_ANSWER, report_titles
 from studio.safe import esc_md, one_line
 from studio.saves import open_report, open_trace, saved_reports
+from studio.sidebar import PRESETS
 
 BUNDLED = demo.BUNDLED_EVALS
 EVERY_BAND = "every question"
@@ -58,6 +60,13 @@ def _read(path: str, mtime: float) -> dict[str, Any]:
     return open_report(Path(path))
 
 
+def _or_dash(value: float | str | None) -> str:
+    """A cell of the questions table: "—" where a run gave no answer (a method without an LLM), never "None"."""
+    if value is None or value == "":
+        return NO_ANSWER
+    return value if isinstance(value, str) else f"{value:.0f}"
+
+
 def read_report(path: Path) -> dict[str, Any]:
     return _read(str(path), path.stat().st_mtime)
 
@@ -77,9 +86,10 @@ def run_pairs() -> None:
     for key, default in (("pair_a", first), ("pair_b", second)):  # first shown, or a report deleted since picked
         if st.session_state.get(key) not in files:
             st.session_state[key] = default
+    titles = report_titles(names, list(PRESETS))  # "movies · GeAR (hybrid) · 2026-12-06 10:12", as elsewhere
     left, right, cut = st.columns([5, 5, 2])
-    a = left.selectbox("A (before)", names, key="pair_a")
-    b = right.selectbox("B (after)", names, key="pair_b")
+    a = left.selectbox("A (before)", names, key="pair_a", format_func=lambda n: titles.get(n, n))
+    b = right.selectbox("B (after)", names, key="pair_b", format_func=lambda n: titles.get(n, n))
     try:
         reports = read_report(files[a]), read_report(files[b])
     except (OSError, ValueError) as exc:
@@ -185,11 +195,12 @@ def questions_table(p: Pairing, band: Band | None) -> QuestionPair | None:
     rows = [{"question": q.question, "hop": q.hop, f"R@{p.k} A": f"{q.found_a}/{q.n_gold}",
              f"R@{p.k} B": f"{q.found_b}/{q.n_gold}", "gained": ", ".join(q.gained), "lost": ", ".join(q.lost),
              "ended in A": _ends(q, "a"), "ended in B": _ends(q, "b"),
-             "EM A": q.em_a, "EM B": q.em_b, "answer A": q.answer_a, "answer B": q.answer_b,
+             "EM A": _or_dash(q.em_a), "EM B": _or_dash(q.em_b), "answer A": _or_dash(q.answer_a),
+             "answer B": _or_dash(q.answer_b),
              "category A": category_words(q.category_a or NO_CATEGORY),
              "category B": category_words(q.category_b or NO_CATEGORY),
-             "tokens A": q.tokens_a, "tokens B": q.tokens_b, "s A": round(q.seconds_a, 1),
-             "s B": round(q.seconds_b, 1), "id": q.id} for q in kept]
+             "tokens A": q.tokens_a, "tokens B": q.tokens_b, "s A": q.time_words("a"),
+             "s B": q.time_words("b"), "id": q.id} for q in kept]
     counts = p.counts(by)
     st.caption(f"{len(kept)} of {len(p.questions)} question(s)"
                + (f" in the band {esc_md(band.source)} → {esc_md(band.target)}" if band is not None else "")

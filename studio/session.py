@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -59,6 +60,34 @@ def remember(trace: Trace, page: str) -> None:
 
 def history() -> list[HistoryRun]:
     return list(st.session_state.get(HISTORY, []))
+
+
+# -- a question box belongs to the index it was asked on -------------------------------------------------------------
+def follow_index(box: str, index: Path) -> None:
+    """Keep a question box with the index chosen: the question in it was typed or picked for the index it was last
+    drawn with (box_drawn). When another index is chosen, the box shows what it last held there (empty the first
+    time) and keeps the question it leaves for its own index, so choosing that index again brings it back. A box
+    set together with the index (a run opened on the index it was made on) is left as it was set. Call before the
+    box is drawn."""
+    drawn = st.session_state.get(f"{box}_drawn")  # (index, question) when the box was last drawn
+    here = str(index)
+    if drawn is None or drawn[0] == here:
+        return
+    kept: dict[str, str] = st.session_state.setdefault(f"{box}_by_index", {})
+    kept[drawn[0]] = drawn[1]
+    if st.session_state.get(box, "") == drawn[1]:  # not set anew with the index
+        st.session_state[box] = kept.get(here, "")
+
+
+def put_question(box: str, question: str) -> None:
+    """Set a question box for the index chosen with it (a run opened on its own index): follow_index leaves it."""
+    st.session_state[box] = question
+    st.session_state.pop(f"{box}_drawn", None)
+
+
+def box_drawn(box: str, index: Path) -> None:
+    """Remember which index the question box was drawn with, and what it held (follow_index reads it)."""
+    st.session_state[f"{box}_drawn"] = (str(index), st.session_state.get(box, ""))
 
 
 # -- a person's gold marks on a run, kept per run (studio.diagnosis_marks draws the panel) ----------------------------

@@ -135,10 +135,13 @@ def show_answer_origins(trace: Any) -> None:
         slot.empty()
 
 
-def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
-                     k_label: str = "k (passages per retrieval)") -> Settings:
-    """Method, LLM and knobs from the sidebar, as Settings (paper defaults, App. B). `k_label` names what the k
-    slider sets on this page (Compare has a k of its own for the single-step methods)."""
+K_LABEL = "k of GeAR and IRCoT (passages per retrieval)"
+
+
+def sidebar_settings(show_method: bool = True, show_knobs: bool = True) -> Settings:
+    """Method, LLM and knobs from the sidebar, as Settings (paper defaults, App. B). The k slider is agent_k, the
+    passages a multi-step method retrieves at each step: a single-step method retrieves gear.methods.DEPTH on every
+    page."""
     sb = st.sidebar
     base = Settings()
     changes: dict[str, Any] = {}
@@ -179,7 +182,10 @@ def sidebar_settings(show_method: bool = True, show_knobs: bool = True,
     for key, value in (("k", base.agent_k), ("beam_width", base.beam_width), ("beam_length", base.beam_length),
                        ("gamma", 0.0), ("neighbours", base.max_neighbours), ("max_iterations", base.max_iterations)):
         start(key, value)
-    changes["agent_k"] = sb.slider(k_label, 1, 30, key="k", persist_state="session")
+    changes["agent_k"] = sb.slider(K_LABEL, 1, 30, key="k", persist_state="session",
+                                   help=f"SyncGE, NaiveGE, PPR and the base retrievers retrieve {methods.DEPTH} "
+                                        "passages on every page (the largest recall cut-off shown), so a question's "
+                                        "R@5 is the same number everywhere.")
     changes["beam_width"] = sb.slider("beam width b", 1, 20, key="beam_width", persist_state="session")
     changes["beam_length"] = sb.slider("beam length l", 1, 4, key="beam_length", persist_state="session")
     gamma_default = 2.0 * changes["beam_width"]

@@ -18,6 +18,7 @@ from gear.files import atomic_write_json
 from gear.saved import SavedFileError
 from studio import demo
 from studio.open_run import summarise, summary
+from studio.report_names import NO_ANSWER
 from studio.run_gold import RUN, gold_of, saved_questions
 from studio.safe import esc_md, one_line
 from studio.saves import read_tags, save_name, tags_path
@@ -61,7 +62,7 @@ SESSION = "this session"  # the `where` of a run kept in the session's history (
 def trace_table(files: list[tuple[str, Path]], runs: list[HistoryRun] | None = None) -> pd.DataFrame:
     """One row per run of this session (newest first) and per trace file that opens, with its tags; a file that does
     not open (a link out of the data folder, a field of the wrong type, broken JSON) spoils only itself: it is named
-    with its reason under the table. Key columns first: question, recall, answer, EM, tags."""
+    with its reason under the table. Key columns first: question, recall, answer, EM, tokens, tags."""
     rows: list[dict] = []
     broken: list[tuple[Path, str]] = []
     saved = saved_questions()
@@ -79,7 +80,7 @@ def trace_table(files: list[tuple[str, Path]], runs: list[HistoryRun] | None = N
                      "path": str(p)})
     if broken:
         unopened(broken)
-    columns = ["question", "R@5", "R@10", "answer", "EM", "tags", "where", "method", "iterations", "tokens", "file",
+    columns = ["question", "R@5", "R@10", "answer", "EM", "tokens", "tags", "where", "method", "iterations", "file",
                "path"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -116,17 +117,26 @@ def filtered(df: pd.DataFrame) -> pd.DataFrame:
     return view[keep]
 
 
+def em_cell(value: float | None) -> str:
+    """EM as the table shows it: "1", "0", or "—" for a run that gave no answer (never "None")."""
+    return NO_ANSWER if value is None or pd.isna(value) else f"{value:.0f}"
+
+
 def show_table(view: pd.DataFrame, total: int) -> None:
     st.caption(f"{len(view)} of {total} traces — this session's runs first (kept while the session lasts, the last "
                f"{HISTORY_LIMIT}), then saved, bundled and evaluation traces")
-    st.dataframe(view.drop(columns=["path"]), hide_index=True, width="stretch",
+    shown = view.drop(columns=["path"]).assign(EM=view["EM"].map(em_cell))
+    st.dataframe(shown, hide_index=True, width="stretch",
                  height=min(420, 38 + 35 * max(1, len(view))),
                  # pixel widths: the key columns, and which method and where, fit a 1280 px window
                  column_config={"question": st.column_config.TextColumn("question", width=220),
                                 "R@5": st.column_config.NumberColumn("R@5 %", width=58),
                                 "R@10": st.column_config.NumberColumn("R@10 %", width=62),
                                 "answer": st.column_config.TextColumn("answer", width=140),
-                                "EM": st.column_config.NumberColumn("EM", width=40),
+                                "EM": st.column_config.TextColumn("EM", width=40),
+                                "tokens": st.column_config.NumberColumn(
+                                    "tokens", width=64, help="what the run's LLM answers cost when the model wrote "
+                                    "them (recorded answers as they cost when recorded)"),
                                 "tags": st.column_config.TextColumn("tags", width=100),
                                 "where": st.column_config.TextColumn("where", width=100),
                                 "method": st.column_config.TextColumn("method", width=110)})

@@ -135,7 +135,7 @@ def show_formats(formats: Sequence[Format], heading: bool = True) -> None:
 
 
 def title_rule() -> str:
-    """How a text file's passages are titled, in the words the Index page and the README use (gear.data.corpus)."""
+    """How a text file's passages are titled, in the words the Index page and docs/usage.md use (gear.data.corpus)."""
     return (f"A .txt/.md file's title is its file name as words: underscores read as spaces, the suffix dropped "
             f"(“The_Red_House.txt” → “{title_of_file('The_Red_House.txt')}”); the file's own name is kept in the "
             "index's manifest.")

@@ -157,7 +157,7 @@ class Engine:
         self,
         question: str,
         *,
-        k: int = 10,
+        k: int = methods.DEPTH,
         settings: Settings | None = None,
         gold: Collection[int] = (),
         question_id: str = "",
@@ -166,7 +166,8 @@ class Engine:
         llm: LLM | None = None,
     ) -> Run:
         """Run the method `settings.method` names (gear.methods) on one question: single-step methods take `k`
-        passages from the base retriever, multi-step ones agent_k per retrieval. `llm` replaces the configured LLM
+        passages from the base retriever (by default gear.methods.DEPTH, as every page and command runs them),
+        multi-step ones agent_k per retrieval. `llm` replaces the configured LLM
         for this run only (gear.llm.fresh_llm: the model asked afresh; gear.llm.recorded_llm: the recordings alone)."""
         s = settings or self.settings
         method = methods.get(s.method)

@@ -62,7 +62,7 @@ def first_request(engine: Engine, question: str, settings: Settings, k: int | No
     if not methods.get(settings.method).uses_llm(settings):
         return None
     try:
-        engine.retrieve(question, k=settings.agent_k if k is None else k, settings=settings, trace=Trace(),
+        engine.retrieve(question, k=methods.DEPTH if k is None else k, settings=settings, trace=Trace(),
                         llm=_StopAtFirstRequest(engine.llm(settings).model))
     except _FirstRequest as stop:
         return stop.request

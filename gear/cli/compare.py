@@ -100,7 +100,9 @@ def print_pairing(p: Pairing, paths: tuple[Path, Path], only: str | None = None,
         out.print(esc_term(f"differs: {line}"), highlight=False)
     rows = p.questions if only is None else [q for q in p.questions if only in q.kind(by)]
     table = Table(title=f"question by question at k = {p.k}" + (f" — {only} ({by})" if only else ""),
-                  caption="gold passages: where each ended in A → in B (+ gained by B, − lost by B)",
+                  caption="gold passages: where each ended in A → in B (+ gained by B, − lost by B); tokens and "
+                          "seconds: what the answers cost the model when it wrote them, (recorded N): the model's "
+                          "seconds then, for a run replayed from its recordings",
                   caption_justify="left")
     for name, ratio in (("question", 2), (f"R@{p.k}", 1), ("EM", 1), ("gold passages: A → B", 5),
                         ("answers: A | B", 3), ("tokens", 2), ("seconds", 2)):
@@ -109,7 +111,7 @@ def print_pairing(p: Pairing, paths: tuple[Path, Path], only: str | None = None,
         table.add_row(esc_term(q.id) + f"\n{esc_term(q.hop)}", f"{q.found_a}/{q.n_gold} → {q.found_b}/{q.n_gold}",
                       f"{_em(q.em_a)} → {_em(q.em_b)}", esc_term(_passages(q)),
                       esc_term(f"{_short(q.answer_a)} | {_short(q.answer_b)}"), f"{q.tokens_a} → {q.tokens_b}",
-                      f"{q.seconds_a:.1f} → {q.seconds_b:.1f}")
+                      f"{q.time_words('a')} → {q.time_words('b')}")
     out.print(table)
     counts = p.counts(by)
     out.print(f"by {by}: {FIXES} {counts[FIXES]}, {BREAKS} {counts[BREAKS]}, {BOTH_MISS} {counts[BOTH_MISS]} "

@@ -120,7 +120,7 @@ def own_qa_file(index_dir: Path) -> Path:
 
 def _print_report(data: dict[str, Any], ks: list[int]) -> None:
     from gear.eval.protocol import per_cutoff, source_note, traced_k  # imported when used, as evaluate is
-    from gear.eval.report import gold_note
+    from gear.eval.report import cost_words, gold_note
 
     name = data["retriever"] + ("" if data["method"] == "none" else f" + {data['method']}")
     separate = per_cutoff(data)
@@ -143,6 +143,8 @@ def _print_report(data: dict[str, Any], ks: list[int]) -> None:
         t = data["tokens_per_question_detail"]
         out.print(f"tokens/question: {data['tokens_per_question']:.0f} ({t['prompt']:.0f} prompt + "
                   f"{t['completion']:.0f} completion)")
+    if cost := cost_words(data):
+        out.print(f"cost/question: {cost}", highlight=False)
     if "iterations_mean" in data:
         sec = data["seconds_per_question"]
         out.print(f"iterations/question {data['iterations_mean']:.2f}, LLM calls/question "

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
+from gear import methods
 from gear.cli.app import (
     LLMCacheOpt,
     LLMOpt,
@@ -36,7 +37,7 @@ def retrieve(
     question: Annotated[str, typer.Argument(help="the question")],
     retriever: RetrieverOpt = "hybrid",
     method: MethodOpt = "none",
-    k: Annotated[int, typer.Option("-k", help="passages to retrieve (base k in single-step runs)")] = 15,
+    k: Annotated[int, typer.Option("-k", help="passages to retrieve (base k in single-step runs)")] = methods.DEPTH,
     no_diversity: NoDiversityOpt = False,
     score_mode: Annotated[str, typer.Option("--score-mode", help="exact (paper) or fast")] = "exact",
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
@@ -75,7 +76,9 @@ def ask(
     prompts: PromptsOpt = None,
     max_iterations: MaxIterationsOpt = None,
     trace_out: Annotated[Path | None, typer.Option("--trace", help="save the run's trace as JSON")] = None,
-    k: Annotated[int, typer.Option("-k", help="passages to show")] = 10,
+    k: Annotated[int, typer.Option("-k", help=f"passages a single-step method (SyncGE) retrieves: {methods.DEPTH} "
+                                              "by default, as on the app's pages, so a question's R@k is the "
+                                              "same there")] = methods.DEPTH,
     quiet_llm: Annotated[bool, typer.Option("--no-stream", help="do not show the model's text as it writes")]
     = False,
     gold: Annotated[str | None, typer.Option("--gold", "-g", help="ids of the passages that answer it, ID[,ID]: the "
@@ -114,6 +117,9 @@ def ask(
         trace = Trace()
         trace.subscribe(narrator(stream=not quiet_llm))
         run = engine.retrieve(question, k=k, trace=trace, gold=gold_ids, answers=answer or [], llm=fresh)
+        cost = run.trace.cost()
+        if cost.requests:  # what its answers cost the model, "when recorded" for a replay (gear.trace.cost)
+            out.print(f"LLM cost: {cost.words()}", highlight=False)
         if recorded is not None:
             from gear.trace.difference import difference
 

@@ -5,7 +5,8 @@ schema (paragraphs with is_supporting), the HippoRAG schema, and the raw HotpotQ
 titles); HippoRAG OpenIE output (docs[].extracted_triples); plain .txt/.md files or a folder of them (title = the file
 name as words, `title_of_file`; chunked into passages by gear.data.chunking). Gold passages are matched by (title,
 text) when the QA file gives the text (surrounding whitespace aside), else by title alone — which finds a passage
-only when exactly one passage has that title (a .txt file cut into chunks shares its title): README, "Gold passages".
+only when exactly one passage has that title (a .txt file cut into chunks shares its title): docs/usage.md, "Gold
+passages".
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class Document:
 def title_of_file(name: str) -> str:
     """A text file's title: its name without the suffix, as words — underscores read as spaces, as in Wikipedia's
     addresses ("The_Red_House.txt" → "The Red House"); hyphens and capitals are kept. One rule for every file, said
-    in the app and the README; the file's own name stays in the index's manifest."""
+    in the app and docs/usage.md; the file's own name stays in the index's manifest."""
     stem = Path(name).stem
     return " ".join(stem.replace("_", " ").split()) or stem
 

@@ -111,6 +111,12 @@ class QuestionPair:
     tokens_b: int = 0
     seconds_a: float = 0.0
     seconds_b: float = 0.0
+    # the model's seconds for the question's answers when it wrote them, and whether they were replayed from
+    # recordings rather than asked in that run (gear.trace.cost); None in reports made before reports kept them
+    model_seconds_a: float | None = None
+    model_seconds_b: float | None = None
+    recorded_a: bool = False
+    recorded_b: bool = False
     iterations_a: int = 1
     iterations_b: int = 1
     category_a: str | None = None
@@ -127,6 +133,13 @@ class QuestionPair:
     @property
     def found_b(self) -> int:
         return round(self.recall_b * self.n_gold)
+
+    def time_words(self, side: str) -> str:
+        """Side "a" or "b"'s seconds for this question: its own run's, and when its answers were replayed from
+        recordings, what the model took for them when it wrote them: "0.1 (recorded 199)"."""
+        own, model, recorded = ((self.seconds_a, self.model_seconds_a, self.recorded_a) if side == "a" else
+                                (self.seconds_b, self.model_seconds_b, self.recorded_b))
+        return f"{own:.1f}" + (f" (recorded {model:.0f})" if recorded and model is not None else "")
 
     @property
     def gained(self) -> list[str]:
@@ -404,6 +417,9 @@ def _question(ra: Mapping[str, Any], rb: Mapping[str, Any], da: Diagnosis | None
     q.tokens_a = int(ra.get("prompt_tokens", 0)) + int(ra.get("completion_tokens", 0))
     q.tokens_b = int(rb.get("prompt_tokens", 0)) + int(rb.get("completion_tokens", 0))
     q.seconds_a, q.seconds_b = float(ra.get("seconds") or 0.0), float(rb.get("seconds") or 0.0)
+    q.model_seconds_a, q.model_seconds_b = (None if r.get("model_seconds") is None else float(r["model_seconds"])
+                                            for r in (ra, rb))
+    q.recorded_a, q.recorded_b = bool(ra.get("recorded_calls")), bool(rb.get("recorded_calls"))
     q.iterations_a, q.iterations_b = int(ra.get("iterations") or 1), int(rb.get("iterations") or 1)
     q.trace_a, q.trace_b = ra.get("trace_file"), rb.get("trace_file")
     q.category_a = da.category if da is not None else None

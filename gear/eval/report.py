@@ -27,6 +27,7 @@ from gear.files import atomic_write_json
 from gear.measures import recall_at
 from gear.store.base import SearchBackend
 from gear.trace import Answered, LLMCalled, PassagesAdded, PassagesFused, QueryRewritten, Reasoned, Trace
+from gear.trace.cost import seconds_words
 
 
 # -- what evaluate() needs of the engine it drives (gear.agent's Engine and Run; eval sits below the agent) -----------
@@ -66,6 +67,10 @@ class QuestionResult:
     seconds: float = 0.0  # wall time of the question's run(s)
     llm_calls: int = 0
     memo_calls: int = 0  # calls answered by the memo of identical calls (no model work)
+    # what the run's LLM answers cost the model when it wrote them (gear.trace.cost: the tokens above, these
+    # seconds), and how many of its requests were answered by recordings or an earlier run's memo, not asked now
+    model_seconds: float = 0.0
+    recorded_calls: int = 0
     rejected_verdicts: int = 0  # "answerable" verdicts not grounded in the gist memory (small profile)
     repeated_queries: int = 0  # rewrites that repeat an earlier query
     diagnosis: dict[str, Any] | None = None  # gear.diagnosis: where each gold passage was lost, and why
@@ -136,6 +141,8 @@ class EvalReport:
             data["iterations_mean"] = float(np.mean([q.iterations for q in rows]))
             data["seconds_per_question"] = {"mean": float(np.mean([q.seconds for q in rows])),
                                             "p50": float(np.percentile([q.seconds for q in rows], 50))}
+            data["model_seconds_per_question"] = float(np.mean([q.model_seconds for q in rows]))
+            data["recorded_questions"] = sum(1 for q in rows if q.recorded_calls)
             data["llm_calls_per_question"] = float(np.mean([q.llm_calls for q in rows]))
             data["memo_calls"] = int(sum(q.memo_calls for q in rows))
             data["verdicts_rejected"] = int(sum(q.rejected_verdicts for q in rows))
@@ -221,6 +228,34 @@ def gold_note(report: dict[str, Any], name: Callable[[str], str] = str) -> str:
     return "; ".join(parts) + "." if parts else ""
 
 
+def cost_cells(report: dict[str, Any]) -> tuple[str, str] | None:
+    """What a report's LLM runs cost a question, in the words `gear eval` and the Evaluate page both use: the tokens,
+    and the model's seconds its answers took when they were written — marked "recorded" when they were replayed
+    (gear.trace.cost), beside the run's own seconds: ("6,575", "199 s recorded · replay 0.05 s"). None for a report
+    whose runs asked no LLM."""
+    if "seconds_per_question" not in report:
+        return None
+    tokens = report.get("tokens_per_question") or 0
+    tokens = tokens.get("total", 0) if isinstance(tokens, dict) else tokens  # a dict in reports before a5860c8
+    wall = float(report["seconds_per_question"].get("mean", 0.0))
+    model = report.get("model_seconds_per_question")
+    if model is None:  # a report made before reports kept the model's seconds: its own time alone
+        return f"{tokens:,.0f}", seconds_words(wall)
+    recorded, n = int(report.get("recorded_questions") or 0), int(report.get("n_questions") or 0)
+    paid = seconds_words(float(model))
+    if recorded and recorded >= n:
+        return f"{tokens:,.0f}", f"{paid} recorded · replay {seconds_words(wall)}"
+    if recorded:
+        return f"{tokens:,.0f}", f"{paid} ({recorded}/{n} recorded) · run {seconds_words(wall)}"
+    return f"{tokens:,.0f}", paid
+
+
+def cost_words(report: dict[str, Any]) -> str:
+    """cost_cells as one line: "6,575 tokens, 199 s recorded · replay 0.05 s" ("" without LLM runs)."""
+    cells = cost_cells(report)
+    return "" if cells is None else f"{cells[0]} tokens, {cells[1]}"
+
+
 QuestionProgress = Callable[[int, int, str], None]  # (done, total, question id)
 
 
@@ -261,10 +296,14 @@ def evaluate(engine: EvaluatedEngine, questions: Sequence[Question], settings: S
             else:
                 recall = {str(kk): recall_at(run.ids, gold, kk) for kk in ks}
         last = runs[-1]  # the largest cut-off's run: the answer, the diagnosis and the saved trace read it
-        prompt, completion = (sum(x) for x in zip(*(r.trace.tokens() for r in runs), strict=True))
+        # the question's cost: each request once over all its runs (the paper's protocol runs a single-step method
+        # once per cut-off, and the runs often share a QA prompt the model answered once)
+        cost = Trace([c for r in runs for c in r.trace.of(LLMCalled)]).cost()
         answered = last.trace.first(Answered)
-        result = QuestionResult(q.id, q.question, q.hop_type, len(gold), recall, prompt_tokens=prompt,
-                                completion_tokens=completion, iterations=max(1, len(last.trace.iterations())))
+        result = QuestionResult(q.id, q.question, q.hop_type, len(gold), recall, prompt_tokens=cost.prompt_tokens,
+                                completion_tokens=cost.completion_tokens,
+                                iterations=max(1, len(last.trace.iterations())),
+                                model_seconds=round(cost.model_seconds, 3), recorded_calls=cost.recorded)
         if answered is not None:
             result.answer, result.em, result.f1 = answered.answer, answered.em, answered.f1
         calls = [c for r in runs for c in r.trace.of(LLMCalled)]

@@ -88,6 +88,8 @@ class Report(TypedDict):
     tokens_per_question_detail: NotRequired[Figures]
     iterations_mean: NotRequired[Seconds]
     seconds_per_question: NotRequired[Annotated[dict[Word, Seconds], Field(max_length=MAX_ITEMS)]]
+    model_seconds_per_question: NotRequired[Seconds]
+    recorded_questions: NotRequired[Count]
     llm_calls_per_question: NotRequired[Seconds]
     memo_calls: NotRequired[Count]
     verdicts_rejected: NotRequired[Count]
@@ -110,9 +112,11 @@ def _question() -> TypeAdapter[dict[str, Any]]:
     return typed(QuestionResult, objects=False,
                  ints={"n_gold": count(10**6), "iterations": count(10_000), "prompt_tokens": count(10**12),
                        "completion_tokens": count(10**12), "llm_calls": count(10**9), "memo_calls": count(10**9),
-                       "rejected_verdicts": count(10**9), "repeated_queries": count(10**9)},
+                       "recorded_calls": count(10**9), "rejected_verdicts": count(10**9),
+                       "repeated_queries": count(10**9)},
                  floats={"recall": Field(ge=0.0, le=1.0), "recall_per_iteration": Field(ge=0.0, le=1.0),
-                         "em": Field(ge=0.0, le=1.0), "f1": Field(ge=0.0, le=1.0), "seconds": Field(ge=0.0)},
+                         "em": Field(ge=0.0, le=1.0), "f1": Field(ge=0.0, le=1.0), "seconds": Field(ge=0.0),
+                         "model_seconds": Field(ge=0.0)},
                  texts={"id": Field(max_length=MAX_NAME), "hop": Field(max_length=MAX_WORD),
                         "trace_file": Field(max_length=MAX_PATH)},
                  keys={"recall": Cutoff, "recall_per_iteration": Cutoff})

@@ -12,7 +12,7 @@ from gear.data.corpus import Document
 from gear.data.reading import InputError
 from gear.extract import outputs
 from gear.extract.outputs import OutputName
-from gear.extract.progress import EMBEDDED_CPU_SECONDS_PER_PASSAGE, Pace, Progress
+from gear.extract.progress import Pace, Progress
 from gear.extract.runner import (
     ExtractionConfig,
     ExtractionProgress,
@@ -74,15 +74,6 @@ def local_profile(settings: Any) -> ServerProfile:
                           flash_attn=settings.llm_flash_attn)
 
 
-def known_seconds_per_passage(settings: Any) -> float | None:
-    """The seconds a passage the extracting model is known to take, for the estimate before a run has measured its
-    own pace: the embedded model on a CPU build (gear.extract.progress.EMBEDDED_CPU_SECONDS_PER_PASSAGE); None for an
-    endpoint or a GPU build, whose pace nothing here has measured, and for recorded answers only."""
-    if settings.live_llm != "local" or local_profile(settings).build != "cpu":
-        return None
-    return EMBEDDED_CPU_SECONDS_PER_PASSAGE
-
-
 def config_for(settings: Any, options: ExtractOptions) -> ExtractionConfig:
     """Extraction as configured: one request per slot of the embedded server at once (as many as it answers
     together), 4 at a remote endpoint, unless --concurrency says otherwise."""
@@ -137,8 +128,8 @@ class PartsLine:
         yield Text("\n".join(lines), overflow="fold")
 
 
-def run_extraction(docs: list[Document], llm: LLM, work_dir: Path, config: ExtractionConfig, console: Any = None,
-                   assumed: float | None = None) -> ExtractionResult:
+def run_extraction(docs: list[Document], llm: LLM, work_dir: Path, config: ExtractionConfig,
+                   console: Any = None) -> ExtractionResult:
     """Extract with a rich progress bar when `console` is given: passages done / total, passages per minute and the
     time left (this run's recent passages: gear.extract.progress), the triples so far and the tokens."""
     passages = [(d.title, d.text) for d in docs]
@@ -150,7 +141,7 @@ def run_extraction(docs: list[Document], llm: LLM, work_dir: Path, config: Extra
     # the line takes what the bar leaves, wrapped between its parts in a narrow terminal (cut to fit, it lost the bar
     # and the time)
     line = rp.RenderableColumn(PartsLine(""), table_column=Column(ratio=1))
-    pace = Pace(assumed=assumed)
+    pace = Pace()
     tokens = [""]  # the last result's tokens and failures, shown after the line
     outer = current_listener()
     try:
@@ -214,7 +205,7 @@ def extract_for_index(docs: list[Document], settings: Any, out_dir: Path, consol
         result = extract_passages([(d.title, d.text) for d in docs], llm, work_dir, config, progress=progress,
                                   on_text=on_text)
     else:
-        result = run_extraction(docs, llm, work_dir, config, console, known_seconds_per_passage(settings))
+        result = run_extraction(docs, llm, work_dir, config, console)
     info = result.info(llm.model, config)
     info["llm"] = settings.live_llm if settings.llm == "auto" else settings.llm  # who answered what was new
     info["work_dir"] = str(work_dir)

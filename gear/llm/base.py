@@ -18,8 +18,9 @@ Source = Literal["model", "record", "memo"]
 
 @dataclass(frozen=True, slots=True)
 class LLMResult:
-    """One completion with its cost. `source` says who answered: the model now, a recorded answer (original tokens
-    and seconds kept), or this process's memo of an identical earlier call (no model work at all)."""
+    """One completion with its cost. `source` says who answered: the model now, a recorded answer, or this process's
+    memo of an identical earlier call (no model work now); the tokens and seconds are always what the answer cost
+    when the model wrote it."""
 
     text: str
     prompt_tokens: int

@@ -3,7 +3,8 @@
 Every call GeAR makes is at temperature 0 with a fixed seed, so the same request always gets the same answer. When
 an agent iteration repeats an earlier one (same query, same memory) its prompts are identical, and a small local
 model would spend minutes recomputing them. The memo serves such calls in microseconds, marks them (source "memo")
-so the trace shows they cost nothing, and keeps results exactly as they were.
+so the trace shows the model was not asked, and keeps results exactly as they were — their tokens and seconds too,
+what the answer cost when the model wrote it (a run's cost counts each request once: gear.trace.cost).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class MemoLLM:
         if hit is not None:
             if on_text is not None:
                 on_text(hit.text)
-            return replace(hit, cached=True, source="memo", seconds=0.0)
+            return replace(hit, cached=True, source="memo")
         streaming = {"on_text": on_text} if on_text is not None else {}  # older LLMs may not stream
         result = self.inner.complete(messages, json_schema=json_schema, max_tokens=max_tokens, **streaming)
         with self._lock:

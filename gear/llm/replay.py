@@ -126,7 +126,7 @@ class CachedLLM:
                  on_text: TextListener | None = None) -> LLMResult:
         path = self.path_for(messages, json_schema, max_tokens)
         if self.mode == "fresh" and path in self._given:
-            given = replace(self._given[path], cached=True, source="memo", seconds=0.0)
+            given = replace(self._given[path], cached=True, source="memo")
             if on_text is not None:
                 on_text(given.text)
             return given

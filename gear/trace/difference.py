@@ -2,7 +2,7 @@
 
 A question asked in the app and in `gear ask` on the same index with the same settings must give the same run — the
 recordings make it so. A run asked afresh of the model may not: llama.cpp writes other text at temperature 0 when
-part of a prompt comes from its cache (README, "Which LLM answers"). So a fresh run is compared with the recorded
+part of a prompt comes from its cache (docs/reproducibility.md). So a fresh run is compared with the recorded
 one and the difference is said where it starts: the first LLM call whose text differs (same prompt, other text: the
 model; other prompt: an earlier difference), the answer, and the first rank where the final rankings part.
 

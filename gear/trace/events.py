@@ -15,6 +15,7 @@ from typing import Any, ClassVar, TypeVar
 
 from gear.files import atomic_write_text
 from gear.trace import schema
+from gear.trace.cost import RunCost
 from gear.trace.schema import FORMAT, FORMAT_VERSION, TraceError
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "ProximalTriples",
     "QueryRewritten",
     "Reasoned",
+    "RunCost",
     "RunFinished",
     "RunStarted",
     "StageTimed",
@@ -385,6 +387,10 @@ class Answered(Event):
 
 @dataclass(frozen=True)
 class LLMCalled(Event):
+    """One LLM call of a run. Its tokens and seconds are what the answer cost when the model wrote it, whoever gives
+    it now (`source`): the model, a recording, or the memo (in traces made before the memo kept them, its seconds
+    are 0)."""
+
     kind: ClassVar[str] = "llm_called"
     step: str
     model: str
@@ -512,11 +518,36 @@ class Trace:
             counts[source] = counts.get(source, 0) + 1
         return counts
 
+    def paid_calls(self) -> list[LLMCalled]:
+        """The run's LLM answers, each request once: a request repeated within the run (the memo answers it) was paid
+        for the first time only, while an answer recorded, or given by the memo to an earlier run, stands for the
+        model's work then."""
+        paid: list[LLMCalled] = []
+        seen: set[str] = set()
+        for call in self.of(LLMCalled):
+            if call.request:
+                if call.request in seen:
+                    continue
+                seen.add(call.request)
+            elif call.source == "memo":  # a trace from before calls named their request: the memo's were repeats
+                continue
+            paid.append(call)
+        return paid
+
+    def cost(self) -> RunCost:
+        """What the run's LLM answers cost the model when it wrote them (gear.trace.cost), each request once; the
+        run's own time beside it."""
+        paid = self.paid_calls()
+        recorded = sum(1 for c in paid if (c.source or ("record" if c.cached else "model")) != "model")
+        finish = self.first(RunFinished)
+        return RunCost(sum(c.prompt_tokens for c in paid), sum(c.completion_tokens for c in paid),
+                       sum(c.seconds for c in paid), len(paid), recorded,
+                       finish.total_ms / 1000 if finish is not None else None)
+
     def tokens(self, iteration: int | None = None, step: str | None = None) -> tuple[int, int]:
-        """(prompt, completion) tokens of the run's LLM calls (of one iteration, of one step, when given); calls
-        answered by the memo cost nothing and are not counted (recorded answers count: they stand for the model's work
-        when they were recorded)."""
-        calls = [c for c in self.of(LLMCalled, iteration) if c.source != "memo" and step in (None, c.step)]
+        """(prompt, completion) tokens the run's LLM answers cost when the model wrote them, each request once (as
+        Trace.cost counts them), of one iteration or one step when given."""
+        calls = [c for c in self.paid_calls() if iteration in (None, c.iteration) and step in (None, c.step)]
         return sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls)
 
     # -- JSON ---------------------------------------------------------------------------------------------------------

@@ -65,7 +65,8 @@ def narrate(event: t.Event) -> list[str]:
             note += " [yellow](repeats an earlier query)[/yellow]" if event.repeated else ""
             return [f"  next query q({n + 1}): {escape(event.query)}{note}"]
         case t.LLMCalled():
-            origin = {"memo": "memo: identical call earlier", "record": "recorded answer"}.get(event.source, "model")
+            origin = {"memo": "memo: identical call earlier, no model work now",
+                      "record": "recorded answer, as it cost when recorded"}.get(event.source, "model")
             return [f"    [dim]LLM {escape(event.step)}: {event.prompt_tokens:,} + {event.completion_tokens:,} tokens, "
                     f"{event.seconds:.1f} s ({origin})[/dim]"]
         case t.PassagesLinked():

@@ -146,14 +146,23 @@ _LAYOUT = {"template": "plotly_white", "font": {"size": 15, "family": FONT}, "ma
 
 
 def tokens_figure(trace: Trace) -> go.Figure:
-    """Prompt and completion tokens per iteration and LLM step (the paper's efficiency claim, per run)."""
+    """Prompt and completion tokens per iteration and LLM step (the paper's efficiency claim, per run), as the run's
+    cost counts them (Trace.cost): a request the run repeated was paid for once, so its repeats stand at 0 and the bars
+    add up to the cost shown beside them."""
     calls = trace.of(LLMCalled)
+    paid = {id(c) for c in trace.paid_calls()}
     names = [f"it{c.iteration} {c.step}" for c in calls]
-    fig = go.Figure([go.Bar(name="prompt tokens", x=names, y=[c.prompt_tokens for c in calls],
-                            marker_color="#4dabf7"),
-                     go.Bar(name="completion tokens", x=names, y=[c.completion_tokens for c in calls],
+    hover = ["" if id(c) in paid else "a repeat of an earlier request: paid for once" for c in calls]
+    fig = go.Figure([go.Bar(name="prompt tokens", x=names, y=[c.prompt_tokens if id(c) in paid else 0 for c in calls],
+                            hovertext=hover, marker_color="#4dabf7"),
+                     go.Bar(name="completion tokens", x=names,
+                            y=[c.completion_tokens if id(c) in paid else 0 for c in calls], hovertext=hover,
                             marker_color="#f76707")])
-    fig.update_layout(barmode="stack", title="LLM tokens per step", yaxis_title="tokens", **STEP_LAYOUT)
+    title = "LLM tokens per step"
+    if len(paid) < len(calls):
+        repeats = len(calls) - len(paid)
+        title += f"<br><sup>{trace.cost().tokens:,d} in all: {repeats:d} repeated requests paid once</sup>"
+    fig.update_layout(barmode="stack", title=title, yaxis_title="tokens", **STEP_LAYOUT)
     fig.update_xaxes(automargin=True, tickangle=-45)  # a run of 4 iterations has 17 steps: slanted, and room made
     return fig
 

@@ -83,6 +83,8 @@ def test_mark_diagnose_and_save_a_test_question(free_server, browser_page) -> No
     page.get_by_role("button", name="Save as a test question").click()
     expect(page.get_by_text(re.compile(r"Saved as a test question in tiny's own QA set \(1 question"))).to_be_visible(
         timeout=60_000)
+    # the example list above the run counts it at once (the gold panel is a fragment: the page is drawn again)
+    expect(page.get_by_label(re.compile(r"^Example questions \(1 of yours"))).to_be_attached(timeout=60_000)
     saved = json.loads((data / "indexes" / "tiny" / "own_qa.json").read_text(encoding="utf-8"))
     assert [r["question"] for r in saved] == [QUESTION] and saved[0]["answer"] == "Mediterranean Sea"
     assert [p["title"] for p in saved[0]["paragraphs"]] == ["Mount Etna", "Sicily"]

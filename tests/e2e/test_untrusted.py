@@ -167,7 +167,8 @@ def open_every_expander(page) -> None:
     A page still drawing (its rerun had not begun when open_page's wait returned) may draw an expander after the
     last one was opened, or draw again one that was opened: so open, settle, and look again, a few rounds.
     """
-    closed = page.locator("[data-testid='stExpander'] details:not([open]) > summary")
+    # an expander inside a tab not shown cannot be clicked: the caller opens each tab in turn
+    closed = page.locator("[data-testid='stExpander'] details:not([open]) > summary").filter(visible=True)
     for _ in range(5):
         page.wait_for_timeout(500)  # a rerun a click or a page switch starts may not have begun: settled() would pass
         settled(page)
@@ -218,6 +219,10 @@ def test_payloads_show_as_text_on_every_page(payload_server: str, payload_data: 
     for label in ("Traces", "Evaluate"):
         open_page(page, label)
         open_every_expander(page)
+        tabs = page.get_by_role("tab")
+        for index in range(1, tabs.count()):  # the first tab is open already
+            tabs.nth(index).click()
+            open_every_expander(page)
         assert page.locator("[data-testid='stException']").count() == 0
         assert_inert(page, label)
         page.screenshot(path=str(SHOTS / f"untrusted_{label.lower()}.png"), full_page=True)

@@ -217,8 +217,8 @@ def ties_as_recorded() -> bool:
     """Whether this CPU's NumPy orders tied BM25 scores as the CPU the bundled runs were recorded on did. bm25s leaves
     equal scores in the order NumPy's sort gives them, and NumPy sorts with other SIMD code on other CPUs (AVX-512 or
     not): on an AVX2-only AMD EPYC, 5 of the 20 recorded GeAR runs of dev50's subset read their passages in another
-    order, so their prompts are not the recorded ones and cannot replay there (README, "What is and is not
-    reproducible"). The tie stands for the CPU's arithmetic as a whole: the same CPU rounds dense scores otherwise too
+    order, so their prompts are not the recorded ones and cannot replay there (docs/reproducibility.md, "CPU
+    ties"). The tie stands for the CPU's arithmetic as a whole: the same CPU rounds dense scores otherwise too
     (HotpotQA 5ae81fdd5542997ec2727721 under dense + SyncGE at k = 10 sends a read prompt there that
     is not the recorded one, no BM25 involved)."""
     from gear.store.base import passage_text

@@ -3,7 +3,7 @@ IRCoT's dev50_*_ircot_*.json) is run
 again on the same questions with the LLM answers it recorded (assets/llm_cache, replay only: a prompt that differs
 from the recorded one fails loudly), and must give the same recall, answers, iterations and rejected verdicts; PPR with
 its recognition filter (dev50_*_ppr_filter.json) the same recall and tokens; hybrid + SyncGE (dev50_*_sync.json, the
-README's three-dataset table) the same recall, answers, EM/F1 and tokens."""
+three-dataset table of docs/results.md) the same recall, answers, EM/F1 and tokens."""
 
 from __future__ import annotations
 

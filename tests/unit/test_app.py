@@ -341,12 +341,15 @@ def test_compare_runs_gear_naivege_ppr_and_ircot(studio: dict) -> None:
         answered = results[label].first(Answered)
         assert cost.loc[label, "answer"] == (answered.answer if answered else "—")
     assert list(cost.columns[:5]) == ["answer", "EM", "R@5", "R@10", "R@15"]
-    assert cost.loc["GeAR (hybrid)", "EM"] == 1 and cost.loc["Hybrid + NaiveGE", "answer"] == "—"
+    assert cost.loc["GeAR (hybrid)", "EM"] == "1" and cost.loc["Hybrid + NaiveGE", "answer"] == "—"
+    assert cost.loc["Hybrid + NaiveGE", "EM"] == "—"  # never "None"
     assert list(cost.index) == methods
     for label in methods:
         trace = results[label]
         assert cost.loc[label, "LLM calls"] == len(trace.of(LLMCalled))
         assert cost.loc[label, "LLM tokens"] == sum(trace.tokens())
+        assert cost.loc[label, "LLM s"] == round(trace.cost().model_seconds, 1)
+        assert cost.loc[label, "LLM answers"] == (trace.cost().origin() or "—")
         assert cost.loc[label, "time (s)"] == round(trace.first(RunFinished).total_ms / 1000, 2)
     assert cost.loc["PPR (HippoRAG 2)", "LLM calls"] == 0 == cost.loc["Hybrid + NaiveGE", "LLM calls"]
     assert cost.loc["IRCoT (hybrid)", "LLM calls"] > 0 and cost.loc["GeAR (hybrid)", "LLM tokens"] > 0
@@ -381,6 +384,20 @@ def test_evaluate_saves_and_charts_a_report(studio: dict) -> None:
     assert table.value.loc[0, "report"] == title and table.value.loc[0, "file"] == saved[0].name
     assert (table.value.loc[0, "EM"], table.value.loc[0, "F1"]) == ("—", "—")  # a None cell would read "None"
     assert any("EM / F1 “—”: BM25 — retrieval only: no answer to score" in str(c.value) for c in at.caption)
+
+
+def test_the_results_tab_shows_the_evaluation_just_run_not_the_ones_it_showed_before(studio: dict) -> None:
+    at = start(studio)
+    at.switch_page("app_pages/evaluate.py").run()
+    at.multiselect(key="eval_methods").set_value(["BM25"]).run()
+    at.button(key="eval_run").click().run()
+    (first,) = (studio["data"] / "evals").glob("*.json")
+    assert at.multiselect(key="eval_show").value == [first.stem]
+    at.multiselect(key="eval_methods").set_value(["Hybrid"]).run()
+    at.button(key="eval_run").click().run()
+    assert not at.exception and not at.warning, [w.value for w in at.warning]
+    (second,) = set((studio["data"] / "evals").glob("*.json")) - {first}
+    assert at.multiselect(key="eval_show").value == [second.stem]
 
 
 def test_evaluate_offers_the_peers_and_reports_ppr(studio: dict) -> None:

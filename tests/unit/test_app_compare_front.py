@@ -164,3 +164,43 @@ def test_after_another_index_is_chosen_the_question_box_holds_the_pick_shown(stu
     at.session_state["index_selected"] = "tiny"
     at.run()
     assert at.text_input(key="cmp_question").value == QUESTION
+    # a comparison made on tiny is not shown as other's: it is named, and comes back with its index
+    at.multiselect(key="cmp_methods").set_value(["BM25"]).run()
+    at.button(key="cmp_run").click().run()
+    assert any("Answer, recall and cost per method" in str(h.value) for h in at.subheader)
+    at.session_state["index_selected"] = "other"
+    at.run()
+    # both ways: other's box holds the question typed there, and tiny's comparison is named, not drawn
+    assert at.text_input(key="cmp_question").value == "Where does the Seine flow?"
+    assert any("Your last comparison ran on the **tiny** index" in str(i.value) for i in at.info)
+    assert not any("Answer, recall and cost per method" in str(h.value) for h in at.subheader)
+    at.session_state["index_selected"] = "tiny"
+    at.run()
+    assert at.text_input(key="cmp_question").value == QUESTION
+    assert any("Answer, recall and cost per method" in str(h.value) for h in at.subheader)
+
+
+def test_compare_offers_the_indexs_own_questions_with_their_gold(studio: dict) -> None:  # noqa: F811
+    """An own index's questions (saved with their gold passages) are offered as the QA set's are, typed in too, and
+    recall is shown for them; R@k of a question without gold is "—", never "None"."""
+    from gear.data.qa_set import GoldRef, new_question, save_question
+
+    own = "Which island is Mount Etna on?"
+    save_question(studio["index"], new_question(own, [GoldRef("Mount Etna", "Mount Etna is an active volcano on the "
+                                                                            "island of Sicily.")], ["Sicily"]))
+    at = start(studio)
+    at.switch_page("app_pages/compare.py").run()
+    options = compare_options(at)
+    assert options[0].startswith("★ yours") and options[0].endswith(own) and options[1].endswith(QUESTION)
+    assert "1 of yours, 1 from the QA set" in at.selectbox(key="cmp_example").label
+    at.multiselect(key="cmp_methods").set_value(["BM25", "Hybrid"]).run()
+    at.text_input(key="cmp_question").input("which island is mount etna on").run()  # typed, not picked
+    at.button(key="cmp_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = next(df.value for df in at.dataframe if "LLM calls" in df.value.columns).set_index("method")
+    assert table.loc["BM25", "R@5"] == "100"  # its one gold passage, Mount Etna, is in BM25's top 5
+    assert not any("Gold passages unknown" in str(c.value) for c in at.caption)
+    at.text_input(key="cmp_question").input("What grows in gardens?").run()  # no gold: "—"
+    at.button(key="cmp_run").click().run()
+    table = next(df.value for df in at.dataframe if "LLM calls" in df.value.columns).set_index("method")
+    assert set(table["R@5"]) == {"—"} and "None" not in table.to_string()

@@ -293,7 +293,9 @@ def test_traces_page_diagnoses_a_folder_and_keeps_the_verdict_as_tags(studio: di
     assert len(funnel["data"]) == 3  # a funnel per run (GeAR, IRCoT, PPR)
     questions = next(f for f in frames(at) if "proposed" in f.columns)
     assert len(questions) == 3
-    row = list(questions["run"]).index(next(r for r in questions["run"] if r.startswith("ppr")))
+    assert list(questions.columns[:2]) == ["question", "method"]  # the method in view at 1280 px
+    assert any(re.search(r"\d+ found in the final top 5\. ", str(c.value)) for c in at.caption)  # k said
+    row = list(questions["method"]).index(next(r for r in questions["method"] if r.startswith("ppr")))
     at = select_question(at, row)
     choice = next(s for s in at.selectbox if s.label == "Or change it to")
     choice.set_value("none").run()

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gear.trace import Answered, LLMCalled, RunStarted, Trace
+from gear.trace import Answered, RunStarted, Trace
+from gear.trace.cost import seconds_words
 from studio import demo
 from tests.unit.test_app import APP, QUESTION, ask_with, origins_line, shown_text, start, studio  # noqa: F401
 
@@ -72,8 +73,10 @@ def test_the_example_the_model_gets_right_replays_on_its_own(studio: dict) -> No
     assert at.text_input(key="question").value == trace.question
     assert at.session_state["index_selected"] == "musique (demo)"
     # replayed from recorded answers: the note says so, with the model's seconds when they were recorded
-    recorded = sum(c.seconds for c in trace.of(LLMCalled) if c.source == "record")
-    assert any(f"the model took {recorded:.0f} s" in str(c.value) for c in at.caption)
+    cost = trace.cost()
+    assert cost.recorded and cost.model_seconds > 0
+    assert any(f"{seconds_words(cost.model_seconds)} of model time when they were recorded" in str(c.value)
+               for c in at.caption)
     at.button(key="example_walkthrough").click().run()  # and back
     assert at.session_state["index_selected"] == "walkthrough (demo)"
 
@@ -108,11 +111,11 @@ def test_every_finished_run_is_listed_in_traces_key_columns_first(studio: dict) 
     at.switch_page("app_pages/traces.py").run()
     assert not at.exception
     table = at.dataframe[0].value
-    assert list(table.columns[:6]) == ["question", "R@5", "R@10", "answer", "EM", "tags"]
+    assert list(table.columns[:7]) == ["question", "R@5", "R@10", "answer", "EM", "tokens", "tags"]
     mine = table[table["where"] == "this session"]
     assert len(mine) == 3 and set(mine["question"]) == {QUESTION}
     assert list(mine["method"]) == ["bm25/none", "hybrid/naive", "hybrid/gear"]  # newest first
-    assert list(mine["EM"])[-1] == 1.0  # the GeAR run answered
+    assert list(mine["EM"]) == ["—", "—", "1"]  # the GeAR run answered; the others gave no answer ("—", never "None")
     # a run of this session opens in the Ask view as it ran
     session_rows = [o for o in at.selectbox(key="tr_choice").options if o.startswith("this session")]
     at.selectbox(key="tr_choice").set_value(session_rows[-1]).run()  # the oldest: the GeAR run
@@ -141,10 +144,13 @@ def test_labels_say_what_is_true(studio: dict) -> None:  # noqa: F811
     # the LLM picker's choices fit the sidebar (the old ones were cut: "recorded answers, else the live m…")
     assert all(len(label) <= 26 for label in LLM_KINDS.values())
     at.switch_page("app_pages/compare.py").run()
-    k_sliders = [s.label for s in at.slider]  # the page's and the sidebar's
-    assert "k of the single-step methods (and the passages shown)" in k_sliders
-    assert "k of GeAR and IRCoT (passages per retrieval)" in k_sliders
-    assert len([label for label in k_sliders if label.startswith("k")]) == 2
+    sliders = [s.label for s in at.slider]  # the page's and the sidebar's
+    assert "Passages shown of each ranking" in sliders  # the single-step methods retrieve 15 here as on every page
+    assert "k of GeAR and IRCoT (passages per retrieval)" in sliders
+    assert len([label for label in sliders if label.startswith("k")]) == 1
+    assert any("retrieve 15 passages, as on the Ask page" in str(c.value) for c in at.caption)
+    at.slider(key="cmp_k").set_value(20).run()  # deeper than every other page: said
+    assert any("retrieve 20 passages here, deeper than the 15" in str(c.value) for c in at.caption)
     at.switch_page("app_pages/index.py").run()
     uploader = next(u for u in at.get("file_uploader") if "OpenIE" in u.proto.label)
     assert "optional" in uploader.proto.label
@@ -259,3 +265,24 @@ def test_teaching_mode_keeps_the_outcome_for_the_last_step(studio: dict) -> None
     assert outcome not in seen(at) and not at.button(key="teach_step_next").disabled
     at.button(key="teach_outcome").click().run()  # asked for: shown before the end
     assert outcome in seen(at)
+
+
+def test_the_ask_question_box_follows_the_index(studio: dict) -> None:  # noqa: F811
+    """A new index chosen on Ask showed the demo's question, ready to ask on an index that does not hold it: the box
+    belongs to the index it was typed on, and comes back with it."""
+    import shutil
+
+    shutil.copytree(studio["data"] / "indexes" / "tiny", studio["data"] / "indexes" / "other")
+    at = start(studio)
+    at.text_input(key="question").input("Which island is Mount Etna on?").run()
+    at.session_state["index_selected"] = "other"  # what the sidebar's Index list sets
+    at.run()
+    assert not at.exception
+    assert at.text_input(key="question").value == "" and at.button(key="ask").disabled
+    at.text_input(key="question").input("Where does the Seine flow?").run()
+    at.session_state["index_selected"] = "tiny"
+    at.run()
+    assert at.text_input(key="question").value == "Which island is Mount Etna on?"
+    at.session_state["index_selected"] = "other"
+    at.run()
+    assert at.text_input(key="question").value == "Where does the Seine flow?"

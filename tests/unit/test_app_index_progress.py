@@ -88,15 +88,15 @@ def test_the_status_box_shows_the_progress_line_while_extracting(studio: dict,  
     head = "Building progress: extracting triples — "
     shown = [(label.replace(NO_BREAK, " "), expanded) for label, expanded in llm.seen]
     assert shown == [
-        (head + "0 / 4 passages · measuring the speed… · 0 triples so far", True),
-        (head + "1 / 4 passages · measuring the speed… · 1 triple so far", True),  # one passage: no pace yet
-        (head + "2 / 4 passages · 5.0 passages/min · ≈ 24 s left · 2 triples so far", True),  # 2 in 24 s
-        (head + "3 / 4 passages · 1.9 passages/min · ≈ 32 s left · 3 triples so far", True),  # the third took 72 s
+        (head + "0 / 4 passages · measuring the pace… · 0 triples so far", True),
+        (head + "1 / 4 passages · measuring the pace… · 1 triple so far", True),  # one passage: no pace yet
+        (head + "2 / 4 passages · 5.0 passages/min · ≈ 24 s left · 2 triples so far", True),  # the second in 12 s
+        (head + "3 / 4 passages · 1.4 passages/min · ≈ 42 s left · 3 triples so far", True),  # the third took 72 s
     ]
     assert "5.0\u00a0passages/min" in llm.seen[2][0]  # each part's words stay together where the label wraps
-    # the third passage stalled 60 s: the pace is measured again before it finishes (3 passages' time in 84 s)
+    # the third passage stalled 60 s: the pace is measured again before it finishes (as if done now: 2 in 72 s)
     assert llm.stalled is not None
-    assert llm.stalled[0].replace(NO_BREAK, " ") == head + "2 / 4 passages · 2.1 passages/min · ≈ 56 s left · " \
+    assert llm.stalled[0].replace(NO_BREAK, " ") == head + "2 / 4 passages · 1.7 passages/min · ≈ 36 s left · " \
                                                            "2 triples so far"
     assert Path(studio["data"] / "indexes" / "progress" / "manifest.json").is_file()
     said = " ".join(str(m.value) for m in at.markdown)  # what is asked of the model, in words

@@ -54,6 +54,7 @@ def test_mark_two_passages_see_the_diagnosis_and_save_them_as_a_test_question(st
     save = next(b for b in at.button if b.key and b.key.endswith("_save"))
     save.click().run()
     assert not at.exception and any("Saved as a test question" in str(s.value) for s in at.success)
+    assert "1 of yours" in at.selectbox(key="example").label  # the example list above counts it at once
     [saved] = load_own_qa(studio["index"])
     assert saved.question == QUESTION and saved.source == "ask" and saved.answers == ("Mediterranean Sea",)
     assert [g.title for g in saved.gold] == ["Mount Etna", "Sicily"]

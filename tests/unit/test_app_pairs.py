@@ -34,7 +34,16 @@ def test_two_methods_run_now_are_lined_up_with_their_paired_numbers(studio: dict
     hybrid, gear = sorted(reports(studio), key=lambda r: r["method"] == "gear")
     assert hybrid["index_info"]["name"] == "tiny" and hybrid["index_info"]["passages"] > 0
     assert at.selectbox(key="pair_a").value.endswith("_hybrid") and "gear" in at.selectbox(key="pair_b").value
+    # the pickers name reports as every other place does: index · method · when
+    shown = [str(o) for o in at.selectbox(key="pair_a").options]
+    assert any(o.startswith("tiny · Hybrid · 20") for o in shown) and any(
+        o.startswith("tiny · GeAR (hybrid) · 20") for o in shown), shown
     expected = pair_reports(hybrid, gear, 5)
+    # the Results tab: recall, answers and cost first (in view at 1280 px), "—" for the method that asks no LLM
+    results = next(df.value for df in at.dataframe if "report" in df.value.columns)
+    assert list(results.columns[-7:]) == ["EM", "F1", "tokens/q", "seconds/q", "method", "runs", "file"]
+    by_method = results.set_index("method")
+    assert by_method.loc["Hybrid", "tokens/q"] == "—" and by_method.loc["Hybrid GeAR", "tokens/q"] != "—"
     numbers = next(df.value for df in at.dataframe if "sign test p" in df.value.columns)
     assert list(numbers["measure"]) == [m.name for m in expected.measures]
     assert list(numbers["better"]) == [m.better for m in expected.measures]
@@ -44,6 +53,8 @@ def test_two_methods_run_now_are_lined_up_with_their_paired_numbers(studio: dict
     assert sum(sankeys[0]["data"][0]["link"]["value"]) == sum(len(q.passages) for q in expected.questions)
     table = next(df for df in at.dataframe if df.key and df.key.startswith("pair_questions_"))
     assert list(table.value["id"]) == [q.id for q in expected.questions]
+    assert set(table.value["EM A"]) == {"—"} and set(table.value["answer A"]) == {"—"}  # hybrid answers nothing
+    assert set(table.value["EM B"]) <= {"0", "1"}
     at.session_state[table.key] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
     assert not at.exception

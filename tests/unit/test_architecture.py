@@ -1,9 +1,9 @@
-"""The house rules of the package layout, checked on the code itself: no import cycles among gear's modules, the
-engine never imports the app (Streamlit, studio/, app_pages/, app.py), gear.trace stands below the engine, a package
-hands on only its own names, and the two maps of the house — docs/architecture.md and the README's Layout — name only
-what exists (the README's names every package too). Every import is an arrow: lazy imports inside functions, and imports
-under `if TYPE_CHECKING:` too — they never run, but a module that names a higher one's types depends on it all the
-same (a type-only import was how the runners used to reach the engine)."""
+"""The house rules of the package layout, checked on the code itself: no import cycles among gear's modules, the engine
+never imports the app (Streamlit, studio/, app_pages/, app.py), gear.trace stands below the engine, a package hands on
+only its own names, and the two maps of the house — docs/architecture.md's packages and its Layout — name only what
+exists (the Layout names every package too). Every import is an arrow: lazy imports inside functions, and imports under
+`if TYPE_CHECKING:` too — they never run, but a module that names a higher one's types depends on it all the same (a
+type-only import was how the runners used to reach the engine)."""
 
 from __future__ import annotations
 
@@ -214,15 +214,15 @@ def test_every_path_the_architecture_doc_names_exists() -> None:
     assert missing == [], f"docs/architecture.md names what does not exist: {missing}"
 
 
-# -- the README's "Layout" is a true map ---------------------------------------------------------------------------
-README = ROOT / "README.md"
+# -- docs/architecture.md's "Layout" is a true map ----------------------------------------------------------------
+LAYOUT = ROOT / "docs" / "architecture.md"  # the README links to it
 
 
-def readme_map() -> dict[Path, set[Path]]:
-    """Each entry of the README's Layout block (a path) → the files and folders its description names, resolved where
+def layout_map() -> dict[Path, set[Path]]:
+    """Each entry of the Layout block (a path) → the files and folders its description names, resolved where
     they exist (the entry's folder, its parent, the project root); a line indented past the names continues the entry
     above it."""
-    section = README.read_text(encoding="utf-8").split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    section = LAYOUT.read_text(encoding="utf-8").split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```\n(.*?)```", section, re.S)
     assert len(blocks) == 1, "the Layout section holds one map"
     entries: dict[Path, set[Path]] = {}
@@ -241,22 +241,22 @@ def readme_map() -> dict[Path, set[Path]]:
     return entries
 
 
-def test_every_path_the_readme_map_names_exists() -> None:
-    entries = readme_map()
+def test_every_path_the_layout_names_exists() -> None:
+    entries = layout_map()
     named = set(entries) | set().union(*entries.values())
     assert {GEAR / "agent" / "event_builders.py", GEAR / "diagnosis" / "stage_rules.py", GEAR / "llm" / "speed.py",
             ROOT / "app_pages"} <= named  # the parser sees the map's forms: entries, names in brackets, a continuation
     missing = sorted(str(p.relative_to(ROOT)) for p in named if not p.exists())
-    assert missing == [], f"README.md's Layout names what does not exist: {missing}"
+    assert missing == [], f"docs/architecture.md's Layout names what does not exist: {missing}"
 
 
-def test_the_readme_map_names_every_package_and_top_level_module() -> None:
-    entries = readme_map()
+def test_the_layout_names_every_package_and_top_level_module() -> None:
+    entries = layout_map()
     named = {p.resolve() for p in set(entries) | set().union(*entries.values())}
     packages = {p.parent.resolve() for p in GEAR.rglob("__init__.py") if p.parent != GEAR}
     modules = {p.resolve() for p in GEAR.glob("*.py")}
     left_out = sorted(str(p.relative_to(ROOT)) for p in (packages | modules) - named)
-    assert left_out == [], f"README.md's Layout leaves out: {left_out}"
+    assert left_out == [], f"docs/architecture.md's Layout leaves out: {left_out}"
 
 
 # -- the contract sits below the engine, and each package hands on only its own names ----------------------------

@@ -33,12 +33,12 @@ def test_the_journals_passages_do_not_count_towards_the_speed() -> None:
     pace = Pace(clock)
     first = pace.update(50, 200, 400)  # 50 already in the journal
     assert first.reused == 50 and first.per_minute is None
-    assert "measuring the speed" in first.line()
-    clock.now = 10
-    assert pace.update(51, 200, 408).per_minute is None  # one passage: its time holds the cold first read
-    clock.now = 20
+    assert "measuring the pace…" in first.line() and "left" not in first.line()  # no number until there is one
+    clock.now = 30
+    assert pace.update(51, 200, 408).per_minute is None  # one passage: its time holds the model's start, the cold read
+    clock.now = 40
     second = pace.update(52, 200, 416)
-    assert second.per_minute == 6.0  # two passages in 20 s
+    assert second.per_minute == 6.0  # the second passage in 10 s: the first one's 30 s are not the pace
     assert second.seconds_left == 148 * 10
 
 
@@ -70,11 +70,31 @@ def test_a_stall_slows_the_estimate_before_the_next_passage_finishes() -> None:
     assert stalled.per_minute < steady.per_minute / 3
 
 
+def test_the_time_left_counts_down_steadily_between_passages() -> None:
+    """While a passage is extracted the time left falls with the clock (the refreshes never raise it back), and a
+    passage that takes a little longer than the pace does not swing it: only a stall (twice the pace) slows it."""
+    clock = Clock()
+    pace = Pace(clock)
+    pace.update(0, 20, 0)
+    for done in (1, 2, 3, 4):
+        clock.now += 10
+        at_finish = pace.update(done, 20, 0)
+    assert at_finish.seconds_left == 16 * 10
+    shown = []
+    for _ in range(4):  # 4, 8, 12, 16 s into a 10 s passage: late, not stalled
+        clock.now += 4
+        again = pace.again(every=0)
+        assert again is not None
+        shown.append(again.seconds_left)
+    assert shown == sorted(shown, reverse=True) and shown[-1] == 15 * 10  # never below the passages still to start
+    assert again.per_minute == at_finish.per_minute
+
+
 def test_the_line() -> None:
     line = Progress(37, 200, 5, 512, 4.8, 34 * 60).line()
     assert line == "37 / 200 passages · 5 from the journal · 4.8 passages/min · ≈ 34 min left · 512 triples so far"
     assert Progress(200, 200, 0, 1536, 4.8, 0).line() == "200 / 200 passages · 1,536 triples so far"
-    assert Progress(1, 12, 0, 1, None, None).line() == "1 / 12 passages · measuring the speed… · 1 triple so far"
+    assert Progress(1, 12, 0, 1, None, None).line() == "1 / 12 passages · measuring the pace… · 1 triple so far"
     assert [duration(s) for s in (3, 89, 600, 7500)] == ["3 s", "89 s", "10 min", "2 h 05 min"]
 
 
@@ -168,15 +188,16 @@ def test_the_index_bar_measures_again_while_the_model_stalls(tmp_path: Path,
     monkeypatch.setattr(bridge, "Pace", partial(Watched, clock))
     console = Console(file=io.StringIO())
     bridge.run_extraction(DOCS, SlowingLLM(clock), tmp_path, ExtractionConfig(concurrency=1), console)
-    assert [(p.done, p.per_minute) for p in measured] == [(2, 60 * 3 / (24 + 60))]  # 2 in 24 s, the third 60 s late
+    # the second passage in 12 s, the third 60 s late: counted as done now, 2 passages in 72 s since the first
+    assert [(p.done, p.per_minute) for p in measured] == [(2, 60 * 2 / (12 + 60))]
 
 
 def test_the_line_wraps_between_its_parts_each_row_ending_with_its_separator() -> None:
     out = io.StringIO()
-    line = "4 / 12 passages · 4 from the journal · measuring the speed… · 20 triples so far"
-    Console(file=out, width=60).print(bridge.PartsLine(line))
-    assert [row.rstrip() for row in out.getvalue().splitlines()] == [  # 59 columns and " ·" would not fit
-        "4 / 12 passages · 4 from the journal ·", "measuring the speed… · 20 triples so far"]
+    line = "4 / 12 passages · 4 from the journal · measuring the pace… · 20 triples so far"
+    Console(file=out, width=57).print(bridge.PartsLine(line))
+    assert [row.rstrip() for row in out.getvalue().splitlines()] == [  # 56 columns and " ·" would not fit
+        "4 / 12 passages · 4 from the journal ·", "measuring the pace… · 20 triples so far"]
 
 
 class InterruptedLLM(SlowingLLM):

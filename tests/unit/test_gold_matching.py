@@ -1,7 +1,7 @@
-"""How a QA set's gold passages are found in an index (issue 25, item 5; README "Gold passages"): by (title, text)
-when the QA file gives the text — the text as the index holds it, surrounding whitespace aside — and by title alone
-when it gives none (a title-only record, a paragraph with empty text, a HotpotQA/2Wiki record whose context lacks the
-title), which finds a passage only when exactly one passage of the index has that title. The loader's count of
+"""How a QA set's gold passages are found in an index (issue 25, item 5; docs/usage.md "Gold passages"): by (title,
+text) when the QA file gives the text — the text as the index holds it, surrounding whitespace aside — and by title
+alone when it gives none (a title-only record, a paragraph with empty text, a HotpotQA/2Wiki record whose context lacks
+the title), which finds a passage only when exactly one passage of the index has that title. The loader's count of
 questions with a gold passage in the corpus (gold_in_corpus) agrees with what the engine then finds."""
 
 from __future__ import annotations

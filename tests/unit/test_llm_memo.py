@@ -35,7 +35,9 @@ def test_memo_answers_an_identical_call_once_and_marks_it() -> None:
     streamed: list[str] = []
     again = memo.complete(MESSAGES, max_tokens=64, on_text=streamed.append)
     assert inner.calls == 1
-    assert again.text == first.text and again.source == "memo" and again.cached and again.seconds == 0.0
+    assert again.text == first.text and again.source == "memo" and again.cached
+    # it keeps what the answer cost when the model wrote it: a run replayed from the memo is not free (Trace.cost)
+    assert (again.prompt_tokens, again.completion_tokens, again.seconds) == (10, 5, 2.5)
     assert first.source == "model"
     assert streamed == [first.text]  # the listener still sees the text, at once
     # anything that changes the request is a new call

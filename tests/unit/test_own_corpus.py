@@ -11,8 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from gear.data.corpus import Document, load_any_corpus, source_files, title_of_file
-from gear.extract import bridge
-from gear.extract.progress import EMBEDDED_CPU_SECONDS_PER_PASSAGE, Pace
+from gear.extract.progress import Pace
 from gear.index import build_index
 from studio.safe import esc_md
 from studio.uploads import cut_files_note, title_rule
@@ -61,34 +60,22 @@ def test_the_files_cut_into_several_passages_are_named_with_why_before_build() -
     assert "“The_Red_House.txt” → “The Red House”" in title_rule()
 
 
-def test_the_time_left_is_estimated_from_the_known_pace_until_measured() -> None:
+def test_no_time_left_is_said_until_the_run_has_measured_the_models_pace() -> None:
+    """An assumed pace stayed "≈ 2 min left" for over two minutes on a busy machine: the first number comes from the
+    model's pace measured on this run (its second passage: the first one also loads the model), said as such."""
     clock = Clock()
-    pace = Pace(clock, assumed=EMBEDDED_CPU_SECONDS_PER_PASSAGE)
+    pace = Pace(clock)
     first = pace.update(0, 21, 0)
-    assert first.seconds_left == 21 * 6.0 and first.per_minute is None
-    assert first.line() == ("0 / 21 passages · ≈ 2 min left at ≈ 6 s a passage (assumed until measured) · 0 triples "
-                            "so far")
-    clock.now = 4  # the first passage under way: its 4 s count, never below the passages still to start
-    assert pace.again(every=0).seconds_left == 21 * 6.0 - 4  # type: ignore[union-attr]
-    clock.now = 20
-    assert pace.again(every=0).seconds_left == 20 * 6.0  # type: ignore[union-attr]
-    clock.now, _ = 24, pace.update(1, 21, 3)
-    clock.now = 30
-    measured = pace.update(2, 21, 6)  # two passages of this run: its own pace from now on
-    assert measured.per_minute == pytest.approx(4.0) and "assumed" not in measured.line()
-    assert "measuring the speed" in Pace(clock).update(0, 21, 0).line()  # a model whose pace nothing measured
-
-
-@pytest.mark.parametrize(("llm", "build", "known"), [("local", "cpu", EMBEDDED_CPU_SECONDS_PER_PASSAGE),
-                                                     ("local", "cuda", None), ("openai", "cpu", None),
-                                                     ("replay", "cpu", None)])
-def test_only_the_embedded_model_on_a_cpu_has_a_known_pace(monkeypatch: pytest.MonkeyPatch, llm: str, build: str,
-                                                           known: float | None) -> None:
-    from gear.config import Settings
-
-    monkeypatch.setattr(bridge, "local_profile", lambda settings: SimpleNamespace(build=build))
-    settings = Settings().with_(llm=llm, llm_base_url="http://127.0.0.1:1/v1" if llm == "openai" else None)
-    assert bridge.known_seconds_per_passage(settings) == known
+    assert first.seconds_left is None and first.per_minute is None
+    assert first.line() == "0 / 21 passages · measuring the pace… · 0 triples so far"
+    clock.now = 150
+    assert pace.again(every=0).line() == first.line()  # type: ignore[union-attr]
+    clock.now = 160
+    pace.update(1, 21, 3)
+    clock.now = 166
+    measured = pace.update(2, 21, 6)
+    assert measured.per_minute == pytest.approx(10.0) and measured.seconds_left == pytest.approx(19 * 6.0)
+    assert measured.line() == "2 / 21 passages · 10.0 passages/min · ≈ 2 min left · 6 triples so far"
 
 
 def test_streamlits_upload_limit_is_the_apps_largest() -> None:

@@ -211,6 +211,13 @@ def test_run_figures() -> None:
     fig = viz.tokens_figure(trace)
     assert [list(d.y) for d in fig.data] == [[100, 50], [20, 5]]
     assert list(viz.time_figure(trace).data[0].y) == [3.0, 4.0]
+    repeated = Trace([LLMCalled(1, "read (sync)", "m", 100, 20, 0.5, source="record", request="r1"),
+                      LLMCalled(2, "read (sync)", "m", 100, 20, 0.0, source="memo", request="r1"),
+                      LLMCalled(2, "reason", "m", 50, 5, 0.1, source="record", request="r2")])
+    bars = viz.tokens_figure(repeated)
+    assert [list(d.y) for d in bars.data] == [[100, 0, 50], [20, 0, 5]]  # the repeat was paid for once
+    assert sum(sum(d.y) for d in bars.data) == repeated.cost().tokens == 175
+    assert "175 in all" in bars.layout.title.text
     report = {"method": "gear", "retriever": "hybrid", "recall": {"5": 50.0, "10": 60.0},
               "by_hop": {"2hop": {"n": 2, "recall": {"5": 50.0, "10": 60.0}}},
               "recall_per_iteration": {"1": {"5": 40.0}, "2": {"5": 50.0}},
