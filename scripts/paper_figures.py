@@ -4,8 +4,9 @@ numbers docs/results.md prints ("The paper's analyses beyond Table 1"). The figu
 over gear.eval.paper_analyses), exported by plotly through kaleido and the system's Chromium.
 
 Usage: .venv/bin/python scripts/paper_figures.py [--evals docs/evals] [--indexes data/indexes] [--out docs/figures]
-(the density table needs the demo indexes it reads triples from: data/indexes/{musique,2wiki,hotpotqa}, built by the
-app or `python -c "from studio.core.demos import ensure_demo_index as e; e('musique')"`).
+[--errors] (--errors: the error table alone, no figures and no index; the density table needs the demo indexes it
+reads triples from: data/indexes/{musique,2wiki,hotpotqa}, built by the app or
+`python -c "from studio.core.demos import ensure_demo_index as e; e('musique')"`).
 """
 
 from __future__ import annotations
@@ -136,12 +137,39 @@ def density_table(dataset: str, table: pa.DensityTable) -> None:
         print(f"| {row.label} | " + " | ".join(cells) + f" | {spread} |")
 
 
+def error_table(table: pa.ErrorTable) -> None:
+    def ours(questions: Sequence[str]) -> str:
+        return str(len(questions)) if questions else "0"
+
+    print(f"\n**Error types, the paper's 20 problematic MuSiQue runs beside ours** ({table.label}, "
+          f"`docs/evals/{table.report}.json`: of {table.questions} questions, {table.missed} runs missed a gold "
+          f"passage within k = {table.k} — the paper's criterion — and {table.failed} missed one or answered wrong "
+          "(EM 0); each counted by its diagnosis's primary category)\n")
+    print(f"| the paper's error type | the paper (of 20) | today's category | ours: missed a gold passage "
+          f"(of {table.missed}) | ours: failed (of {table.failed}) |")
+    print("| --- | --- | --- | --- | --- |")
+    for row in table.rows:
+        paper = "— (no row)" if row.paper_type is None else row.paper_type
+        count = "—" if row.paper is None else f"{row.paper} ({100 * row.paper / 20:.0f} %)"
+        print(f"| {paper} | {count} | {row.label} | {ours(row.missed)} | {ours(row.failed)} |")
+    if table.undetermined:
+        missed = sum(1 for *_, lost in table.undetermined if lost)
+        between = "; ".join(f"{qid}: {' / '.join(c)}" for qid, c, _ in table.undetermined)
+        print(f"| — | — | undetermined ({between}) | {missed} | {len(table.undetermined)} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--evals", type=Path, default=ROOT / "docs" / "evals")
     parser.add_argument("--indexes", type=Path, default=ROOT / "data" / "indexes")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "figures")
+    parser.add_argument("--errors", action="store_true", help="print the error table alone (no figures, no index)")
     args = parser.parse_args()
+    errors = pa.error_table(args.evals)
+    if errors is not None:
+        error_table(errors)
+    if args.errors:
+        return
     args.out.mkdir(parents=True, exist_ok=True)
 
     for name, figure in ((pa.GRID, "musique_grid"), (pa.GRID_SMALL, "")):

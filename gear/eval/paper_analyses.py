@@ -6,7 +6,9 @@ figures scripts/paper_figures.py saves and the ones the app's Evaluate page draw
 - R@k across iterations (Figure 4; Figure 6 over 20 iterations), tokens across iterations (Figure 5): the recorded runs'
   traces (gear.eval.iterations), with Hybrid + SyncGE's single-step line and point;
 - robustness to triple density (Table 8): the subset's four reports over the index's own triples (gear.eval.density);
-- diversity (Table 3): hybrid + SyncGE with and without the penalty, per dataset, paired question by question.
+- diversity (Table 3): hybrid + SyncGE with and without the penalty, per dataset, paired question by question;
+- the error table (Table 10): the subset's GeAR runs that missed a gold passage, counted by their diagnosis's primary
+  category under the paper's error types (three of today's categories have no row in the paper's table).
 
 Every function returns None (or leaves a row out) when its reports are not there, and says nothing else: a caller
 shows what exists.
@@ -20,10 +22,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gear.diagnosis.model import (
+    ANSWER,
+    BASE_RETRIEVER,
+    CATEGORY_LABELS,
+    DATASET,
+    EXTRACTION,
+    GRAPH,
+    NONE,
+    RANKING,
+    READER,
+    REASONER,
+    REWRITER,
+)
 from gear.eval.density import COUNTS_FILE, DensityTable, density_table, triples_per_passage
 from gear.eval.iterations import IterationCurves, curves
 from gear.eval.paired import PairedMeasure
 from gear.eval.pairing import PairingError, pair_reports
+from gear.eval.protocol import diagnosis_k, per_cutoff, report_ks
 from gear.eval.sweep import Sweep, SweepError, cell_slug, cells_dir, load_sweep
 from gear.trace import Trace, TraceError
 
@@ -50,6 +66,8 @@ DENSITY = (("MuSiQue", "musique", {"Hybrid + NaiveGE": f"{SUBSET}_naive", "Hybri
 #: hybrid + SyncGE with and without diversity: (dataset, report with, report without); MuSiQue's from its sweep
 DIVERSITY = (("2Wiki", "twowiki_every1_n82_sync", "twowiki_every1_n82_sync_nodiv"),
              ("HotpotQA", "hotpotqa_every1_n100_sync", "hotpotqa_every1_n100_sync_nodiv"))
+#: the error table's run: GeAR with the paper's prompts on the subset, its diagnoses in its report
+ERRORS = ("GeAR", f"{SUBSET}_gear_paper")
 #: the paper's numbers beside ours
 PAPER_GRID = {2: {1: (58.1, 66.0, 69.5), 2: (59.2, 68.9, 71.3), 3: (57.9, 68.0, 71.5), 4: (58.4, 67.6, 71.5)},
               3: {1: (55.9, 64.6, 67.9), 2: (57.2, 66.6, 70.2), 3: (58.1, 67.8, 71.0), 4: (56.7, 66.1, 70.4)},
@@ -57,6 +75,14 @@ PAPER_GRID = {2: {1: (58.1, 66.0, 69.5), 2: (59.2, 68.9, 71.3), 3: (57.9, 68.0, 
 PAPER_DIVERSITY = {"MuSiQue": ((48.7, 57.7, 61.2), (47.0, 53.9, 58.4)),
                    "2Wiki": ((72.6, 80.9, 82.4), (68.2, 76.0, 77.4)),
                    "HotpotQA": ((87.4, 93.3, 95.2), (85.0, 92.2, 94.3))}
+#: Table 10, "Analysis of 20 problematic cases in the MuSiQue dataset": each error type, the category of ours that
+#: names the same failure, and the paper's count of 20 GeAR runs (GPT-4o mini) that did not reach full recall
+PAPER_ERRORS = (("Base Retriever Limitations", BASE_RETRIEVER, 2), ("Reasoner Hallucinations", REASONER, 2),
+                ("Reader Hallucinations", READER, 7), ("Dataset Issues", DATASET, 5),
+                ("Missing Details during Triple Extraction", EXTRACTION, 1),
+                ("Quality of the Constructed Graph (Triple Index)", GRAPH, 3))
+#: today's categories the paper's table has no row for, in the order the table lists them
+UNMAPPED = (RANKING, ANSWER, REWRITER, NONE)
 PAPER_DENSITY = {"Hybrid + NaiveGE": (50.6, 54.6, 54.1, 50.0), "Hybrid + SyncGE": (62.8, 61.2, 59.8, 60.1),
                  "HippoRAG w/ IRCoT": (64.4, 65.5, 55.0, 52.8), "GeAR": (73.6, 73.7, 69.3, 69.7)}
 
@@ -196,3 +222,67 @@ def density_tables(evals: Path, indexes: Path, k: int = 15) -> dict[str, Density
         except ValueError:
             continue
     return out
+
+
+@dataclass(frozen=True)
+class ErrorRow:
+    """One row of the error table: the paper's error type (None: a category of ours the paper has no row for), the
+    category of ours counted beside it, the paper's count, and our runs with that primary category."""
+
+    paper_type: str | None
+    category: str
+    paper: int | None
+    missed: tuple[str, ...]  # runs that missed a gold passage within k (the paper's criterion)
+    failed: tuple[str, ...]  # runs that missed a gold passage or answered wrong (EM 0)
+
+    @property
+    def label(self) -> str:
+        return CATEGORY_LABELS[self.category]
+
+
+@dataclass(frozen=True)
+class ErrorTable:
+    """Table 10 beside ours: a report's runs that missed a gold passage within the diagnosis's cut-off, and those that
+    failed at all, counted by the primary category their diagnosis proposes (runs it leaves undetermined apart)."""
+
+    label: str
+    report: str
+    k: int
+    questions: int
+    missed: int
+    failed: int
+    rows: list[ErrorRow]
+    undetermined: tuple[tuple[str, tuple[str, ...], bool], ...]  # (question, the categories it is between, missed)
+
+
+def error_table(evals: Path) -> ErrorTable | None:
+    """The paper's error table beside the subset's GeAR report (ERRORS), read from its per-question diagnoses."""
+    label, stem = ERRORS
+    report = read_report(evals, stem)
+    if report is None:
+        return None
+    k = diagnosis_k(report_ks(report), per_cutoff(report))
+    missed: dict[str, list[str]] = {}
+    failed: dict[str, list[str]] = {}
+    undetermined = []
+    n_missed = n_failed = 0
+    for entry in report["per_question"]:
+        diagnosis = entry.get("diagnosis") or {}
+        lost = float(entry["recall"][str(k)]) < 1.0
+        wrong = not entry.get("em")
+        if not (lost or wrong):
+            continue
+        n_missed += lost
+        n_failed += 1
+        category = diagnosis.get("category")
+        if category is None:
+            undetermined.append((str(entry["id"]), tuple(diagnosis.get("undetermined") or ()), lost))
+            continue
+        failed.setdefault(category, []).append(str(entry["id"]))
+        if lost:
+            missed.setdefault(category, []).append(str(entry["id"]))
+    rows = [ErrorRow(name, category, count, tuple(missed.get(category, ())), tuple(failed.get(category, ())))
+            for name, category, count in PAPER_ERRORS]
+    rows += [ErrorRow(None, category, None, tuple(missed.get(category, ())), tuple(failed.get(category, ())))
+             for category in UNMAPPED if category in failed]
+    return ErrorTable(label, stem, k, len(report["per_question"]), n_missed, n_failed, rows, tuple(undetermined))

@@ -218,3 +218,41 @@ def test_the_readmes_results_lines_link_to_this_sections_headings() -> None:
     links = re.findall(r"\(docs/results\.md#([^)]+)\)", (ROOT / "README.md").read_text(encoding="utf-8"))
     assert len(links) >= 6
     assert [a for a in links if a not in anchors] == []
+
+
+def test_the_results_section_prints_the_bundled_error_table() -> None:
+    """The error table beside the paper's is what the subset's GeAR report's diagnoses give
+    (scripts/paper_figures.py --errors prints it)."""
+    section = _section()
+    table = pa.error_table(EVALS)
+    assert table is not None
+    assert f"{table.missed} runs missed a gold passage within k = {table.k}" in section
+    assert f"{table.failed} missed one or answered wrong" in section
+    for row in table.rows:
+        paper = "— (no row) | —" if row.paper is None else f"{row.paper_type} | {row.paper} ("
+        assert paper in section, row.category
+        assert f"| {row.label} | {len(row.missed)} | {len(row.failed)} |" in section, row.category
+
+
+def _diagnosed(qid: str, recall: float, em: float, category: str | None, between: tuple[str, ...] = ()) -> dict:
+    return {"id": qid, "recall": {"5": recall, "15": 1.0}, "em": em,
+            "diagnosis": {"category": category, "undetermined": list(between)}}
+
+
+def test_the_error_table_counts_failing_runs_by_primary_category(tmp_path: Path) -> None:
+    runs = [_diagnosed("a", 0.5, 0.0, "reader"), _diagnosed("b", 0.5, 1.0, "graph"),
+            _diagnosed("c", 1.0, 0.0, "answer"), _diagnosed("d", 1.0, 1.0, "none"),
+            _diagnosed("e", 0.0, 0.0, None, ("reader", "graph")), _diagnosed("f", 1.0, 0.0, "none")]
+    report = {"method": "gear", "recall": {"5": 0.0, "15": 0.0}, "per_question": runs}
+    (tmp_path / f"{pa.ERRORS[1]}.json").write_text(json.dumps(report), encoding="utf-8")
+    table = pa.error_table(tmp_path)
+    assert table is not None and (table.k, table.questions, table.missed, table.failed) == (5, 6, 3, 5)
+    rows = {row.category: row for row in table.rows}
+    assert [r.category for r in table.rows[:6]] == [c for _, c, _ in pa.PAPER_ERRORS]
+    assert (rows["reader"].missed, rows["reader"].failed) == (("a",), ("a",))
+    assert (rows["graph"].missed, rows["graph"].failed) == (("b",), ("b",))
+    assert rows["base_retriever"].failed == ()
+    assert (rows["answer"].paper, rows["answer"].missed, rows["answer"].failed) == (None, (), ("c",))
+    assert rows["none"].failed == ("f",) and "ranking" not in rows  # a category no failing run has is left out
+    assert table.undetermined == (("e", ("reader", "graph"), True),)
+    assert sum(r.paper or 0 for r in table.rows) == 20
