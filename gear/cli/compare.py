@@ -39,14 +39,16 @@ def compare(
 
         if only is not None and only not in ONLY:
             raise typer.BadParameter(f"--only is one of {', '.join(ONLY)}, not {only!r}")
-        from gear.eval.report_file import read_report
+        from gear.eval.report_file import earlier_rules_note, read_report
 
         reports = [read_report(path) for path in (a, b)]
         (made_a, unused_a), (made_b, unused_b) = (diagnoses_from_traces(reports[0], a),
                                                   diagnoses_from_traces(reports[1], b))
-        for name, unused in (("A", unused_a), ("B", unused_b)):
+        for name, unused, report in (("A", unused_a, reports[0]), ("B", unused_b, reports[1])):
             for line in unused:  # a trace a report points at outside its folder is not opened: said, one line each
                 console.print(f"[yellow]note:[/yellow] {name}: {esc_term(line)}", highlight=False, soft_wrap=True)
+            if note := earlier_rules_note(report):
+                console.print(f"[yellow]note:[/yellow] {name}: {esc_term(note)}", highlight=False, soft_wrap=True)
         try:
             pairing = pair_reports(reports[0], reports[1], k, names=("A", "B"), diagnoses=(made_a, made_b))
         except PairingError as exc:

@@ -201,3 +201,30 @@ def kept_diagnosis(raw: Any) -> Diagnosis | None:
         return check(_diagnosis(), raw, "diagnosis")
     except SavedFileError:
         return None
+
+
+def by_earlier_rules(report: Mapping[str, Any]) -> int:
+    """How many of a report's kept diagnoses an earlier version's rules wrote: not in the shape today's are (no
+    confidence, no refs for their evidence, no responsible step for a lost passage), so their categories read as those
+    rules read (docs/diagnosis.md); scripts/rediagnose_reports.py writes them again."""
+    earlier = 0
+    for entry in report.get("per_question") or []:
+        raw = entry.get("diagnosis") if isinstance(entry, Mapping) else None
+        if not raw:
+            continue
+        try:
+            earlier += Diagnosis.from_dict(raw).to_dict() != raw
+        except (TypeError, KeyError, ValueError):
+            earlier += 1
+    return earlier
+
+
+def earlier_rules_note(report: Mapping[str, Any]) -> str | None:
+    """The line the app and `gear compare` show under a report some of whose diagnoses earlier rules wrote."""
+    earlier = by_earlier_rules(report)
+    if not earlier:
+        return None
+    return (f"{earlier:,} of its diagnoses {'was' if earlier == 1 else 'were'} written by the rules before 2026-12-06, "
+            "not yet written again: a wrong answer from the right passages reads there as the reasoner's, a second "
+            "hop's passage as the base retriever's (docs/diagnosis.md; scripts/rediagnose_reports.py writes them by "
+            "today's rules)")

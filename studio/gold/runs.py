@@ -19,7 +19,7 @@ from gear import viz
 from gear.diagnosis import CATEGORY_LABELS, DEFAULT_K, Diagnosis, diagnose, stage_label, summarise
 from gear.diagnosis.model import FOUND_STATUS, LOST_STATUS, NONE, OPEN_STATUS
 from gear.eval.protocol import diagnosis_k, per_cutoff, report_ks, traced_k
-from gear.eval.report_file import kept_diagnosis, trace_path
+from gear.eval.report_file import earlier_rules_note, kept_diagnosis, trace_path
 from gear.trace import TraceError
 from gear.viz.diagnosis import diagnosis_category_figure, funnel_figure, lost_at_figure
 from studio.core import paths
@@ -137,6 +137,8 @@ def evaluation_diagnosis() -> None:
         runs += found
         if line := recall_agreement(group, report, found):
             agreement.append(line)
+        if note := earlier_rules_note(report):
+            st.caption(f"{esc_md(report_title(name, list(PRESETS)))}: {esc_md(note)}.")
         if missing:
             st.caption(f"{esc_md(report_title(name, list(PRESETS)))}: {counted(missing, 'question')} without a "
                        "diagnosis or a saved trace (an evaluation "

@@ -28,7 +28,7 @@ from gear.eval.pairing import (
     pair_reports,
     partings,
 )
-from gear.eval.report_file import kept_diagnosis, trace_path
+from gear.eval.report_file import earlier_rules_note, kept_diagnosis, trace_path
 from gear.events import RunStarted
 from gear.trace import TraceError
 from gear.viz.diagnosis import stage_table
@@ -103,9 +103,11 @@ def run_pairs() -> None:
                       help="a gold passage within the top k of the final ranking is found")
     (made_a, unused_a), (made_b, unused_b) = (diagnoses_from_traces(reports[0], files[a]),
                                               diagnoses_from_traces(reports[1], files[b]))
-    for name, unused in (("A", unused_a), ("B", unused_b)):
+    for name, unused, report in (("A", unused_a, reports[0]), ("B", unused_b, reports[1])):
         for line in unused:  # a trace a report points at outside its folder is not opened: said, one line each
             st.caption(f":material/warning: {name}: {esc_md(line)}")
+        if note := earlier_rules_note(report):
+            st.caption(f":material/history: {name}: {esc_md(note)}.")
     try:
         pairing = pair_reports(reports[0], reports[1], k, names=("A", "B"), diagnoses=(made_a, made_b))
     except PairingError as exc:

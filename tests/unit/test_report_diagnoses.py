@@ -22,7 +22,7 @@ from gear.diagnosis.gold_texts import QATexts
 from gear.diagnosis.model import CATEGORIES, HIGH, LOW, MEDIUM, STAGES, STEPS
 from gear.diagnosis.summary import UNDETERMINED
 from gear.eval.protocol import diagnosis_k, per_cutoff, report_ks, traced_k
-from gear.eval.report_file import trace_path
+from gear.eval.report_file import by_earlier_rules, trace_path
 from gear.trace import Trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,6 +56,31 @@ TRACED = [p for p in REPORTS if any(trace_path(p, q) is not None for q in report
 
 def name(path: Path) -> str:
     return str(path.relative_to(EVALS))
+
+
+#: reports whose diagnoses the rules before 2026-12-06 wrote, not yet written again (scripts/rediagnose_reports.py
+#: NAME…: a NaiveGE report replays in 5–30 min on 2 cores). Each is expected to fail the vocabulary test, strictly: a
+#: report written again passes it, and that fails here until its name leaves this list.
+PENDING = frozenset({
+    "hotpotqa_bm25_naive.json", "hotpotqa_bm25_naive_nodiv.json", "hotpotqa_dense_naive.json",
+    "hotpotqa_dense_naive_nodiv.json", "hotpotqa_hybrid_naive.json", "hotpotqa_hybrid_naive_nodiv.json",
+    "hotpotqa_every1_n100_bm25_sync.json", "hotpotqa_every1_n100_dense_sync.json",
+    "hotpotqa_every1_n100_gear_paper.json", "hotpotqa_every1_n100_ircot_ppr.json", "hotpotqa_every1_n100_sync.json",
+    "hotpotqa_every1_n100_sync_nodiv.json",
+    "musique949_local_dense_naive.json", "musique949_local_dense_naive_nodiv.json",
+    "musique949_local_hybrid_naive.json", "musique949_local_hybrid_naive_nodiv.json",
+    "twowiki_bm25_naive.json", "twowiki_bm25_naive_nodiv.json", "twowiki_dense_naive.json",
+    "twowiki_dense_naive_nodiv.json", "twowiki_hybrid_naive_nodiv.json",
+    "twowiki_every1_n82_bm25_sync.json", "twowiki_every1_n82_dense_sync.json", "twowiki_every1_n82_gear_paper.json",
+    "twowiki_every1_n82_ircot_ppr.json", "twowiki_every1_n82_sync.json", "twowiki_every1_n82_sync_nodiv.json",
+})
+CURRENT = [p for p in REPORTS if name(p) not in PENDING]
+
+
+def pending(paths: list[Path]) -> list[Any]:
+    return [pytest.param(p, id=name(p), marks=pytest.mark.xfail(
+        strict=True, reason="diagnosed by the rules before 2026-12-06: scripts/rediagnose_reports.py writes it again"))
+        if name(p) in PENDING else pytest.param(p, id=name(p)) for p in paths]
 
 
 def vocabulary_errors(d: dict[str, Any]) -> list[str]:
@@ -92,7 +117,7 @@ def same_run(data: dict[str, Any]) -> list[int]:
     return [traced_k(ks)] if per_cutoff(data) else ks
 
 
-@pytest.mark.parametrize("path", REPORTS, ids=name)
+@pytest.mark.parametrize("path", pending(REPORTS))
 def test_every_bundled_diagnosis_speaks_todays_vocabulary(path: Path) -> None:
     data = report(path)
     wrong = {q["id"]: errors for q in data["per_question"] if q.get("diagnosis")
@@ -104,7 +129,7 @@ def test_every_bundled_diagnosis_speaks_todays_vocabulary(path: Path) -> None:
         assert set(summary["lost_at"]) | set(summary["dropped_at"]) <= set(STAGES)
 
 
-@pytest.mark.parametrize("path", REPORTS, ids=name)
+@pytest.mark.parametrize("path", CURRENT, ids=name)
 def test_a_reports_summary_is_its_questions_diagnoses(path: Path) -> None:
     """What Evaluate's counts and `gear eval`'s line read is what its questions' diagnoses say, as gear eval sums them
     up."""
@@ -155,3 +180,34 @@ def test_a_sample_of_diagnoses_is_what_todays_rules_make_of_the_kept_traces(path
 
 def test_there_are_bundled_diagnoses_to_check() -> None:
     assert len(REPORTS) >= 60 and TRACED
+    assert {name(p) for p in REPORTS} >= PENDING, "a pending report no longer bundled: take it off PENDING"
+
+
+def test_the_app_tells_a_report_diagnosed_by_earlier_rules() -> None:
+    """Evaluate says how many of a report's diagnoses earlier rules wrote (gear.eval.report_file.by_earlier_rules)."""
+    old = next(p for p in REPORTS if name(p) in PENDING)
+    assert by_earlier_rules(report(old)) > 0
+    assert all(by_earlier_rules(report(p)) == 0 for p in CURRENT)
+    data = report(CURRENT[0])
+    entry = next(q for q in data["per_question"] if q.get("diagnosis"))
+    stripped = {key: value for key, value in entry["diagnosis"].items() if key != "confidence"}
+    assert by_earlier_rules({"per_question": [{**entry, "diagnosis": stripped}]}) == 1
+
+
+def test_gear_compare_says_which_side_earlier_rules_diagnosed(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from gear.cli import app
+
+    current = EVALS / "dev50_every2_n20_gear_paper.json"
+    data = json.loads(current.read_text(encoding="utf-8"))
+    entry = next(q for q in data["per_question"] if q.get("diagnosis"))
+    entry["diagnosis"] = {key: value for key, value in entry["diagnosis"].items() if key != "confidence"}
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(data), encoding="utf-8")
+    said = CliRunner().invoke(app, ["compare", str(current), str(older)], env={"COLUMNS": "200"})
+    assert said.exit_code == 0, said.output
+    assert "B: 1 of its diagnoses was written by the rules before 2026-12-06" in " ".join(said.output.split())
+    assert said.output.count("written by the rules before") == 1  # A's are today's
+    same = CliRunner().invoke(app, ["compare", str(current), str(current)], env={"COLUMNS": "200"})
+    assert "written by the rules before" not in same.output
