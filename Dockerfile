@@ -53,7 +53,7 @@ COPY app_pages/ app_pages/
 COPY studio/ studio/
 COPY assets/ assets/
 COPY scripts/ scripts/
-# editable: studio.demo finds assets/ next to the package, as in a checkout
+# editable: studio.core.demos finds assets/ next to the package, as in a checkout
 RUN pip install --no-deps -e .
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]

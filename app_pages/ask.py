@@ -7,8 +7,25 @@ from pathlib import Path
 import streamlit as st
 
 from gear.config import Settings
-from gear.data.corpus import Question
-from studio.ask import (
+from gear.data.questions import Question
+from studio.core.index_questions import index_questions
+from studio.core.keys import RAN_HERE, TEACHING, TRACE, TRACE_SOURCE
+from studio.core.links import apply_link, clear_address, link_note
+from studio.core.resources import build_progress, demo_build, start_demo_builds, warm_engine
+from studio.core.safe import esc_md, guarded, setup
+from studio.core.sidebar import choose_index, sidebar_settings
+from studio.core.waiting import (
+    belongs_elsewhere,
+    elsewhere_note,
+    note_home,
+    take_waiting,
+    wait_for_index,
+    waiting_note,
+    waiting_question,
+)
+from studio.core.widgets import FreshSlots
+from studio.gold.panel import apply_pending_step, gold_panel
+from studio.pages.ask import (
     ASK_AGAIN,
     again_panel,
     example_note,
@@ -22,25 +39,8 @@ from studio.ask import (
     show_lesson_file,
     stopped_note,
 )
-from studio.diagnosis_view import apply_pending_step, gold_panel
-from studio.index_questions import index_questions
-from studio.links import apply_link, clear_address, link_note
-from studio.resources import build_progress, demo_build, start_demo_builds, warm_engine
-from studio.safe import esc_md, guarded, setup
-from studio.session import RAN_HERE, TRACE, TRACE_SOURCE
-from studio.sidebar import choose_index, sidebar_settings
-from studio.teaching import lesson_ended, teach, teaching_steps
-from studio.trace_view import TraceView
-from studio.waiting import (
-    belongs_elsewhere,
-    elsewhere_note,
-    note_home,
-    take_waiting,
-    wait_for_index,
-    waiting_note,
-    waiting_question,
-)
-from studio.widgets import FreshSlots
+from studio.views.teaching import lesson_ended, teach, teaching_steps
+from studio.views.trace import TraceView
 
 OUTCOME_SHOWN = "teach_outcome_shown"  # session state: the trace whose outcome was asked for before the last step
 
@@ -57,7 +57,7 @@ def page() -> None:
     index = choose_index()
     settings = sidebar_settings()
     warm_engine(index)
-    teaching = bool(st.session_state.get("teaching"))
+    teaching = bool(st.session_state.get(TEACHING))
     # the same number of top-level elements above the result in every script run: the result's place (FreshSlots)
     # is found by position
     with st.container():
@@ -83,7 +83,7 @@ def page() -> None:
             if qa is not None:
                 c3.caption("From the QA set: gold passages (★) and answers are known.")
         toggle_at = c2 if not teaching else st
-        teaching = toggle_at.toggle("Teaching mode", key="teaching", persist_state="session",
+        teaching = toggle_at.toggle("Teaching mode", key=TEACHING, persist_state="session",
                                     help="One module at a time, large, with the paper's notation and a plain "
                                          "explanation (Next and Back step through the run).")
     result = FreshSlots("ask_result_slot")
@@ -106,7 +106,7 @@ def page() -> None:
 
 def while_building(result: FreshSlots, name: str, index: Path, question: str, ask: bool, teaching: bool) -> None:
     """A demo index still being built: its progress takes the result's place at once, and a question asked meanwhile
-    waits in line (studio/waiting.py) until the build reruns the page. A recorded run needs no index: it shows
+    waits in line (studio/core/waiting.py) until the build reruns the page. A recorded run needs no index: it shows
     meanwhile, as a lesson in teaching mode (its address kept in step)."""
     if ask:
         wait_for_index(index, question)
@@ -125,7 +125,7 @@ def while_building(result: FreshSlots, name: str, index: Path, question: str, as
             clear_address()
             example_note()
             TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
-            gold_panel(trace, None)  # issue 25: its gold passages can be marked among its own (no index yet)
+            gold_panel(trace, None)  # its gold passages can be marked among its own (no index yet)
         else:
             clear_address()
 
@@ -140,7 +140,7 @@ def asked(result: FreshSlots, index: Path, question: str, qa: Question | None, s
         note_home(trace, index)
         if trace is not None:
             again_panel(trace, settings)
-            gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
+            gold_panel(trace, index)  # where each gold passage was lost (studio/gold/panel.py)
             save_panel(trace)
 
 
@@ -169,7 +169,7 @@ def shown(result: FreshSlots, index: Path | None, settings: Settings, teaching: 
             TraceView(key="replay", ran_here=bool(st.session_state.get(RAN_HERE))).replay(trace)
         if ending:
             again_panel(trace, settings)
-            gold_panel(trace, index)  # issue 19: where each gold passage was lost (studio/diagnosis_view.py)
+            gold_panel(trace, index)  # where each gold passage was lost (studio/gold/panel.py)
         else:
             st.button("Show the outcome now", key="teach_outcome", icon=":material/flag:",
                       on_click=lambda: st.session_state.update({OUTCOME_SHOWN: trace}),

@@ -5,7 +5,15 @@ from __future__ import annotations
 import streamlit as st
 
 from gear import methods
-from studio.compare import (
+from studio.core.example_marks import chosen_question, marks_note
+from studio.core.index_questions import index_questions
+from studio.core.resources import engine_for, ensure_index, ppr_graph_note, wait_for_ppr_graph, warm_engine
+from studio.core.safe import esc_md, guarded, setup
+from studio.core.session import box_drawn, follow_index, start
+from studio.core.sidebar import PRESETS, choose_index, sidebar_settings
+from studio.core.widgets import FreshSlots
+from studio.gold.panel import compare_stages
+from studio.pages.compare import (
     DEFAULT_METHODS,
     EXAMPLE,
     QUESTION,
@@ -19,14 +27,6 @@ from studio.compare import (
     settle_stopped,
     show_comparison,
 )
-from studio.diagnosis_view import compare_stages
-from studio.index_questions import index_questions
-from studio.question_marks import chosen_question, marks_note
-from studio.resources import engine_for, ensure_index, ppr_graph_note, wait_for_ppr_graph, warm_engine
-from studio.safe import esc_md, guarded, setup
-from studio.session import box_drawn, follow_index, start
-from studio.sidebar import PRESETS, choose_index, sidebar_settings
-from studio.widgets import FreshSlots
 
 
 @guarded

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from studio.diagnosis_runs import evaluation_diagnosis
-from studio.evaluate import run_form, show_results
-from studio.run_pairs import run_pairs
-from studio.safe import guarded, setup
-from studio.sidebar import choose_index, sidebar_settings
-from studio.sweeps import sweeps_and_analyses
+from studio.core.safe import guarded, setup
+from studio.core.sidebar import choose_index, sidebar_settings
+from studio.gold.runs import evaluation_diagnosis
+from studio.pages.evaluate import run_form, show_results
+from studio.pages.evaluate_pairs import run_pairs
+from studio.pages.evaluate_sweeps import sweeps_and_analyses
 
 
 @guarded
@@ -27,11 +27,11 @@ def page() -> None:
             run_form(index, base)
     with results_tab:
         show_results()
-        evaluation_diagnosis()  # issue 19: where the gold was lost, per question (studio/diagnosis_runs.py)
+        evaluation_diagnosis()  # where the gold was lost, per question (studio/gold/runs.py)
     with pairs_tab:
-        run_pairs()  # issue 38: two runs lined up question by question (studio/run_pairs.py)
+        run_pairs()  # two runs lined up question by question (studio/pages/evaluate_pairs.py)
     with sweeps_tab:
-        sweeps_and_analyses()  # a gear sweep's grid, and the paper's analyses beyond Table 1 (studio/sweeps.py)
+        sweeps_and_analyses()  # a gear sweep's grid, and the paper's analyses beyond Table 1
 
 
 page()

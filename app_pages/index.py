@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from studio.indexes import build_tab, explore_tab
-from studio.safe import guarded, setup
-from studio.sidebar import sidebar_settings
+from studio.core.safe import guarded, setup
+from studio.core.sidebar import sidebar_settings
+from studio.pages.index import build_tab, explore_tab
 
 
 @guarded

@@ -8,13 +8,12 @@ from pathlib import Path
 import streamlit as st
 
 from gear.trace import TraceError
-from studio.demo import shown, traces_dir
-from studio.diagnosis_runs import traces_diagnosis
-from studio.open_run import open_in_ask
-from studio.safe import esc_md, guarded, one_line, setup
-from studio.saves import open_trace
-from studio.session import history
-from studio.traces import (
+from studio.core.paths import shown, traces_dir
+from studio.core.safe import esc_md, guarded, one_line, setup
+from studio.core.saves import open_trace
+from studio.core.session import history, open_in_ask
+from studio.gold.runs import traces_diagnosis
+from studio.pages.traces import (
     SESSION,
     category_chart,
     filtered,
@@ -65,7 +64,7 @@ def page() -> None:
     else:
         tag_form(Path(key))
     category_chart(files)
-    # issue 19: where the gold was lost, over a folder (studio/diagnosis_runs.py); this session's runs have no file
+    # where the gold was lost, over a folder (studio/gold/runs.py); this session's runs have no file
     traces_diagnosis(view[view["where"] != SESSION])
 
 

@@ -4,7 +4,7 @@
 
 Timing: N saved traces (the folder's, cycled up to N; the bundled walk-through traces when no folder is given) are
 loaded (Trace.load: read + JSON parse + decode) and then diagnosed, each pass timed apart; the load is the reference
-beside it. The target (issue 19): diagnosing 50 saved traces in under 1 s. One measurement per line, `name value unit`.
+beside it. The target: diagnosing 50 saved traces in under 1 s. One measurement per line, `name value unit`.
 
 --tables: for a folder of per-method sub-folders (scripts/subset_traces.sh writes them), the counts per run in
 Markdown — the funnel (gold passages reaching each stage), where they were lost (first stage missed / stage they left
@@ -19,7 +19,7 @@ import itertools
 import time
 from pathlib import Path
 
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.diagnosis import CATEGORIES, CATEGORY_LABELS, STAGES, Diagnosis, diagnose, stage_label, summarise
 from gear.diagnosis.gold_texts import QATexts
 from gear.diagnosis.summary import RunSummary

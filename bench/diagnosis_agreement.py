@@ -19,7 +19,7 @@ note of its names one. `--index`: diagnose with each dataset's demo index open (
 told from graph by its triples, the beams and the base retrievers re-run (gear.diagnosis.probe), and the time that
 costs per diagnosis.
 
-The earlier 20 runs labelled by one helper (issue 19, item 4):
+The earlier 20 runs labelled by one helper:
 
     python bench/diagnosis_agreement.py TRACES_DIR [--labels bench/diagnosis_labels.json]
         [--qa assets/musique/musique_dev50.json] [--k 5] [--details] [--all]
@@ -33,7 +33,7 @@ and compared with the label:
 - per run: the category — primary against primary, and "primary or second": the label's primary is one of the
   diagnosis's two or the diagnosis's primary is one of the label's two.
 Counts, percentages and confusion tables in Markdown, then every disagreement with both sides' words
-(--details: the diagnosis's whole evidence); --all: the category/table rule (issue 25) over every trace of the folder
+(--details: the diagnosis's whole evidence); --all: the category/table rule over every trace of the folder
 and the bundled ones. No timing: this measures agreement, not speed.
 """
 
@@ -57,7 +57,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 from scipy.stats import binomtest
 
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.diagnosis import CATEGORIES, STEPS, Diagnosis, diagnose
 from gear.diagnosis.gold_texts import QATexts
 from gear.trace import Trace
@@ -204,7 +204,7 @@ def report(passages: list[PassageRow], runs: list[RunRow], k: int, details: bool
 
 
 def invariant(traces: Path, texts: QATexts, k: int) -> None:
-    """Issue 25's rule over every trace under the folder and the bundled ones: a category named after a stage is
+    """The category/table rule over every trace under the folder and the bundled ones: a category named after a stage is
     proposed only where the table shows a gold passage lost at one of its stages. Two checks: the proposal's
     (lenient: any lost passage at any of the category's stages, as a diagnosis written before the rule can be checked
     too) and its evidence line's (gear.diagnosis.invariant.violations: the passage and stage it names)."""
@@ -411,7 +411,7 @@ def diagnoser(k: int, probes: dict[str, object] | None = None) -> Diagnoser:
 BEFORE_SCRIPT = """
 import json, sys
 from pathlib import Path
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.diagnosis import diagnose
 from gear.diagnosis.gold_texts import QATexts
 from gear.trace import Trace
@@ -642,7 +642,7 @@ def main() -> None:
     parser.add_argument("--qa", type=Path, default=ROOT / "assets" / "musique" / "musique_dev50.json")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--details", action="store_true", help="print both sides' words for every disagreement")
-    parser.add_argument("--all", action="store_true", help="also check the category/table rule (issue 25) on every "
+    parser.add_argument("--all", action="store_true", help="also check the category/table rule on every "
                                                            "trace under TRACES_DIR and the bundled ones")
     args = parser.parse_args()
     if args.set is not None:

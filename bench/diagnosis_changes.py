@@ -30,7 +30,7 @@ SCRIPT = """
 import json, sys
 from dataclasses import asdict
 from pathlib import Path
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.diagnosis import diagnose
 from gear.diagnosis.gold_texts import QATexts
 from gear.trace import Trace
@@ -88,11 +88,12 @@ def compare(before: dict[str, dict], after: dict[str, dict]) -> tuple[list[str],
 def hop_check(traces: Path, qa: Path) -> None:
     """The hop gear.diagnosis.hops gives each gold passage against the hop of MuSiQue's `question_decomposition` (the
     step whose supporting paragraph it is), over the traces of one method per question."""
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
     from gear.diagnosis.facts import TraceFacts
     from gear.diagnosis.gold_texts import QATexts
     from gear.diagnosis.hops import hops
-    from gear.trace import RunStarted, Trace
+    from gear.events import RunStarted
+    from gear.trace import Trace
 
     raw = {q["id"]: q for q in json.loads(qa.read_text(encoding="utf-8"))}
     texts = QATexts(load_qa(qa)[0])

@@ -34,7 +34,7 @@ import numpy as np
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.embed import Encoder
 from gear.retrieve import beam
 from gear.retrieve.expand import expand, naive_initial_nodes

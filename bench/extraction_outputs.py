@@ -1,4 +1,4 @@
-"""What each shape of the extraction answer costs and buys (issue 26): the same passages extracted in each shape of
+"""What each shape of the extraction answer costs and buys: the same passages extracted in each shape of
 gear.extract.outputs, one after another in one run, with the configured LLM (GEAR_LLM, the embedded model by default).
 
 Each shape is "name[:stop_repeats][+speculative]": the answer's shape, after how many repeated triples in a row the

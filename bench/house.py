@@ -1,6 +1,6 @@
-"""The house's shape in numbers, counted on the code with `ast` (issue 20): where the method list is spelled out, how
+"""The house's shape in numbers, counted on the code with `ast`: where the method list is spelled out, how
 many places finish a run, how many type-only imports point at a higher module, which functions run past 60 lines,
-and the import graph between gear's packages (issue 28): its layers, the arrows that run back up, and — with --walk —
+and the import graph between gear's packages: its layers, the arrows that run back up, and — with --walk —
 how one GeAR run moves through those layers. Run it before and after a change to the layout and compare.
 
     python bench/house.py [--list] [--walk]
@@ -260,8 +260,9 @@ def gear_walk() -> list[tuple[str, str]]:
     sys.path.insert(0, str(ROOT))  # this checkout's gear and studio, whichever one the venv installed
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import load_qa
-    from studio.demo import DEMOS, LLM_CACHE, ensure_demo_index
+    from gear.data.questions import load_qa
+    from studio.core.demos import DEMOS, ensure_demo_index
+    from studio.core.paths import LLM_CACHE
 
     question = next(q for q in load_qa(DEMOS["walkthrough"].qa)[0] if q.id == "paper_walkthrough")
     settings = Settings(_env_file=None).with_(retriever="hybrid", method="gear", llm="replay", llm_cache_dir=LLM_CACHE)
@@ -299,11 +300,75 @@ def walk_counts(walk: list[tuple[str, str]], rank: dict[str, int]) -> dict[str, 
     return {"walk_moves": steps[1:], "walk_moves_up": up, "walk_agent_trace_returns": back_to_trace}
 
 
+# -- the app's wing: rooms, floors, and the walk of a question from a page into the engine ----------------------------
+WALK_PAGES = ("app_pages.ask", "app_pages.compare")
+ENGINE = "gear.agent.engine"
+
+
+def room(module: str) -> str:
+    """A module's room: app_pages, studio's sub-package (studio.core, …) or studio itself for a module at its top,
+    gear's package (gear.agent, …)."""
+    parts = module.split(".")
+    if parts[0] == "app_pages":
+        return "app_pages"
+    if parts[0] == "studio":
+        return f"studio.{parts[1]}" if len(parts) > 2 or (ROOT / "studio" / parts[-1]).is_dir() else "studio"
+    return f"gear.{parts[1]}" if len(parts) > 1 else module
+
+
+def code_graph() -> nx.DiGraph:
+    """Module → module it imports (every import, lazy and type-only too), over app_pages/, studio/ and gear/."""
+    files = {module_name(p): p for p in python_files("app_pages", "studio", "gear")}
+    modules = set(files)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(modules)
+    for name, path in files.items():
+        for target, _, _ in imports(path):
+            for mod in _ours(target, modules, name):
+                graph.add_edge(name, mod)
+    return graph
+
+
+def wing_counts() -> dict[str, list[str]]:
+    """studio/'s rooms with their modules; the wing's floors (app_pages/ over studio/: the longest chain of imports);
+    imports that climb (to a module on a floor of rooms at or above the importer's: a room cycle); and, for each
+    walked page, the app's modules it reaches that import the agent (gear.agent…) themselves — the doors a question
+    takes into the engine — each with its room, and the rooms it passes through."""
+    graph = code_graph()
+    wing = graph.subgraph(m for m in graph if m.split(".")[0] in ("app_pages", "studio")).copy()
+    rooms: dict[str, list[str]] = {}
+    for m in sorted(wing):
+        rooms.setdefault(room(m), []).append(m)
+    rooms_graph = nx.DiGraph((room(a), room(b)) for a, b in wing.edges() if room(a) != room(b))
+    climbing = [f"{a} -> {b}" for a, b in sorted(wing.edges()) if room(a) != room(b)
+                and nx.has_path(rooms_graph, room(b), room(a))]
+    chain = nx.dag_longest_path(wing) if nx.is_directed_acyclic_graph(wing) else []
+    counts: dict[str, list[str]] = {
+        "studio_rooms": [f"{r}: {len(ms)} modules" for r, ms in rooms.items()],
+        "wing_floors": chain,  # the longest chain of imports, top down
+        "wing_room_climbs": climbing,
+    }
+    for page in WALK_PAGES:
+        reach = nx.descendants(graph, page) if page in graph else set()
+        doors = sorted(m for m in reach | {page} if m.split(".")[0] in ("app_pages", "studio")
+                       and any(t.startswith("gear.agent") for t in graph.successors(m)))
+        counts[f"walk_{page.split('.')[1]}_engine_doors"] = [
+            f"{m} [{room(m)}] -> {', '.join(sorted(t for t in graph.successors(m) if t.startswith('gear.agent')))}"
+            for m in doors]
+        counts[f"walk_{page.split('.')[1]}_wing_rooms"] = sorted({room(m) for m in reach
+                                                                  if m.split(".")[0] == "studio"})
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="print the places behind each count")
     parser.add_argument("--walk", action="store_true", help="also follow one GeAR run (walk-through, replayed)")
+    parser.add_argument("--root", type=Path, help="measure another checkout (its code, this script's counting)")
     args = parser.parse_args()
+    if args.root:
+        global ROOT
+        ROOT = args.root.resolve()
     lists, checks = method_list_places()
     graph = package_graph()
     rank = layers(graph)
@@ -316,6 +381,7 @@ def main() -> None:
         "package_layers": layer_list(rank),
         "package_arrows": sorted(f"{a} -> {b}" for a, b in graph.edges()),
         "upward_arrows": upward_arrows(graph),
+        **wing_counts(),
     }
     if args.walk:
         counts.update(walk_counts(gear_walk(), rank))

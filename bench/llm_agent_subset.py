@@ -64,11 +64,12 @@ def main() -> int:
 
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
     from gear.eval.report import evaluate
+    from gear.events import BeamsSearched, LLMCalled
     from gear.llm import MemoLLM
     from gear.llm.embedded import EmbeddedLLM
-    from gear.trace import BeamsSearched, LLMCalled, Trace
+    from gear.trace import Trace
 
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     settings = Settings(_env_file=None).with_(retriever="hybrid", method="gear", prompts="paper", llm="local",

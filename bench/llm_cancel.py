@@ -1,4 +1,4 @@
-"""Cancel, measured (issue 26): seconds from a Cancel while the model reads a long prompt to the next call's answer,
+"""Cancel, measured: seconds from a Cancel while the model reads a long prompt to the next call's answer,
 before and after, and what the smaller batch costs in reading speed — all in one run, each configuration on its own
 llama-server (the embedded model, this machine's threads).
 

@@ -39,7 +39,7 @@ GEAR_CLI = "import sys; from gear.cli import app; app(sys.argv[1:])"
 
 def gear_index(corpus: Path, out: Path, spec: str, log: Path) -> float:
     """`gear index CORPUS --out OUT` with the embedded model and this answer shape ("name[:stop_repeats]", as in
-    bench/extraction_outputs.py: joint:0 is extraction as it was before issue 26); its wall seconds."""
+    bench/extraction_outputs.py: joint:0 is the paper's joint extraction without the loop guard); its wall seconds."""
     output, _, stop = spec.partition(":")
     env = {**os.environ, "GEAR_LLM": "local", "GEAR_EXTRACTION_OUTPUT": output, "COLUMNS": "200",
            "PYTHONPATH": str(ROOT), **({"GEAR_EXTRACTION_STOP_REPEATS": stop} if stop else {})}
@@ -69,7 +69,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=10)
     parser.add_argument("--outputs", default="joint:0,triples",
-                        help="extraction answer shapes, name[:stop_repeats]; joint:0 is extraction before issue 26")
+                        help="extraction answer shapes, name[:stop_repeats]; joint:0 is joint extraction "
+                             "without the loop guard")
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/gear-extraction-200"))
     parser.add_argument("--methods", default="hybrid,naive,gear")
     parser.add_argument("--reuse", action="store_true", help="keep indexes an earlier run built")
@@ -79,7 +80,9 @@ def main() -> int:
 
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import Document, LoadReport, align_openie, load_openie, load_qa
+    from gear.data.corpus import Document, LoadReport
+    from gear.data.openie import align_openie, load_openie
+    from gear.data.questions import load_qa
     from gear.embed import Encoder
     from gear.eval.report import evaluate
     from gear.index import build_index

@@ -59,12 +59,12 @@ def collect(index: Path, every: int, limit: int) -> tuple[list[dict[str, Any]], 
     """The subset's recorded requests in order, the step of each, and the replayed report."""
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
     from gear.eval.report import evaluate
+    from gear.events import LLMCalled
     from gear.llm import MemoLLM
     from gear.llm.model_files import DEFAULT_MODEL
     from gear.llm.replay import CachedLLM
-    from gear.trace import LLMCalled
 
     settings = Settings(_env_file=None).with_(retriever="hybrid", method="gear", prompts="paper", llm="replay",
                                               llm_cache_dir=CACHE)

@@ -94,11 +94,11 @@ def recorded_runs(source: Source) -> Iterator[tuple[str, list[dict[str, Any]], l
     passages' scores can rank them the other way on another CPU, and then a prompt differs from the recorded one)."""
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
+    from gear.events import LLMCalled
     from gear.llm import LLMError, MemoLLM
     from gear.llm.model_files import DEFAULT_MODEL
     from gear.llm.replay import CachedLLM
-    from gear.trace import LLMCalled
 
     report = json.loads((ROOT / source.report).read_text(encoding="utf-8"))
     recorded = {q["id"]: q for q in report["per_question"]}
@@ -257,7 +257,7 @@ def ask_runs(clock: Clock, k: int, index: Path) -> None:
     """The first k MuSiQue subset questions run whole, asked afresh with the cache on and in exact mode."""
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
     from gear.llm import fresh_llm
     from gear.measures import recall_at
 

@@ -35,11 +35,19 @@ sys.path.insert(0, str(ROOT))
 
 from gear.agent import asks  # noqa: E402
 from gear.agent.asks import Ask  # noqa: E402
+from gear.events import (  # noqa: E402
+    Answered,
+    BaseRetrieved,
+    FinalRanking,
+    GistUpdated,
+    PassagesFused,
+    Reasoned,
+    RunStarted,
+)
 from gear.extract.runner import ExtractionConfig, extraction_messages  # noqa: E402
 from gear.llm.replay import cache_key  # noqa: E402
 from gear.prompts import format_docs  # noqa: E402
-from gear.trace import Answered, FinalRanking, GistUpdated, PassagesFused, Reasoned, RunStarted, Trace  # noqa: E402
-from gear.trace.events import BaseRetrieved  # noqa: E402
+from gear.trace import Trace  # noqa: E402
 
 TRACE = ROOT / "assets" / "traces" / "walkthrough_3hop_gear.json"
 CACHE = ROOT / "assets" / "llm_cache"

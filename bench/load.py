@@ -47,16 +47,16 @@ AS_SHIPPED = {"GEAR_STUDIO_BUILD_DEMOS": "0", "GEAR_STUDIO_INDEX": "walkthrough"
 
 def demo_data(root: Path) -> Path:
     """A data directory holding the walk-through demo index (copied when built here, else built)."""
-    from studio import demo
+    from studio.core import demos, paths
 
     data = root / "data"
-    if demo.is_built("walkthrough"):
-        shutil.copytree(demo.index_dir("walkthrough"), data / "indexes" / "walkthrough")
+    if demos.is_built("walkthrough"):
+        shutil.copytree(paths.index_dir("walkthrough"), data / "indexes" / "walkthrough")
         return data
     import os
 
     os.environ["GEAR_STUDIO_DATA"] = str(data)
-    demo.ensure_demo_index("walkthrough")
+    demos.ensure_demo_index("walkthrough")
     del os.environ["GEAR_STUDIO_DATA"]
     return data
 

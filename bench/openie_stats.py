@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gear.data.corpus import load_openie  # noqa: E402
+from gear.data.openie import load_openie  # noqa: E402
 
 _SPACE = re.compile(r"\s+")
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.retrieve.ppr import personalized_pagerank
 from gear.retrieve.ppr_graph import Edges, synonym_edges
 

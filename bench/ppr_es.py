@@ -30,7 +30,7 @@ from pathlib import Path
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.eval.report import evaluate
 from gear.index.migrate import migrate_to_elastic
 

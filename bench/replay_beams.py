@@ -21,8 +21,9 @@ from pathlib import Path
 
 from gear.agent.engine import Engine
 from gear.config import Settings
+from gear.events import RunStarted
 from gear.index.home import home_index
-from gear.trace import RunStarted, Trace
+from gear.trace import Trace
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ("walkthrough", "musique_wilm_airport")

@@ -1,4 +1,4 @@
-"""The live status line's time estimate against what each LLM step then took (issue 21): one question the recordings do
+"""The live status line's time estimate against what each LLM step then took: one question the recordings do
 not hold, run live on the configured model, with gear.agent.progress.RunProgress listening as the app's status line
 does.
 
@@ -25,10 +25,11 @@ from gear.agent.engine import Engine
 from gear.agent.progress import RunProgress, step_name
 from gear.agent.recorded import replays_at_once
 from gear.config import Settings
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
+from gear.events import LLMAsking, LLMCalled
 from gear.llm.base import answered_at_once
 from gear.llm.speed import MODEL_SPEED
-from gear.trace import LLMAsking, LLMCalled, Trace
+from gear.trace import Trace
 
 
 def main() -> None:

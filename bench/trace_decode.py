@@ -4,9 +4,9 @@ field's type and range) beside the unchecked one it replaced, on the very same f
     .venv/bin/python bench/trace_decode.py [TRACE …] [--repeat 30]
 
 Default files: the largest bundled traces (assets/traces/, docs/evals/*/traces/). Per file: the median time of
-`Trace.load` (read, parse, decode) with each decoder, and their ratio. The reference is the decoder before issue 54,
-kept here verbatim (`old_load`): it read any size, any nesting, and checked no scalar's type. Every app page and
-every replay test decodes traces, so the ratio must stay small. One measurement per line, `name value unit`.
+`Trace.load` (read, parse, decode) with each decoder, and their ratio. The reference is the decoder before the strict
+schemas, kept here verbatim (`old_load`): it read any size, any nesting, and checked no scalar's type. Every app page
+and every replay test decodes traces, so the ratio must stay small. One measurement per line, `name value unit`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gear.trace import EVENT_TYPES, Event, Trace, TraceError  # noqa: E402
+from gear.events import Event  # noqa: E402
+from gear.trace import EVENT_TYPES, Trace, TraceError  # noqa: E402
 
 
 def _old_decode(tp: Any, value: Any) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -127,7 +127,7 @@ class LLMSettings(BaseModel):
     llm_cache_dir: Path | None = None  # record/replay cache; for "auto" the user's cache (default ~/.cache/gear/llm)
     llm_bundled_cache: Path | None = BUNDLED_LLM_CACHE if BUNDLED_LLM_CACHE.is_dir() else None
     # the shape of a triple-extraction answer (gear/extract/outputs.py): None = "triples" for the embedded model
-    # (fewer tokens written for the same index: docs/results.md, issue 26), "joint" (the paper's entities and
+    # (fewer tokens written for the same index: docs/results.md), "joint" (the paper's entities and
     # triples) for any other model
     extraction_output: Literal["joint", "triples", "grouped"] | None = None
     # stop the model after this many repeated triples in a row (a small model's repetition loop; 0: never)
@@ -189,6 +189,17 @@ class LLMClientSettings(BaseModel):
     llm_max_concurrent: int | None = Field(None, ge=1)
 
 
+class LLMGroup(LLMClientSettings, LlamaServerSettings, LLMSettings):
+    """The LLM's settings as one group, passed whole to the LLM layer (gear.llm.make_llm, llm_key, answer_stores):
+    which model answers, where its recordings are, its server and its client. `MODEL_FIELDS` are those that make the
+    model (the others say how the agent prompts it, or are the secret key)."""
+
+    MODEL_FIELDS: ClassVar[tuple[str, ...]] = (
+        "llm", "llm_model", "llm_base_url", "llm_cache_dir", "llm_bundled_cache", "llm_threads", "llm_timeout",
+        "llm_max_retries", "llm_max_concurrent", "llm_parallel", "llm_ctx_per_slot", "llm_cache_reuse",
+        "llm_gpu_layers", "llm_ubatch", "llm_batch", "llm_flash_attn", "llm_exact")
+
+
 class ElasticsearchSettings(BaseModel):
     """The Elasticsearch backend (gear/store/elastic/; docs/elasticsearch.md)."""
 
@@ -206,8 +217,8 @@ class ElasticsearchSettings(BaseModel):
     es_timeout: float = Field(30.0, gt=0)
 
 
-class Settings(ElasticsearchSettings, LLMClientSettings, LlamaServerSettings, LLMSettings, IRCoTSettings, PPRSettings,
-               AgentSettings, BeamSettings, SearchSettings, BaseSettings):
+class Settings(ElasticsearchSettings, LLMGroup, IRCoTSettings, PPRSettings, AgentSettings, BeamSettings, SearchSettings,
+               BaseSettings):
     """Every knob, one group per role (as ColBERT's `ColBERTConfig` joins its `RunSettings`, `SearchSettings`, …), read
     flat: `settings.beam_width`, `GEAR_BEAM_WIDTH`. A function that needs one role may take its group's type. Defaults
     are the paper's (App. B) unless a comment says otherwise.
@@ -235,9 +246,13 @@ class Settings(ElasticsearchSettings, LLMClientSettings, LlamaServerSettings, LL
 
     def with_(self, **changes: object) -> Settings:
         """A copy with some knobs changed and validated (settings are frozen so runs cannot alter each other); a
-        renamed knob's old name is read as its new one."""
+        renamed knob's old name is read as its new one, and an explicit None sets a knob that may be None (a caller
+        whose None means "not given", as the CLI's options, leaves it out)."""
         data = self.model_dump()
-        data.update({k: v for k, v in renamed(changes).items() if v is not None})
+        data.update(renamed(changes))
+        for name, info in Settings.model_fields.items():  # a knob read under another name (the API key) is given so
+            if isinstance(info.validation_alias, str) and name in data:  # too: else the environment's value stands
+                data[info.validation_alias] = data.pop(name)
         return Settings.model_validate(data)
 
 

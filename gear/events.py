@@ -1,67 +1,13 @@
 """Every event type a run records, under one name: `from gear.events import FinalRanking, Reasoned`.
 
-A `Trace` is a list of these (gear.trace defines them, with the views they carry); a UI reads a run through them
-without an index or a model. Importing this module loads gear.trace only, never the engine.
+A `Trace` (gear.trace) is a list of these; a UI reads a run through them without an index or a model. They are
+defined in gear.trace.events, with the views they carry in gear.trace.views. Importing this module loads gear.trace
+only, never the engine.
 """
 
 from __future__ import annotations
 
-from gear.trace import (
-    Answered,
-    BaseRetrieved,
-    BeamsSearched,
-    Event,
-    FinalRanking,
-    GistUpdated,
-    InitialNodes,
-    IterationStarted,
-    LLMAsking,
-    LLMCalled,
-    LLMText,
-    LLMWaiting,
-    PassagesAdded,
-    PassagesExpanded,
-    PassagesFused,
-    PassagesLinked,
-    PPRRanked,
-    PPRSeeded,
-    ProximalTriples,
-    QueryRewritten,
-    Reasoned,
-    RunFinished,
-    RunStarted,
-    StageTimed,
-    ThoughtWritten,
-    TriplesLinked,
-    Warned,
-)
+from gear.trace.events import *  # noqa: F403 - this module is the events' one public name
+from gear.trace.events import __all__ as _defined
 
-__all__ = [
-    "Answered",
-    "BaseRetrieved",
-    "BeamsSearched",
-    "Event",
-    "FinalRanking",
-    "GistUpdated",
-    "InitialNodes",
-    "IterationStarted",
-    "LLMAsking",
-    "LLMCalled",
-    "LLMText",
-    "LLMWaiting",
-    "PPRRanked",
-    "PPRSeeded",
-    "PassagesAdded",
-    "PassagesExpanded",
-    "PassagesFused",
-    "PassagesLinked",
-    "ProximalTriples",
-    "QueryRewritten",
-    "Reasoned",
-    "RunFinished",
-    "RunStarted",
-    "StageTimed",
-    "ThoughtWritten",
-    "TriplesLinked",
-    "Warned",
-]
+__all__ = [name for name in _defined if name != "EVENT_TYPES"]

@@ -13,7 +13,7 @@ GEAR=".venv/bin/python -m gear.cli"  # this checkout's gear (the console script 
 EVAL="$GEAR eval --protocol paper"
 demo_index() {
   [[ -f "data/indexes/$1/manifest.json" ]] \
-    || .venv/bin/python -c "import sys; from studio.demo import ensure_demo_index as e; e(sys.argv[1])" "$1"
+    || .venv/bin/python -c "import sys; from studio.core.demos import ensure_demo_index as e; e(sys.argv[1])" "$1"
 }
 sync_row() {  # SyncGE is single-step: one run per cut-off (SYNC_K: k = 5, 10, 15 unless the script adds R@2), each
   # answering over the top 5 of its list

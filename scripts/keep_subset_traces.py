@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gear.eval.protocol import per_cutoff, report_ks, traced_k  # noqa: E402
+from gear.events import Answered, RunFinished  # noqa: E402
 from gear.files import atomic_write_json  # noqa: E402
-from gear.trace import Answered, RunFinished, Trace  # noqa: E402
+from gear.trace import Trace  # noqa: E402
 
 EVALS = ROOT / "docs" / "evals"
 FIXTURE = ROOT / "tests" / "fixtures" / "subset_traces.tar.xz"

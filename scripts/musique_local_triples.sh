@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What local triples cost (issue 29, item 4; docs/results.md, "What local triples cost on MuSiQue"): Table 1's
+# What local triples cost (item 4; docs/results.md, "What local triples cost on MuSiQue"): Table 1's
 # single-step rows on the 50 MuSiQue dev50 questions over the 949 candidate paragraphs they come with
 # (assets/musique/musique_dev50_candidates949.json), once with the triples the embedded model extracted
 # (assets/musique/openie_musique_qwen2.5-coder-1.5b_949.json) and once with HippoRAG's GPT-3.5 OpenIE triples of the

@@ -6,7 +6,7 @@ over gear.eval.paper_analyses), exported by plotly through kaleido and the syste
 Usage: .venv/bin/python scripts/paper_figures.py [--evals docs/evals] [--indexes data/indexes] [--out docs/figures]
 [--errors] (--errors: the error table alone, no figures and no index; the density table needs the demo indexes it
 reads triples from: data/indexes/{musique,2wiki,hotpotqa}, built by the app or
-`python -c "from studio.demo import ensure_demo_index as e; e('musique')"`).
+`python -c "from studio.core.demos import ensure_demo_index as e; e('musique')"`).
 """
 
 from __future__ import annotations

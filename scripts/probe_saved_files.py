@@ -1,4 +1,4 @@
-"""What hostile saved files do to the app and the CLI of a checkout (issue 54's before/after table).
+"""What hostile saved files do to the app and the CLI of a checkout, for a before/after table.
 
     .venv/bin/python scripts/probe_saved_files.py [--checkout DIR] [--out probe.json] [--no-app] [--shots DIR]
 

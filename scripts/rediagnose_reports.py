@@ -160,7 +160,8 @@ def place_of(path: Path, report: dict[str, Any], index: Path | None, qa: Path | 
 def index_directory(place: Place) -> Path:
     """The place's index, built first when it is not there (a demo as the app builds it; another as `gear index
     CORPUS --openie TRIPLES --out DIR` builds it, in a process of its own)."""
-    from studio.demo import ensure_demo_index, index_dir
+    from studio.core.demos import ensure_demo_index
+    from studio.core.paths import index_dir
 
     if place.demo:
         return ensure_demo_index(place.name)
@@ -227,7 +228,7 @@ def check_index(report: dict[str, Any], engine: Any) -> None:
 
 
 def questions_of(report: dict[str, Any], qa: Path) -> list[Any]:
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
 
     wanted = [str(q["id"]) for q in report["per_question"]]
     by_id = {q.id: q for q in load_qa(qa)[0]}

@@ -28,9 +28,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from gear import events as ev  # noqa: E402
 from gear import trace as t  # noqa: E402
 from gear.config import OLD_NAMES, Settings  # noqa: E402
-from studio import demo  # noqa: E402
+from studio.core import demos, paths  # noqa: E402
 
 #: bundled traces made here rather than re-recorded: name → the walk-through question and the settings changed.
 #: walkthrough_sync_l3: SyncGE with beams of length 3, so a lesson shows hop 1 and hop 2 of Algorithm 1 on the paper's
@@ -48,21 +49,21 @@ def outcome(trace: t.Trace) -> dict[str, Any]:
 
     per_iteration = []
     for n in trace.iterations():
-        beams = trace.first(t.BeamsSearched, n)
-        fused = trace.first(t.PassagesFused, n)
-        base = trace.first(t.BaseRetrieved, n)
-        verdict = trace.first(t.Reasoned, n)
+        beams = trace.first(ev.BeamsSearched, n)
+        fused = trace.first(ev.PassagesFused, n)
+        base = trace.first(ev.BaseRetrieved, n)
+        verdict = trace.first(ev.Reasoned, n)
         per_iteration.append({
-            "query": next(e.query for e in trace.of(t.IterationStarted, n)),
+            "query": next(e.query for e in trace.of(ev.IterationStarted, n)),
             "base": ids(base.passages) if base else None,
             "beams": [[b.triple_ids for b in step] for step in beams.steps] if beams else None,
             "beam scores": [[b.score for b in step] for step in beams.steps] if beams else None,
             "fused": ids(fused.passages) if fused else None,
             "verdict": (verdict.answerable, verdict.answer) if verdict else None,
         })
-    final = trace.first(t.FinalRanking)
-    answered = trace.first(t.Answered)
-    finished = trace.first(t.RunFinished)
+    final = trace.first(ev.FinalRanking)
+    answered = trace.first(ev.Answered)
+    finished = trace.first(ev.RunFinished)
     deepest = max((int(k) for k in (finished.recall if finished else {}) or {}), default=None)
     return {"iterations": per_iteration, "final": ids(final.passages)[:deepest] if final else None,
             "answer": (answered.answer, answered.em, answered.f1) if answered else None,
@@ -89,16 +90,17 @@ def rerecord(path: Path) -> t.Trace:
     from gear.agent.engine import Engine
 
     old = t.Trace.load(path)
-    start = old.first(t.RunStarted)
+    start = old.first(ev.RunStarted)
     if start is None:
         raise ValueError(f"{path.name}: no run_started event")
-    home = demo.demo_of_question(start.question_id)
+    home = demos.demo_of_question(start.question_id)
     if home is None:
         raise ValueError(f"{path.name}: question {start.question_id!r} is in no bundled demo's QA set")
     known = set(Settings.model_fields) | set(OLD_NAMES)  # a trace recorded before a knob was renamed
     recorded = {k: v for k, v in start.settings.items() if k in known and k not in ("llm_bundled_cache", "device")}
-    settings = Settings().with_(**recorded).with_(llm="replay", llm_cache_dir=str(demo.LLM_CACHE))
-    engine = Engine.open(demo.ensure_demo_index(home.name), settings)
+    given = {name: value for name, value in recorded.items() if value is not None}
+    settings = Settings().with_(**given).with_(llm="replay", llm_cache_dir=str(paths.LLM_CACHE))
+    engine = Engine.open(demos.ensure_demo_index(home.name), settings)
     run = engine.retrieve(start.question, k=settings.agent_k, settings=settings, gold=start.gold_passage_ids,
                           question_id=start.question_id, answers=start.answers)
     return portable(run.trace)
@@ -113,19 +115,19 @@ def portable(trace: t.Trace) -> t.Trace:
         return value
 
     events = [dataclasses.replace(e, settings={k: relative(v) for k, v in e.settings.items()})
-              if isinstance(e, t.RunStarted) else e for e in trace.events]
+              if isinstance(e, ev.RunStarted) else e for e in trace.events]
     return t.Trace(events)
 
 
 def record_new(spec: dict[str, Any]) -> t.Trace:
     from gear.agent.engine import Engine
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
 
     changed = {k: v for k, v in spec.items() if k != "question_id"}
-    settings = Settings().with_(retriever="hybrid", llm="replay", llm_cache_dir=str(demo.LLM_CACHE), **changed)
-    questions, _ = load_qa(demo.DEMOS["walkthrough"].qa)
+    settings = Settings().with_(retriever="hybrid", llm="replay", llm_cache_dir=str(paths.LLM_CACHE), **changed)
+    questions, _ = load_qa(demos.DEMOS["walkthrough"].qa)
     question = next(q for q in questions if q.id == spec["question_id"])
-    engine = Engine.open(demo.ensure_demo_index("walkthrough"), settings)
+    engine = Engine.open(demos.ensure_demo_index("walkthrough"), settings)
     run = engine.retrieve(question.question, k=settings.agent_k, settings=settings, gold=engine.gold_ids(question.gold),
                           question_id=question.id, answers=question.answers)
     return portable(run.trace)
@@ -133,29 +135,29 @@ def record_new(spec: dict[str, Any]) -> t.Trace:
 
 def with_candidates(old: t.Trace, new: t.Trace) -> t.Trace:
     """The old trace with each BeamsSearched replaced by the new run's (the same beams: `outcome` checked it)."""
-    searches = iter(new.of(t.BeamsSearched))
-    if len(new.of(t.BeamsSearched)) != len(old.of(t.BeamsSearched)):
+    searches = iter(new.of(ev.BeamsSearched))
+    if len(new.of(ev.BeamsSearched)) != len(old.of(ev.BeamsSearched)):
         raise ValueError("the new run searched a different number of times")
-    return t.Trace([next(searches) if isinstance(e, t.BeamsSearched) else e for e in old.events])
+    return t.Trace([next(searches) if isinstance(e, ev.BeamsSearched) else e for e in old.events])
 
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     names = [a for a in argv if not a.startswith("--")]
-    paths = [demo.BUNDLED_TRACES / f"{n}.json" for n in names] or sorted(demo.BUNDLED_TRACES.glob("*.json"))
+    files = [paths.BUNDLED_TRACES / f"{n}.json" for n in names] or sorted(paths.BUNDLED_TRACES.glob("*.json"))
     failed = 0
     for name, spec in NEW.items():
-        path = demo.BUNDLED_TRACES / f"{name}.json"
+        path = paths.BUNDLED_TRACES / f"{name}.json"
         if (name in names or not names) and not path.exists():
             made = record_new(spec)
-            print(f"{path.name}: recorded ({len(made.of(t.LLMCalled))} LLM calls, all replayed)")
+            print(f"{path.name}: recorded ({len(made.of(ev.LLMCalled))} LLM calls, all replayed)")
             if not check:
                 made.save(path)
-    paths = [p for p in paths if p.exists()]
-    for path in paths:
+    files = [p for p in files if p.exists()]
+    for path in files:
         new = rerecord(path)
         same = same_outcome(outcome(new), outcome(t.Trace.load(path)))
-        beams = new.of(t.BeamsSearched)
+        beams = new.of(ev.BeamsSearched)
         print(f"{path.name}: outcome {'unchanged' if same else 'CHANGED'}; "
               f"{sum(len(v.candidates) for e in beams for hop in e.hops for v in hop)} candidates recorded")
         if not same:

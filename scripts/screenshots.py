@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gear.llm.replay import cache_key  # noqa: E402
-from studio import demo  # noqa: E402
+from studio.core import demos, paths  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 WIDTH = 1280
@@ -59,7 +59,7 @@ class Recorded(BaseHTTPRequestHandler):
         fmt = body.get("response_format") or {}
         schema = (fmt.get("json_schema") or {}).get("schema") if fmt.get("type") == "json_schema" else fmt.get("schema")
         tokens = body.get("max_tokens") or body.get("max_completion_tokens") or 512
-        path = demo.LLM_CACHE / f"{cache_key(body['model'], body['messages'], schema, tokens)}.json"
+        path = paths.LLM_CACHE / f"{cache_key(body['model'], body['messages'], schema, tokens)}.json"
         if not path.is_file():
             type(self).missed.append(body["messages"][-1]["content"][:80])
             self._json(404, {"error": {"message": "no recorded answer for this request"}})
@@ -297,7 +297,7 @@ def main() -> None:
         hidden.mkdir()
         print("building the walk-through demo index…", flush=True)
         os.environ["GEAR_STUDIO_DATA"] = str(data)  # this process's only use of the data folder
-        demo.ensure_demo_index("walkthrough")
+        demos.ensure_demo_index("walkthrough")
         env = {"GEAR_STUDIO_BUILD_DEMOS": "0", "GEAR_STUDIO_INDEX": "walkthrough", "GEAR_LLM": "auto",
                "GEAR_LLM_BASE_URL": endpoint, "GEAR_LLM_MODEL": MODEL, "OPENAI_API_KEY": "stand-in",
                "GEAR_LLM_BUNDLED_CACHE": str(hidden), "GEAR_LLM_CACHE_DIR": "", "GEAR_PROMPTS": ""}

@@ -1,4 +1,4 @@
-"""Where a 2Wiki question's second-hop passage is lost, and whether the graph could have reached it (issue 39, item 3),
+"""Where a 2Wiki question's second-hop passage is lost, and whether the graph could have reached it,
 for docs/results.md: 2Wiki names each hop in `evidences` (e.g. ["Custodio de señoras", "director", "Hugo Sofovich"]),
 so for every gold passage the question does not name, the bridge entity is known: the evidence's object. The triple
 graph joins the first passage to the second only if the extracted triples of both name that entity with the same

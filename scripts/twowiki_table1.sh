@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The paper's Table 1 on 2WikiMultiHopQA (docs/results.md, "Table 1 on 2Wiki"; issue 39): the 82 bundled dev questions
+# The paper's Table 1 on 2WikiMultiHopQA (docs/results.md, "Table 1 on 2Wiki"): the 82 bundled dev questions
 # (assets/2wikimultihopqa) over the index of the 1,294 passages of 164 dev questions, with the triples the embedded
 # model extracted (the bundled OpenIE file), MiniLM. Every row is one `gear eval` under the paper's per-cut-off
 # protocol; reports go to docs/evals/twowiki_*.json, each split by 2Wiki's question type (by_hop).
@@ -31,7 +31,7 @@ if [[ "$WHAT" == extract ]]; then
   $GEAR export-openie data/twowiki/index "$OPENIE"
   exit 0
 fi
-demo_index 2wiki  # the index the app's "2wiki" demo builds (studio/demo.py): the corpus with the bundled triples
+demo_index 2wiki  # the index the app's "2wiki" demo builds (studio/core/demos.py): the corpus with the bundled triples
 mkdir -p "$OUT"
 record=(env GEAR_LLM=auto GEAR_LLM_CACHE_DIR=assets/llm_cache)
 one_recorder

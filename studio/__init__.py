@@ -1,6 +1,5 @@
-"""Streamlit widgets shared by the app pages. The app side of the house: it may import streamlit and gear; the gear
-engine never imports it.
+"""The app's side of the house, in rooms by role: it may import streamlit and gear; the gear engine never imports it.
+app_pages/ holds only the pages' layouts; imports run pages → views and gold → core (tests/unit/test_architecture.py).
 
-One module per concern: safe (escaping, page guard, header), resources (cached encoders/engines, demo builds, QA
-sets), sidebar (index picker and settings), demo (bundled demos and data paths), trace_view and teaching (drawing a
-run), and one module per page's logic (ask, compare, evaluate, traces, indexes); app_pages/ holds only page layouts."""
+Its packages: pages (what one page owns), views (a run drawn), gold (the app's side of the diagnosis) and core (what
+every page stands on)."""

@@ -1,4 +1,4 @@
-"""Saved files as an attacker writes them by hand (issue 54): traces and evaluation reports with script in the fields
+"""Saved files as an attacker writes them by hand: traces and evaluation reports with script in the fields
 the code expects to be numbers or ids, NaN, wrong types, a 50,000-deep nesting, a 50 MB file, paths that lead out of
 the data folder, and a link in the data folder pointing out. Shared by the decoder's property tests, the CLI tests,
 the browser test and scripts/probe_saved_files.py (which records what each file does to the app and the CLI).

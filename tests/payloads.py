@@ -1,5 +1,5 @@
 """What an attacker puts in a corpus, a file name, a question or a model's answer to make the app or the terminal
-obey it (issue 42): HTML and script, Markdown and Streamlit syntax, links and images to an outside address, bare
+obey it: HTML and script, Markdown and Streamlit syntax, links and images to an outside address, bare
 URLs, Rich markup, and terminal control sequences (C0 and C1). Shared by the escapers' property tests, the CLI test
 and the browser test."""
 

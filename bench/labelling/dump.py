@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gear.agent.engine import Engine
-from gear.trace import (
+from gear.events import (
     Answered,
     BaseRetrieved,
     BeamsSearched,
@@ -29,7 +29,6 @@ from gear.trace import (
     PassagesExpanded,
     PassagesFused,
     PassagesLinked,
-    PassageView,
     PPRRanked,
     PPRSeeded,
     ProximalTriples,
@@ -37,11 +36,10 @@ from gear.trace import (
     Reasoned,
     RunStarted,
     ThoughtWritten,
-    Trace,
     TriplesLinked,
-    TripleView,
     Warned,
 )
+from gear.trace import PassageView, Trace, TripleView
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEXES = {"musique": "musique", "hotpotqa": "hotpotqa", "2wiki": "2wiki"}

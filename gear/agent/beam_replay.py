@@ -13,11 +13,12 @@ from dataclasses import dataclass, replace
 
 from gear.agent.context import Encode
 from gear.agent.event_builders import CANDIDATES_RECORDED, expansion_events
+from gear.events import BaseRetrieved, BeamsSearched, Event, InitialNodes, IterationStarted, RunStarted
 from gear.retrieve.beam import BeamParams
 from gear.retrieve.expand import Expansion, expand
 from gear.retrieve.scoring import SequenceScorer
 from gear.store.base import SearchBackend
-from gear.trace import BaseRetrieved, BeamsSearched, Event, InitialNodes, IterationStarted, RunStarted, Trace
+from gear.trace import Trace
 
 #: the knobs a replay may change (Algorithm 1's), by the names BeamParams and the settings give them
 KNOBS = ("width", "length", "max_neighbours", "gamma", "diversity")

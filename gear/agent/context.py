@@ -18,16 +18,14 @@ import numpy as np
 from gear.agent.asks import Ask
 from gear.agent.run import Timer
 from gear.config import BeamSettings, Settings
-from gear.llm import LLM
-from gear.llm.base import Message, answered_at_once, estimate_tokens
-from gear.llm.queue import current_listener, listening
-from gear.llm.replay import cache_key
+from gear.events import LLMAsking, LLMCalled, LLMText, LLMWaiting, Warned
+from gear.llm import LLM, Message, answered_at_once, current_listener, estimate_tokens, listening, request_key
 from gear.llm.speed import ModelSpeed
 from gear.retrieve.beam import BeamParams
 from gear.retrieve.ppr import PPRIndex
 from gear.retrieve.scoring import SequenceScorer
 from gear.store.base import SearchBackend
-from gear.trace import LLMAsking, LLMCalled, LLMText, LLMWaiting, Trace, Warned
+from gear.trace import Trace
 from gear.types import Scored
 
 Encode = Callable[[Sequence[str]], np.ndarray]  # texts → unit vectors (one row each), through the encoder's cache
@@ -117,7 +115,7 @@ class RunContext:
             result = self.llm.complete(messages, json_schema=ask.schema, max_tokens=ask.max_tokens, on_text=stream)
         called = LLMCalled(iteration, ask.step, result.model, result.prompt_tokens, result.completion_tokens,
                            result.seconds, result.cached, result.source,
-                           cache_key(self.llm.model, messages, ask.schema, ask.max_tokens), result.text)
+                           request_key(self.llm, messages, ask.schema, ask.max_tokens), result.text)
         self.speed.observe(called, asking, result.cached_prompt_tokens, ask.prompt)  # speed for the next estimates
         self.trace.emit(called)
         return result.text

@@ -23,8 +23,9 @@ from gear.agent.event_builders import passage_views
 from gear.agent.methods import runner
 from gear.agent.run import Run
 from gear.config import Settings, public_settings
-from gear.data.corpus import same_text
+from gear.data.questions import same_text
 from gear.embed import Encoder
+from gear.events import BeamsSearched, FinalRanking, RunFinished, RunStarted
 from gear.index import Manifest, open_memory_backend
 from gear.llm import LLM, llm_from_settings, llm_key
 from gear.llm.speed import MODEL_SPEED, ModelSpeed
@@ -32,7 +33,7 @@ from gear.measures import recall_at_cutoffs
 from gear.retrieve.ppr import PPRIndex
 from gear.retrieve.scoring import ExactScorer, FastScorer, SequenceScorer
 from gear.store.base import SearchBackend
-from gear.trace import BeamsSearched, FinalRanking, RunFinished, RunStarted, Trace
+from gear.trace import Trace
 
 MAX_LLMS = 8  # LLM configurations an engine keeps (least recently used dropped first)
 

@@ -7,25 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 
+from gear.events import BeamsSearched, Event, InitialNodes, PassagesExpanded, PassagesFused, PPRRanked, PPRSeeded
 from gear.retrieve.beam import BeamParams, BeamSearchResult, Candidate
 from gear.retrieve.expand import Expansion
 from gear.retrieve.ppr import PPRIndex, PPRResult
 from gear.store.base import SearchBackend
 from gear.trace import (
     BeamCandidatesView,
-    BeamsSearched,
     BeamView,
     CandidateView,
     EdgeView,
     EntityView,
-    Event,
     FactSeedView,
-    InitialNodes,
-    PassagesExpanded,
-    PassagesFused,
     PassageView,
-    PPRRanked,
-    PPRSeeded,
     TripleView,
 )
 from gear.types import Scored

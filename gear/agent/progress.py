@@ -10,9 +10,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from gear import events as t
 from gear import methods
 from gear.llm.speed import MODEL_SPEED, ModelSpeed
-from gear.trace import events as t
 
 #: the words a step's name is shown with
 STEP_NAMES = {"read (sync)": "sync read", "read (gist)": "gist read", "reason": "reasoner", "rewrite": "rewriter",

@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING
 
 from gear import methods
 from gear.config import Settings
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.eval.protocol import runs_per_cutoff, traced_k
 from gear.eval.sweep import CellProbe
-from gear.llm import LLM, LLMError, LLMResult, Message, TextListener, cache_of, recorded_llm
+from gear.events import FinalRanking
+from gear.llm import LLM, LLMError, LLMResult, Message, TextListener, cache_of, fresh_llm, recorded_llm
 from gear.llm.speed import TYPICAL_WRITE
-from gear.trace import FinalRanking, Trace
+from gear.trace import Trace
+from gear.trace.difference import RunDifference, difference
 
 if TYPE_CHECKING:
     from gear.agent.engine import Engine
@@ -113,6 +115,31 @@ def recorded_run(engine: Engine, question: str, settings: Settings, *, k: int, g
     except LLMError as exc:
         return None, f"the recorded run is incomplete ({exc})"
     return run.trace, ""
+
+
+@dataclass(frozen=True)
+class AskAgain:
+    """"Ask the model again" (the Ask page's button, `gear ask --live`) made ready: the model to ask afresh, and the
+    recorded run the fresh one is compared with (None, and why, when there is none)."""
+
+    llm: LLM
+    recorded: Trace | None
+    why: str
+
+    def difference(self, fresh: Trace) -> RunDifference | None:
+        """Where the fresh run parts from the recorded one; None when there is no recorded run."""
+        return difference(self.recorded, fresh) if self.recorded is not None else None
+
+
+def ask_again(engine: Engine, question: str, settings: Settings, *, k: int, gold: Sequence[int] = (),
+              question_id: str = "", answers: Sequence[str] = ()) -> AskAgain:
+    """The model asked afresh for this question (gear.llm.fresh_llm: raises LLMError for an LLM that serves
+    recordings only), and the run the recordings hold, to compare the fresh run with once the caller has made it
+    (Engine.retrieve with `llm=`, drawn or printed as it goes)."""
+    llm = fresh_llm(engine.llm(settings))
+    recorded, why = recorded_run(engine, question, settings, k=k, gold=gold, question_id=question_id,
+                                 answers=answers)
+    return AskAgain(llm, recorded, why)
 
 
 # -- how far the recordings carry a run (a `gear sweep` cell's probe) -------------------------------------------------

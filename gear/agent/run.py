@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from gear.trace import StageTimed, Trace
+from gear.events import StageTimed
+from gear.trace import Trace
 from gear.types import Scored
 
 

@@ -12,6 +12,7 @@ from gear.agent import asks
 from gear.agent.checks import NOT_GROUNDED, grounding_problem, is_repeat
 from gear.agent.context import RunContext
 from gear.agent.event_builders import CANDIDATES_RECORDED, expansion_events, passage_views, triple_views
+from gear.events import Answered, BaseRetrieved, ProximalTriples, QueryRewritten, Reasoned, TriplesLinked, Warned
 from gear.measures import exact_match, f1_score
 from gear.parsing import Verdict, parse_answer, parse_next_question, parse_reasoning, parse_triples
 from gear.prompts import format_docs
@@ -20,16 +21,7 @@ from gear.retrieve.expand import Expansion
 from gear.retrieve.expand import expand as expand_from
 from gear.store.base import triple_text
 from gear.store.fusion import rrf
-from gear.trace import (
-    Answered,
-    BaseRetrieved,
-    ProximalTriples,
-    QueryRewritten,
-    Reasoned,
-    TripleLinkView,
-    TriplesLinked,
-    Warned,
-)
+from gear.trace import TripleLinkView
 from gear.types import SPO, Scored
 
 

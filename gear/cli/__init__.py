@@ -1,5 +1,10 @@
 """The `gear` command line. Each command group is one module that registers on the shared typer app
-(gear.cli.app); importing this package imports them all, so `gear.cli.app` is the complete command line."""
+(gear.cli.app); importing this package imports them all, so `gear.cli.app` is the complete command line.
+
+Its modules: app (the typer app and shared helpers), terminal (what reaches the terminal, escaped), query
+(retrieve, ask), evaluate, index, elastic, diagnose (with run_folders, a folder of saved runs as diagnose reads it),
+compare, export, qa, replay, sweep, serve_llm (the embedded model's server in the foreground), studio (`gear app`)
+and __main__ (`python -m gear.cli`)."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def settings_from(**overrides: Any) -> Any:
     """Settings from GEAR_* variables and .env, with the command's options (None = not given) on top."""
     from gear.config import Settings
 
-    return Settings().with_(**overrides)
+    return Settings().with_(**{name: value for name, value in overrides.items() if value is not None})
 
 
 def parse_ks(text: str) -> list[int]:

@@ -18,7 +18,7 @@ from gear.cli.terminal import esc_term, json_text
 
 if TYPE_CHECKING:
     from gear.agent.engine import Engine
-    from gear.data.corpus import Question
+    from gear.data.questions import Question
     from gear.diagnosis import Diagnosis, Ref, Summary
     from gear.store.base import SearchBackend
     from gear.trace import Trace
@@ -56,8 +56,9 @@ def diagnose_(
         from gear.diagnosis import diagnose, summarise
         from gear.diagnosis.gold_marks import diagnose_marked, with_gold
         from gear.diagnosis.gold_texts import QATexts
+        from gear.events import RunStarted
         from gear.saved import SavedFileError, inside
-        from gear.trace import RunStarted, Trace, TraceError
+        from gear.trace import Trace, TraceError
 
         texts = QATexts(qa_questions(qa) if qa is not None else [])
         engine = open_index(index) if index is not None else None
@@ -122,7 +123,7 @@ def labelled(d: Diagnosis, trace: Trace) -> Diagnosis:
     from dataclasses import replace
 
     from gear import methods
-    from gear.trace import RunStarted
+    from gear.events import RunStarted
 
     start = trace.first(RunStarted)
     retriever = str((start.settings or {}).get("retriever") or "") if start is not None else ""
@@ -139,8 +140,8 @@ def reports_note(folder: Path, reports: list[Path]) -> str:
 
 def qa_questions(qa: Path) -> list[Question]:
     """A QA file's questions, or an index folder's own (gear.data.qa_set)."""
-    from gear.data.corpus import load_qa
     from gear.data.qa_set import load_own_qa, require_index
+    from gear.data.questions import load_qa
 
     if qa.is_dir():
         return [q.as_question() for q in load_own_qa(require_index(qa))]

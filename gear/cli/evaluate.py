@@ -99,7 +99,7 @@ def eval_settings(*, retriever: str, method: str, no_diversity: bool, score_mode
 def eval_questions(index_dir: Path, qa: Path | None, *, start: int, every: int, limit: int | None) -> list[Any]:
     """The questions an evaluation asks: the QA file (or the index's own), its warnings printed, then the subset
     --start, --every and --limit choose."""
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
 
     questions, report_in = load_qa(qa if qa is not None else own_qa_file(index_dir))
     for line in report_in.summary():

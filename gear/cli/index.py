@@ -66,7 +66,8 @@ def _check_backend(backend: str | None) -> None:
 
 
 def _load_docs(path: Path, chunk_words: int | None) -> tuple[list, Any]:
-    from gear.data.corpus import load_any_corpus, unique_documents
+    from gear.data.corpus import unique_documents
+    from gear.data.text_files import load_any_corpus
 
     docs, report = load_any_corpus(path, chunk_words)
     return unique_documents(docs, report), report
@@ -74,7 +75,7 @@ def _load_docs(path: Path, chunk_words: int | None) -> tuple[list, Any]:
 
 def _triples_for(docs: list, report: Any, openie: Path | None, settings: Any, out_dir: Path, options: Any
                  ) -> tuple[list, dict]:
-    from gear.data.corpus import align_openie, load_openie
+    from gear.data.openie import align_openie, load_openie
 
     if openie is None:
         from gear.extract.bridge import extract_for_index

@@ -28,7 +28,7 @@ from gear.cli.app import (
 from gear.cli.terminal import esc_term, json_text
 
 if TYPE_CHECKING:
-    from gear.trace import Event
+    from gear.events import Event
 
 
 @app.command()
@@ -104,26 +104,23 @@ def ask(
         engine = Engine.open(index_dir, settings)
         gold_ids = parse_ids(gold) if gold is not None else []
         texts = passages_of(engine.backend, gold_ids)  # a bad id stops here, before any LLM call
-        recorded: Trace | None = None
-        fresh = None
+        again = None
         if live:
-            from gear.agent.recorded import recorded_run
-            from gear.llm import fresh_llm
+            from gear.agent.recorded import ask_again
 
-            recorded, why = recorded_run(engine, question, settings, k=k, gold=gold_ids, answers=answer or [])
-            fresh = fresh_llm(engine.llm(settings))
-            console.print(f"asking the model afresh (the recorded run: {esc_term(why) if why else 'replayed'})",
-                          highlight=False)
+            again = ask_again(engine, question, settings, k=k, gold=gold_ids, answers=answer or [])
+            console.print("asking the model afresh (the recorded run: "
+                          f"{esc_term(again.why) if again.why else 'replayed'})", highlight=False)
         trace = Trace()
         trace.subscribe(narrator(stream=not quiet_llm))
-        run = engine.retrieve(question, k=k, trace=trace, gold=gold_ids, answers=answer or [], llm=fresh)
+        run = engine.retrieve(question, k=k, trace=trace, gold=gold_ids, answers=answer or [],
+                              llm=again.llm if again is not None else None)
         cost = run.trace.cost()
         if cost.requests:  # what its answers cost the model, "when recorded" for a replay (gear.trace.cost)
             out.print(f"LLM cost: {cost.words()}", highlight=False)
-        if recorded is not None:
-            from gear.trace.difference import difference
-
-            for line in difference(recorded, run.trace).lines():
+        differs = again.difference(run.trace) if again is not None else None
+        if differs is not None:
+            for line in differs.lines():
                 out.print(esc_term(line), highlight=False)
         if trace_out:
             run.trace.save(trace_out)
@@ -142,7 +139,7 @@ def narrator(*, stream: bool) -> Callable[[Event], None]:
     """A trace listener printing each event's narration to stdout and, with `stream`, the model's text to stderr
     while it is written (dim, so it reads as work in progress). A wait for the model's turn (another process or
     thread holds it) is one stderr line each time the number ahead changes, so a wait never looks like a hang."""
-    from gear.trace import LLMText, LLMWaiting
+    from gear.events import LLMText, LLMWaiting
     from gear.trace.narrate import narrate
 
     shown: dict[str, Any] = {"step": "", "chars": 0, "ahead": 0}

@@ -37,8 +37,9 @@ def replay_beams(
     from gear.agent.beam_replay import BeamReplayError
     from gear.agent.engine import Engine
     from gear.cli.app import settings_from
+    from gear.events import PassagesExpanded, RunStarted
     from gear.index.home import home_index
-    from gear.trace import PassagesExpanded, RunStarted, Trace
+    from gear.trace import Trace
     from gear.viz.beam_knobs import beam_rows, change_lines, knob_line
 
     with friendly_errors():

@@ -1,5 +1,5 @@
 """An index's own QA set: questions a person asked of their own corpus, kept with the passages they marked as the
-right ones and the answer they typed (issue 25). `gear eval INDEX`, `gear qa`, `gear diagnose --qa INDEX` and the app
+right ones and the answer they typed. `gear eval INDEX`, `gear qa`, `gear diagnose --qa INDEX` and the app
 read and write the same file, `own_qa.json` in the index folder.
 
 The file is a QA set in the MuSiQue schema (every paragraph a gold one, `is_supporting: true`), so `load_qa` and any
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.data.reading import InputError, read_json
 from gear.files import LockTimeout, atomic_write_json, directory_lock
 from gear.saved import MAX_ITEMS, MAX_NAME, MAX_TEXT, MAX_WORD, SAFE_INT

@@ -1,4 +1,4 @@
-"""Where was the gold lost? Automatic error analysis of a run (issue 19), as a pure function of its trace.
+"""Where was the gold lost? Automatic error analysis of a run, as a pure function of its trace.
 
 `diagnose(trace, k)` follows each gold passage of `RunStarted` through the stages its method has (per iteration:
 base rank, read, tripleLink, beams and hop, expanded and fused ranks, gist read; then passageLink and the final rank),

@@ -11,8 +11,8 @@ from gear.diagnosis.facts import TraceFacts, spo
 from gear.diagnosis.grounding import cover
 from gear.diagnosis.matching import form_only, is_yes_no
 from gear.diagnosis.model import READER, STEP_GIST, STEP_READ, STEP_THOUGHT, AnswerCheck, Cause
+from gear.events import Answered, BaseRetrieved, PassagesAdded, ProximalTriples, Reasoned, ThoughtWritten
 from gear.measures import exact_match, f1_score, normalize_answer
-from gear.trace import Answered, BaseRetrieved, PassagesAdded, ProximalTriples, Reasoned, ThoughtWritten
 
 
 def in_passages(facts: TraceFacts, pids: list[int], answers: list[str]) -> bool | None:

@@ -64,7 +64,7 @@ from gear.diagnosis.model import (
 )
 from gear.diagnosis.ppr import seed_marks
 from gear.diagnosis.probe import Probe, beam_reruns, index_names, other_retrievers
-from gear.trace import (
+from gear.events import (
     BaseRetrieved,
     BeamsSearched,
     PassagesLinked,

@@ -27,8 +27,9 @@ from gear.diagnosis.model import (
     Ref,
     stage_label,
 )
+from gear.events import BeamsSearched, InitialNodes, PPRSeeded, TriplesLinked
 from gear.store.graph import normalise_entity
-from gear.trace import BeamsSearched, InitialNodes, PPRSeeded, TriplesLinked, TripleView
+from gear.trace import TripleView
 
 
 def bridge(p: GoldPassage, d: Diagnosis, facts: TraceFacts, step: str) -> Cause | None:

@@ -67,7 +67,7 @@ from gear.diagnosis.model import (
 )
 from gear.diagnosis.probe import Probe
 from gear.diagnosis.stage_rules import GRAPH_STEPS, stage_causes
-from gear.trace import Answered, ThoughtWritten
+from gear.events import Answered, ThoughtWritten
 
 
 class Proposal:

@@ -34,7 +34,8 @@ from gear.diagnosis.model import (
 )
 from gear.diagnosis.probe import Probe, fits, index_texts
 from gear.diagnosis.registry import FAMILIES, family_for, run_name
-from gear.trace import PPRSeeded, QueryRewritten, Trace
+from gear.events import PPRSeeded, QueryRewritten
+from gear.trace import Trace
 
 DEFAULT_K = 5
 

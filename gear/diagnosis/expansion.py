@@ -19,7 +19,7 @@ from gear.diagnosis.model import (
     Family,
     StageMark,
 )
-from gear.trace import (
+from gear.events import (
     BaseRetrieved,
     BeamsSearched,
     InitialNodes,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gear.diagnosis.grounding import Attribution, PassageTokens
-from gear.trace import (
+from gear.events import (
     BaseRetrieved,
     BeamsSearched,
     FinalRanking,
@@ -17,16 +17,14 @@ from gear.trace import (
     PassagesExpanded,
     PassagesFused,
     PassagesLinked,
-    PassageView,
     PPRRanked,
     PPRSeeded,
     ProximalTriples,
     RunFinished,
     RunStarted,
-    Trace,
     TriplesLinked,
-    TripleView,
 )
+from gear.trace import PassageView, Trace, TripleView
 
 
 def rank_of(passages: Sequence[PassageView] | Sequence[int], pid: int) -> int | None:

@@ -1,4 +1,4 @@
-"""Gold passages a person marks on a run (issue 25): a person doing error analysis on their own corpus knows the answer
+"""Gold passages a person marks on a run: a person doing error analysis on their own corpus knows the answer
 when they see it and usually which document holds it. They find the passages by searching the index or among the
 passages the run showed, mark them as gold (and may type the right answer), and the diagnosis of that run follows those
 passages through it at once — a pure function of the trace and the marks, nothing re-run, no LLM asked.
@@ -18,8 +18,9 @@ from gear.data.reading import InputError
 from gear.diagnosis import DEFAULT_K, Diagnosis, Probe, diagnose
 from gear.diagnosis.facts import TraceFacts, spo
 from gear.diagnosis.matching import holds
+from gear.events import Answered, FinalRanking, ProximalTriples, RunStarted
 from gear.store.base import SearchBackend
-from gear.trace import Answered, FinalRanking, PassageView, ProximalTriples, RunStarted, Trace
+from gear.trace import PassageView, Trace
 from gear.types import Passage, Retriever
 
 SCAN_LIMIT = 20_000  # an index this small is searched for the answer passage by passage; a larger one by BM25 first

@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
-from gear.data.corpus import Question
 from gear.data.qa_set import question_key
+from gear.data.questions import Question
 from gear.diagnosis.facts import TraceFacts
-from gear.trace import RunStarted, Trace
+from gear.events import RunStarted
+from gear.trace import Trace
 
 Find = Callable[[str, str | None], int | None]  # (title, text or None) -> the index's id: SearchBackend.find_passage
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from gear.diagnosis.facts import TraceFacts
 from gear.diagnosis.grounding import entity_tokens, tokens
-from gear.trace import BaseRetrieved
+from gear.events import BaseRetrieved
 
 _QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$")
 #: words every question has (as tokens() writes them: "does" → "doe", "this" → "thi"), no description of a passage

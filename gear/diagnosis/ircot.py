@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gear.diagnosis.facts import TraceFacts, rank_of
 from gear.diagnosis.model import RETRIEVAL, Family, StageMark
-from gear.trace import BaseRetrieved, PassagesAdded
+from gear.events import BaseRetrieved, PassagesAdded
 
 
 def _query_note(n: int, query: str) -> str:

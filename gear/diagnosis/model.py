@@ -1,6 +1,6 @@
 """The records of a diagnosis and the shared vocabulary (stage and category names) they are written in.
 
-The names are the ones a person labelling runs by hand uses too (issue 19), so a proposal and a label can be compared
+The names are the ones a person labelling runs by hand uses too, so a proposal and a label can be compared
 word for word: change them only together with that vocabulary.
 """
 

@@ -11,7 +11,7 @@ from gear.diagnosis.expansion import base_marks, more
 from gear.diagnosis.facts import TraceFacts, rank_of, spo
 from gear.diagnosis.grounding import names_in
 from gear.diagnosis.model import BASE, RANKED, SEED, Family, StageMark
-from gear.trace import PPRRanked, PPRSeeded
+from gear.events import PPRRanked, PPRSeeded
 
 
 def seed_marks(facts: TraceFacts, pid: int) -> list[StageMark]:

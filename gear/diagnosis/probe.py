@@ -13,8 +13,9 @@ from typing import Protocol, runtime_checkable
 
 from gear.diagnosis.facts import TraceFacts, spo
 from gear.diagnosis.hops import Hop
+from gear.events import BeamsSearched, RunStarted
 from gear.store.base import SearchBackend
-from gear.trace import BeamsSearched, RunStarted, Trace
+from gear.trace import Trace
 
 DEPTH = 30  # how deep the other retrievers' lists are searched for a passage the run's base lists missed
 RETRIEVERS = ("bm25", "dense", "hybrid")

@@ -10,7 +10,7 @@ from gear.diagnosis.facts import TraceFacts
 from gear.diagnosis.ircot import IRCOT
 from gear.diagnosis.model import Family
 from gear.diagnosis.ppr import PPR
-from gear.trace import InitialNodes, PassagesAdded, PassagesLinked, PPRRanked, ProximalTriples
+from gear.events import InitialNodes, PassagesAdded, PassagesLinked, PPRRanked, ProximalTriples
 
 #: family name → Family: what a Method's `diagnosis` names
 BY_NAME: dict[str, Family] = {f.name: f for f in (BASE_ONLY, NAIVE, SYNC, GEAR, PPR, IRCOT)}

@@ -53,8 +53,9 @@ from gear.diagnosis.model import (
     StageMark,
     stage_label,
 )
+from gear.events import ProximalTriples, TriplesLinked
 from gear.store.graph import normalise_entity
-from gear.trace import ProximalTriples, TriplesLinked, TripleView
+from gear.trace import TripleView
 
 GRAPH_STEPS = (BEAM, EXPANDED, LINKED, SEED, RANKED)  # stages a graph step (not the base list) can reach
 #: the step (a ref's) whose list each list stage is

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gear.events import GistUpdated, PassagesAdded, PassagesFused, PassagesLinked, RunStarted
 from gear.measures import recall_at
 from gear.store.fusion import rrf
-from gear.trace import GistUpdated, PassagesAdded, PassagesFused, PassagesLinked, RunStarted, Trace
+from gear.trace import Trace
 
 ANSWER_STEP = "qa"  # the QA call after the final ranking (gear.agent.asks: Ask("qa", …))
 

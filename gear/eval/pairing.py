@@ -1,4 +1,4 @@
-"""Two evaluations lined up question by question (issue 38): what B finds that A missed and what it loses, where each
+"""Two evaluations lined up question by question: what B finds that A missed and what it loses, where each
 gold passage ended in A and in B (the diagnosis's stage names), the answers, EM/F1, tokens and seconds of both, the
 flow of gold passages and of proposed categories from A to B, and the paired numbers (the difference in R@k, EM and
 F1 with a sign test and a paired bootstrap interval over questions, from gear.eval.paired).

@@ -1,4 +1,4 @@
-"""Which run each figure of an evaluation comes from (issue 36): one set of numbers per question, or the paper's.
+"""Which run each figure of an evaluation comes from: one set of numbers per question, or the paper's.
 
 `one-run` (the default): every method runs once per question at the largest cut-off; R@k for every k, the answer,
 EM/F1, the diagnosis and the saved trace all read that one ranked list, so R@k never falls as k grows and the

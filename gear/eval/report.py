@@ -20,13 +20,14 @@ import numpy as np
 
 from gear import methods
 from gear.config import Settings, public_settings
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.diagnosis import Diagnosis, Probe, diagnose, summarise
 from gear.eval.protocol import ONE_RUN, check, diagnosis_k, runs_per_cutoff, traced_k
+from gear.events import Answered, LLMCalled, PassagesAdded, PassagesFused, QueryRewritten, Reasoned
 from gear.files import atomic_write_json
 from gear.measures import recall_at
 from gear.store.base import SearchBackend
-from gear.trace import Answered, LLMCalled, PassagesAdded, PassagesFused, QueryRewritten, Reasoned, Trace
+from gear.trace import Trace
 from gear.trace.cost import seconds_words
 
 

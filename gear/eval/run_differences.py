@@ -1,4 +1,4 @@
-"""What two evaluation runs differ in, said in words (issue 38's "What differs"): the settings each run's method
+"""What two evaluation runs differ in, said in words: the settings each run's method
 read, the protocol, and the index — for two indexes of the same passages, which part of it (other triples, the same
 triples embedded again, another backend or embedder). A setting one method alone reads (gear.methods) is not a
 difference between the runs unless that run read it. A pure function of two reports, shown by the app's Evaluate page

@@ -27,12 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gear import methods
 from gear.config import SECRET_FIELDS, Settings, public_settings, renamed
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.eval.pairing import PairingError, pair_reports
 from gear.eval.protocol import check
 from gear.eval.report import EvalReport, EvaluatedEngine, EvaluatedRun, QuestionProgress, evaluate
+from gear.events import LLMCalled
 from gear.files import atomic_write_json
-from gear.trace import LLMCalled
 
 VERSION = 1
 MAX_BYTES = 20_000_000  # a sweep file of 10,000 cells is ≈15 MB

@@ -28,7 +28,7 @@ from gear.llm.server_profile import ServerProfile
 LOCAL_OUTPUT: OutputName = "triples"  # the embedded model's default shape (see output_for)
 
 # Tokens written per passage assumed by the cost estimate, per answer shape (measured on the 20-passage set with the
-# embedded model, loop guard on: docs/results.md, issue 26)
+# embedded model, loop guard on: docs/results.md)
 EST_COMPLETION_TOKENS = {"joint": 280, "triples": 150, "grouped": 150}
 
 
@@ -60,7 +60,7 @@ def is_remote(settings: Any) -> bool:
 
 def output_for(settings: Any) -> OutputName:
     """The answer's shape: as set, else the lean "triples" for the embedded model (fewer tokens written for an index
-    as good: docs/results.md, issue 26) and the paper's "joint" for any other model."""
+    as good: docs/results.md) and the paper's "joint" for any other model."""
     if settings.extraction_output is not None:
         return settings.extraction_output  # type: ignore[no-any-return]  # a validated OutputName
     return LOCAL_OUTPUT if settings.live_llm == "local" else "joint"

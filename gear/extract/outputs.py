@@ -15,7 +15,7 @@ Each shape names its own prompt version (part of the extraction journal's key), 
 exactly the passages it must, and "joint" keeps the key journals written before the shapes existed. The user turns are
 the paper's "Triple Extraction" prompt, verbatim, in every shape; a shape changes only the one-shot assistant turn
 (the paper's Demonstration #1 answered in that shape) and the JSON schema the server holds the answer to. What each
-costs and buys is measured by bench/extraction_outputs.py (docs/results.md, issue 26).
+costs and buys is measured by bench/extraction_outputs.py (docs/results.md).
 """
 
 from __future__ import annotations

@@ -22,8 +22,9 @@ WINDOW_SECONDS = 300.0  # ... or the last five minutes, when more passages than 
 REFRESH_SECONDS = 5.0  # how often a display re-measures the pace while a passage is still being extracted
 STALL = 2.0  # a passage taking this many times the measured pace is stalled: the pace slows before it ends
 #: the embedded model's pace on a quiet 2-core CPU, a passage at a time: 6.2 s a passage over the 949 MuSiQue
-#: paragraphs extracted (assets/musique, its provenance; docs/results.md "What local triples cost"), 5.8 s mean over the
-#: 200 paragraphs of issue 26. What the Index page's note says before a build; never an estimate of a run's time.
+#: paragraphs extracted (assets/musique, its provenance; docs/results.md "What local triples cost"), 5.8 s mean over
+#: 200 paragraphs measured for docs/results.md. What the Index page's note says before a build; never an estimate of a
+#: run's time.
 EMBEDDED_CPU_SECONDS_PER_PASSAGE = 6.0
 
 

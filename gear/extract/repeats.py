@@ -1,6 +1,6 @@
 """Stop a small model's repetition loop while it writes, not after: the largest token sink of local extraction.
 
-Measured on the 20-passage set (docs/results.md, issue 26): the embedded 1.5B model falls into a loop on 8 of 20
+Measured on the 20-passage set (docs/results.md): the embedded 1.5B model falls into a loop on 8 of 20
 passages, writing the same few triples again until the schema's cap of 18 — a third of all the tokens it writes for
 the triples-only answer (188 a passage, 128 without the repeats). The duplicates are dropped when the answer is read,
 so the index never sees them; writing them is pure cost. The guard watches the answer as it streams and stops the

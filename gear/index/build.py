@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from gear.config import Settings
-from gear.data.corpus import Document, source_files
+from gear.data.corpus import Document
 from gear.data.qa_set import QA_FILE
+from gear.data.text_files import source_files
 from gear.embed import Encoder
 from gear.files import atomic_directory
 from gear.index.manifest import FORMAT_VERSION, Manifest, require_intact, sha256_file

@@ -6,7 +6,11 @@ configuration into a backend, so the engine never branches on which model it tal
 with a record/replay cache to make runs reproducible and demos key-free; the default kind "auto" serves recorded
 answers and calls the live model for the rest. `llm_from_settings` adds the
 process-wide memo (gear.llm.memo) on top, so an identical deterministic call is never paid for twice.
-"""
+
+Its modules: base (the LLM protocol), openai_client and openai_errors (the OpenAI-compatible client and its
+failures in one line), embedded, llama_server, server_profile and model_files (the embedded model: its server, how
+it runs here, its file), replay and memo (recordings and the process's memo), queue (turns at a model that serves one
+call at a time) and speed (how fast a model reads and writes)."""
 
 from __future__ import annotations
 
@@ -14,12 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gear.files import data_dir
-from gear.llm.base import LLM, LLMError, LLMResult, Message, TextListener
+from gear.llm.base import LLM, LLMError, LLMResult, Message, TextListener, answered_at_once, estimate_tokens
 from gear.llm.memo import MemoLLM
-from gear.llm.replay import CachedLLM, Mode
+from gear.llm.queue import current_listener, listening
+from gear.llm.replay import CachedLLM, cache_key
 
 if TYPE_CHECKING:
-    from gear.config import Settings
+    from gear.config import LLMGroup
 
 __all__ = [
     "KINDS",
@@ -31,14 +36,19 @@ __all__ = [
     "Message",
     "TextListener",
     "answer_stores",
+    "answered_at_once",
     "cache_of",
+    "current_listener",
     "default_user_cache",
+    "estimate_tokens",
     "fresh_llm",
     "legacy_user_cache",
+    "listening",
     "llm_from_settings",
     "llm_key",
     "make_llm",
     "recorded_llm",
+    "request_key",
 ]
 
 KINDS = ("auto", "local", "openai", "replay", "record")
@@ -57,93 +67,74 @@ def legacy_user_cache() -> Path:
     return Path.home() / ".cache" / "gear" / "llm"
 
 
-def make_llm(
-    kind: str,
-    *,
-    model: str | None = None,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    cache_dir: Path | None = None,
-    bundled_cache: Path | None = None,
-    mode: Mode | None = None,
-    timeout: float = 120.0,
-    max_retries: int = 3,
-    max_concurrent: int | None = None,
-    n_threads: int | None = None,
-    parallel: int | None = None,
-    ctx_per_slot: int | None = None,
-    cache_reuse: int | None = None,
-    gpu_layers: int | None = None,
-    ubatch: int | None = None,
-    batch: int | None = None,
-    flash_attn: bool | None = None,
-    exact: bool = False,
-) -> LLM:
-    """Build the configured LLM.
+def answer_stores(group: LLMGroup) -> list[Path]:
+    """The folders of recorded answers the configured LLM reads, the one it records into first (what make_llm wires;
+    a page watching for new recordings watches these)."""
+    written, read = _stores(group)
+    return [written, *read] if written is not None else list(read)
 
-    kind "local": the embedded model (llama-server, started on first use with `n_threads`, `parallel` slots of
-    `ctx_per_slot` tokens, `cache_reuse`, `gpu_layers`, `ubatch`, `batch` and `flash_attn`; None: chosen from the
-    build and the cores, gear.llm.server_profile); "openai": an OpenAI-compatible endpoint; "replay":
-    answers from `cache_dir` only (error on a miss; `model` defaults to the recorded one); "record": call a live model
-    (OpenAI-compatible when `base_url` or `api_key` is set, else local) and write every answer to `cache_dir`;
-    "auto": answers recorded in `cache_dir` (default: default_user_cache(), then also the older user cache
-    legacy_user_cache()) or `bundled_cache` at once, the live model (chosen as for "record") for the rest, recorded
-    into `cache_dir`, never into the others.
-    For "local"/"openai", a `cache_dir` wraps the model in a cache with `mode` (default "auto": serve hits, record
-    misses). An OpenAI-compatible endpoint gets `timeout` seconds per answer, the client's `max_retries`, and at most
-    `max_concurrent` calls at once from this process; like the embedded model, one client (and queue) is shared by
-    every caller in the process with the same endpoint, model, key and limits.
+
+def _stores(group: LLMGroup) -> tuple[Path | None, tuple[Path, ...]]:
+    """The folder the LLM records into (None: it records nothing) and the ones it only reads: "replay" reads the
+    cache folder; "record" records there; "auto" records into the cache folder (default: default_user_cache(), then
+    also reading the older user cache legacy_user_cache()) and reads the bundled recordings; a live kind records only
+    into a cache folder named on purpose."""
+    cache = Path(group.llm_cache_dir) if group.llm_cache_dir else None
+    if group.llm == "replay":
+        return None, (cache,) if cache else ()
+    if group.llm == "auto":
+        older = (legacy_user_cache(),) if cache is None else ()  # a cache named on purpose is read alone
+        bundled = (Path(group.llm_bundled_cache),) if group.llm_bundled_cache else ()
+        return cache or default_user_cache(), (*older, *bundled)
+    return cache, ()
+
+
+def make_llm(group: LLMGroup) -> LLM:
+    """Build the LLM a settings group names (Settings is one: it is passed whole).
+
+    llm "local": the embedded model (llama-server, started on first use with the group's threads, slots, context per
+    slot, cache reuse, GPU layers, batches and flash attention; None: chosen from the build and the cores,
+    gear.llm.server_profile); "openai": an OpenAI-compatible endpoint; "replay": answers from the cache folder only
+    (error on a miss; the model defaults to the recorded one); "record": call a live model (OpenAI-compatible when a
+    base URL or an API key is set, else local) and write every answer to the cache folder; "auto": answers recorded
+    (_stores: the user's answer store, or the bundled recordings) at once, the live model (chosen as for "record")
+    for the rest, recorded into the answer store, never into the others. For "local"/"openai", a cache folder wraps the
+    model in a cache that serves hits and records misses. An OpenAI-compatible endpoint gets the group's timeout per
+    answer, the client's retries, and at most its max_concurrent calls at once from this process; like the embedded
+    model, one client (and queue) is shared by every caller in the process with the same endpoint, model, key and
+    limits.
     """
+    kind = group.llm
     if kind not in KINDS:
         raise LLMError(f"unknown LLM kind {kind!r}: use one of {', '.join(KINDS)}")
-    if kind in ("replay", "record") and cache_dir is None:
+    written, read = _stores(group)
+    if kind in ("replay", "record") and group.llm_cache_dir is None:
         raise LLMError(f"LLM kind {kind!r} needs a cache directory: set GEAR_LLM_CACHE_DIR")
     if kind == "replay":
-        assert cache_dir is not None
-        return CachedLLM.replay_only(Path(cache_dir), model=model)
-
+        return CachedLLM.replay_only(read[0], model=group.llm_model)
+    api_key = group.llm_api_key.get_secret_value() if group.llm_api_key else None
     live_kind = kind
     if kind in ("record", "auto"):
-        live_kind = "openai" if (base_url or api_key) else "local"
+        live_kind = "openai" if (group.llm_base_url or api_key) else "local"
     inner: LLM
     if live_kind == "openai":
         from gear.llm.openai_client import shared_openai_llm
 
-        inner = shared_openai_llm(model or "gpt-4o-mini", base_url=base_url, api_key=api_key, timeout=timeout,
-                                  max_retries=max_retries, max_concurrent=max_concurrent)
+        inner = shared_openai_llm(group.llm_model or "gpt-4o-mini", base_url=group.llm_base_url, api_key=api_key,
+                                  timeout=group.llm_timeout, max_retries=group.llm_max_retries,
+                                  max_concurrent=group.llm_max_concurrent)
     else:
         from gear.llm.embedded import shared_embedded_llm
 
+        model = group.llm_model
         inner = shared_embedded_llm(model_path=Path(model) if model and model.endswith(".gguf") else None,
-                                    threads=n_threads, ctx_per_slot=ctx_per_slot, parallel=parallel,
-                                    cache_reuse=cache_reuse, gpu_layers=gpu_layers, ubatch=ubatch, batch=batch,
-                                    flash_attn=flash_attn, exact=exact)
-    if kind == "record":
-        assert cache_dir is not None
-        return CachedLLM(inner, Path(cache_dir), mode or "record")
-    if kind == "auto":
-        older = (legacy_user_cache(),) if cache_dir is None else ()  # a cache named on purpose is read alone
-        return CachedLLM(inner, Path(cache_dir or default_user_cache()), "auto",
-                         read_dirs=(*older, *((Path(bundled_cache),) if bundled_cache else ())))
-    if cache_dir is not None:
-        return CachedLLM(inner, Path(cache_dir), mode or "auto")
-    return inner
-
-
-def answer_stores(settings: Settings) -> list[Path]:
-    """The folders of recorded answers the configured LLM reads, the one it records into first (what make_llm
-    wires; a page watching for new recordings watches these)."""
-    if settings.llm in ("local", "openai") and settings.llm_cache_dir is None:
-        return []
-    if settings.llm in ("replay", "record"):
-        return [Path(settings.llm_cache_dir)] if settings.llm_cache_dir else []
-    stores = [Path(settings.llm_cache_dir or default_user_cache())]
-    if settings.llm == "auto":
-        if settings.llm_cache_dir is None:
-            stores.append(legacy_user_cache())
-        if settings.llm_bundled_cache:
-            stores.append(Path(settings.llm_bundled_cache))
-    return stores
+                                    threads=group.llm_threads, ctx_per_slot=group.llm_ctx_per_slot,
+                                    parallel=group.llm_parallel, cache_reuse=group.llm_cache_reuse,
+                                    gpu_layers=group.llm_gpu_layers, ubatch=group.llm_ubatch, batch=group.llm_batch,
+                                    flash_attn=group.llm_flash_attn, exact=group.llm_exact)
+    if written is None:
+        return inner
+    return CachedLLM(inner, written, "record" if kind == "record" else "auto", read_dirs=read)
 
 
 def cache_of(llm: LLM) -> CachedLLM | None:
@@ -179,24 +170,19 @@ def recorded_llm(llm: LLM) -> CachedLLM | None:
     return CachedLLM(None, cache.cache_dir, "replay", model=cache.model, read_dirs=cache.read_dirs)
 
 
-def llm_key(settings: Settings) -> tuple[object, ...]:
-    """What makes two configurations the same LLM (the engine keeps one loaded model per key)."""
-    return (settings.llm, settings.llm_model, settings.llm_base_url, str(settings.llm_cache_dir),
-            str(settings.llm_bundled_cache), settings.llm_threads, settings.llm_timeout, settings.llm_max_retries,
-            settings.llm_max_concurrent, settings.llm_parallel, settings.llm_ctx_per_slot, settings.llm_cache_reuse,
-            settings.llm_gpu_layers, settings.llm_ubatch, settings.llm_batch, settings.llm_flash_attn,
-            settings.llm_exact)
+def request_key(llm: LLM, messages: list[Message], json_schema: dict | None, max_tokens: int) -> str:
+    """The name of one request to this LLM, as its recordings know it (a trace keeps it on each LLMCalled, so a run
+    asked again can be lined up call by call with the recorded one)."""
+    return cache_key(llm.model, messages, json_schema, max_tokens)
 
 
-def llm_from_settings(settings: Settings) -> LLM:
-    """The LLM named by Settings, behind the process-wide memo: the one factory the engine, extraction and the app
+def llm_key(group: LLMGroup) -> tuple[object, ...]:
+    """What makes two configurations the same LLM (the engine keeps one loaded model per key): the group's fields that
+    make the model (LLMGroup.MODEL_FIELDS)."""
+    return tuple(str(v) if isinstance(v := getattr(group, name), Path) else v for name in group.MODEL_FIELDS)
+
+
+def llm_from_settings(settings: LLMGroup) -> LLM:
+    """The LLM named by the settings, behind the process-wide memo: the one factory the engine, extraction and the app
     use."""
-    api_key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-    return MemoLLM(make_llm(settings.llm, model=settings.llm_model, base_url=settings.llm_base_url, api_key=api_key,
-                            cache_dir=settings.llm_cache_dir, bundled_cache=settings.llm_bundled_cache,
-                            timeout=settings.llm_timeout, max_retries=settings.llm_max_retries,
-                            max_concurrent=settings.llm_max_concurrent, n_threads=settings.llm_threads,
-                            parallel=settings.llm_parallel, ctx_per_slot=settings.llm_ctx_per_slot,
-                            cache_reuse=settings.llm_cache_reuse, gpu_layers=settings.llm_gpu_layers,
-                            ubatch=settings.llm_ubatch, batch=settings.llm_batch,
-                            flash_attn=settings.llm_flash_attn, exact=settings.llm_exact))
+    return MemoLLM(make_llm(settings))

@@ -167,7 +167,7 @@ class ServerConfig:
 def server_env() -> dict[str, str]:
     """The server's environment: llama.cpp's OpenMP workers spin briefly (GOMP_SPINCOUNT=1000), then sleep.
 
-    Measured on 2 quiet cores (docs/results.md, issue 18): waiting passively (OMP_WAIT_POLICY=PASSIVE, the in-process
+    Measured on 2 quiet cores (docs/results.md): waiting passively (OMP_WAIT_POLICY=PASSIVE, the in-process
     model's setting) costs generation a third, 20 against 32 tokens/s, since the workers sleep and wake around every
     token; spinning without a bound (libgomp's default) gives 32 alone but falls to 0.4 tokens/s beside one busy
     process; a short spin keeps 32 alone and 13 beside a busy process (passive: 19). A user's own OMP_WAIT_POLICY or

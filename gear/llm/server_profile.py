@@ -1,7 +1,7 @@
 """How the embedded llama-server is run on this machine: slots, micro-batch, batch and flash attention, chosen from
 what the build is (CPU, CUDA, Metal) and the cores, each one setting, and said in one line when the server starts.
 
-Why these defaults (docs/results.md, issue 26; shared/TESTING.md):
+Why these defaults (docs/results.md; shared/TESTING.md):
 - CPU (measured on 2 cores): one slot — a second slot re-reads what the first has cached and batching buys little
   there (llama-batched-bench: 31 / 32 / 38 tok/s written at 1 / 2 / 4 sequences; 4 slots extracted slower than 1);
   micro-batch 256 (llama.cpp's 512 read 10–20 % slower); a batch of one micro-batch, so a cancelled request is let go

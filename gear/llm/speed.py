@@ -28,11 +28,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gear import events as t
 from gear import methods
-from gear.trace import events as t
 
 #: prompt tokens read per second before any live call: the embedded 1.5B model in llama-server on 2 quiet cores read
-#: 89-101 tokens/s cold (550-2,100 tokens; bench/llm_server.py, docs/results.md "issue 18")
+#: 89-101 tokens/s cold (550-2,100 tokens; bench/llm_server.py, docs/results.md)
 DEFAULT_READ_RATE = 85.0
 #: tokens written per second before any live call: the same server wrote 29 (plain and schema-constrained, through
 #: gear's client, with its OpenMP workers spinning briefly: gear.llm.llama_server.server_env); a busy machine less

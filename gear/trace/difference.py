@@ -16,7 +16,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from gear.trace.events import Answered, Event, FinalRanking, LLMCalled, RunStarted, Trace
+from gear.trace import Trace
+from gear.trace.events import Answered, Event, FinalRanking, LLMCalled, RunStarted
 
 #: fields that say how long something took or who answered, not what the run did
 TIMING_FIELDS = frozenset({"seconds", "ms", "total_ms"})

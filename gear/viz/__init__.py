@@ -9,7 +9,11 @@ This module is the public face of the package's own names (the events it draws a
 bodies live in gear.viz.graph (networkx/pyvis graphs — GeAR's beams, an entity's neighbourhood — the pyvis drawing and
 HTML escaping), gear.viz.ppr (PPR's entity graph), gear.viz.charts (plotly figures, ranked-list rows) and
 gear.viz.diagnosis (the diagnosis figures, imported from there).
-"""
+
+Its modules: graph (pyvis HTML), charts, diagnosis, pairing and analyses (plotly figures), layout and picture
+(where nodes go), notation (each step's title and notation), lesson (a run as a lesson) with sub_steps, beam_lesson,
+link_lesson, ppr_lesson, beam_order and tables (what each sub-step shows), beam_knobs (a beam search beside the same
+with other knobs), ppr (PPR's pictures) and handout (a lesson as one HTML file)."""
 
 from __future__ import annotations
 

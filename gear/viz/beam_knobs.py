@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gear.trace import BeamsSearched
+from gear.events import BeamsSearched
 from gear.viz.graph import spo_text
 from gear.viz.tables import MARK
 

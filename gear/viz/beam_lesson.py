@@ -13,8 +13,9 @@ from typing import Any
 
 import networkx as nx
 
+from gear.events import BeamsSearched
 from gear.store.graph import normalise_entity
-from gear.trace import BeamsSearched, CandidateView, PassageView, TripleView
+from gear.trace import CandidateView, PassageView, TripleView
 from gear.viz import beam_order, layout
 from gear.viz.graph import (
     ENTITY_COLOUR,

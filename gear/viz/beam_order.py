@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gear.trace import BeamsSearched, CandidateView, TripleView
+from gear.events import BeamsSearched
+from gear.trace import CandidateView, TripleView
 from gear.viz.graph import spo_text
 
 NAMED = 4  # candidates a sentence names before "and N more"

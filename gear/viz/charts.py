@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 
 from gear import measures, methods
 from gear.eval.protocol import protocol_of, runs_per_cutoff
-from gear.trace import LLMCalled, PassagesLinked, PassageView, Reasoned, StageTimed, Trace
+from gear.events import LLMCalled, PassagesLinked, Reasoned, StageTimed
+from gear.trace import PassageView, Trace
 from gear.viz.graph import FONT, esc_html, short, spo_text
 
 
@@ -75,7 +76,7 @@ class Verdict:
 
 def verdict(e: Reasoned, gold_answers: Sequence[str] = (), esc: Callable[[str], str] = str) -> Verdict:
     """The verdict in words; `esc` escapes every part that comes from the run (answers, reasons) for the sink the
-    text goes to (the app passes studio.safe.esc_md; HTML escapes the whole)."""
+    text goes to (the app passes studio.core.safe.esc_md; HTML escapes the whole)."""
     cites = f" (cites memory facts {', '.join(map(str, e.cited))})" if e.cited else ""
     if e.rejected:
         return Verdict("caught", f"Reasoner hallucination caught — the model said answerable: {esc(e.answer)}{cites}, "

@@ -18,18 +18,9 @@ from typing import Any
 
 import networkx as nx
 
+from gear.events import BaseRetrieved, BeamsSearched, InitialNodes, PassagesExpanded, PassagesFused, PassagesLinked
 from gear.store.graph import normalise_entity
-from gear.trace import (
-    BaseRetrieved,
-    BeamsSearched,
-    InitialNodes,
-    PassagesExpanded,
-    PassagesFused,
-    PassagesLinked,
-    PassageView,
-    Trace,
-    TripleView,
-)
+from gear.trace import PassageView, Trace, TripleView
 from gear.viz import layout
 
 # -- colours (colour-blind-safe-ish palette, distinct in print and on a projector) ------------------------------------

@@ -19,6 +19,7 @@ from typing import Any
 
 import networkx as nx
 
+from gear import events as ev
 from gear import trace as t
 from gear.files import slug
 from gear.viz import beam_lesson, charts, layout, sub_steps
@@ -229,7 +230,7 @@ def _triple_rows(triples: Sequence[Sequence[str]], new: set[tuple[str, ...]] | N
     return rows
 
 
-def step_body(events: Sequence[t.Event], step: LessonStep, passages: Mapping[int, t.PassageView]) -> str:
+def step_body(events: Sequence[ev.Event], step: LessonStep, passages: Mapping[int, t.PassageView]) -> str:
     """What a step shows besides its words: tables and pictures of its event."""
     e = step.event
     if step.phase == "repeat":
@@ -243,18 +244,18 @@ def step_body(events: Sequence[t.Event], step: LessonStep, passages: Mapping[int
             figure = f"<div class='side'><div>{shown.algorithm}</div><div>{figure}</div></div>"
         body = figure + caption + table_html(shown.rows)
         return f"<div class='long'>{body}</div>" if len(shown.rows) > LONG else body
-    if isinstance(e, t.BaseRetrieved):
+    if isinstance(e, ev.BaseRetrieved):
         return table_html(charts.passage_rows(e.passages))
-    if isinstance(e, t.ProximalTriples):
+    if isinstance(e, ev.ProximalTriples):
         return f"<p class='meta'>{esc_html(e.source)}</p>" + table_html(_triple_rows(e.triples))
-    if isinstance(e, t.TriplesLinked):
+    if isinstance(e, ev.TriplesLinked):
         return table_html([{"proximal triple": spo_text(link.proximal),
                             "linked index triple": spo_text(link.linked.spo) if link.linked else "—",
                             "similarity": round(link.similarity, 3),
                             "source passage": link.linked.passage_title if link.linked else "",
                             "gold": "★" if link.linked and link.linked.gold else ""} for link in e.links])
-    if isinstance(e, t.BeamsSearched):
-        initial = next((x for x in events if isinstance(x, t.InitialNodes) and x.iteration == e.iteration), None)
+    if isinstance(e, ev.BeamsSearched):
+        initial = next((x for x in events if isinstance(x, ev.InitialNodes) and x.iteration == e.iteration), None)
         by_id = {x.id: x for x in e.triples}
         rows = [{"beam": i, "score": round(b.score, 3),
                  "triples": " → ".join(spo_text(by_id[x].spo) for x in b.triple_ids if x in by_id),
@@ -262,44 +263,44 @@ def step_body(events: Sequence[t.Event], step: LessonStep, passages: Mapping[int
                 for i, b in enumerate(e.steps[-1] if e.steps else [], 1)]
         picture = graph_svg(beam_graph(e, initial, passages), flow=True) if rows else ""
         return picture + table_html(rows)
-    if isinstance(e, t.PassagesFused):
-        base = next((x for x in events if isinstance(x, t.BaseRetrieved) and x.iteration == e.iteration), None)
+    if isinstance(e, ev.PassagesFused):
+        base = next((x for x in events if isinstance(x, ev.BaseRetrieved) and x.iteration == e.iteration), None)
         return table_html(charts.rank_movement(base.passages if base else [], e.passages))
-    if isinstance(e, t.GistUpdated):
+    if isinstance(e, ev.GistUpdated):
         return table_html(_triple_rows(e.memory, {tuple(x) for x in e.added}))
-    if isinstance(e, t.Reasoned):
-        start = next((x for x in events if isinstance(x, t.RunStarted)), None)
+    if isinstance(e, ev.Reasoned):
+        start = next((x for x in events if isinstance(x, ev.RunStarted)), None)
         said = charts.verdict(e, start.answers if start else [])
         return f"<div class='note verdict-{said.tone}'>{esc_html(said.text)}</div>"
-    if isinstance(e, t.QueryRewritten):
+    if isinstance(e, ev.QueryRewritten):
         return f"<div class='note'>Next query: {esc_html(e.query)}</div>"
-    if isinstance(e, t.PassagesLinked):
-        final = next((x for x in events if isinstance(x, t.FinalRanking)), None)
+    if isinstance(e, ev.PassagesLinked):
+        final = next((x for x in events if isinstance(x, ev.FinalRanking)), None)
         return table_html(charts.linked_rows(e)) + ("<h3>Final ranking</h3>" + table_html(
                                charts.passage_rows(final.passages, 15)) if final else "")
-    if isinstance(e, t.Answered):
-        start = next((x for x in events if isinstance(x, t.RunStarted)), None)
+    if isinstance(e, ev.Answered):
+        start = next((x for x in events if isinstance(x, ev.RunStarted)), None)
         parts = [f"Final answer: {e.answer or '(none)'}"]
         if start is not None and start.answers:
             parts.append("gold: " + " / ".join(start.answers[:4]))
         if e.em is not None and e.f1 is not None:
             parts.append(f"EM {e.em:.0f}, F1 {e.f1:.2f}")
         return f"<div class='note'>{esc_html(' · '.join(parts))}</div>"
-    if isinstance(e, t.PPRSeeded):
+    if isinstance(e, ev.PPRSeeded):
         return (table_html([{"matched fact": spo_text(f.triple.spo), "score": round(f.score, 3),
                              "kept": "kept" if f.kept else "dropped"} for f in e.facts])
                 + table_html([{"seed entity": s.name, "weight": round(s.seed, 4)} for s in e.entities]))
-    if isinstance(e, t.PPRRanked):
-        seeded = next((x for x in events if isinstance(x, t.PPRSeeded) and x.iteration == e.iteration), None)
+    if isinstance(e, ev.PPRRanked):
+        seeded = next((x for x in events if isinstance(x, ev.PPRSeeded) and x.iteration == e.iteration), None)
         return graph_svg(ppr_graph(e, seeded)) + table_html(charts.passage_rows(e.passages))
-    if isinstance(e, t.PassagesAdded):
+    if isinstance(e, ev.PassagesAdded):
         return table_html(charts.passage_rows(e.passages))
-    if isinstance(e, t.ThoughtWritten):
+    if isinstance(e, ev.ThoughtWritten):
         return f"<div class='note'>{esc_html(e.thought)}</div>"
     return ""
 
 
-def step_html(events: Sequence[t.Event], step: LessonStep, number: int, total: int,
+def step_html(events: Sequence[ev.Event], step: LessonStep, number: int, total: int,
               passages: Mapping[int, t.PassageView]) -> str:
     where = f"Step {number:d} of {total:d} · iteration {step.iteration:d}"
     missing = f"<p class='missing'>{esc_html(step.missing)}</p>" if step.missing else ""
@@ -310,7 +311,7 @@ def step_html(events: Sequence[t.Event], step: LessonStep, number: int, total: i
             f"{missing}{step_body(events, step, passages)}</section>")
 
 
-def teaching_point(events: Sequence[t.Event], steps: Sequence[LessonStep]) -> str:
+def teaching_point(events: Sequence[ev.Event], steps: Sequence[LessonStep]) -> str:
     """The run's teaching point, on the handout's last page: what went right or wrong and where, in the diagnosis's
     own words (gear.diagnosis: the proposed category, its evidence, where each gold passage went, the answer)."""
     from gear.diagnosis import CATEGORY_LABELS, diagnose
@@ -318,12 +319,12 @@ def teaching_point(events: Sequence[t.Event], steps: Sequence[LessonStep]) -> st
     trace = t.Trace(list(events))
     parts = ["<section class='point' id='point'><div class='where'>The run's teaching point</div>"
              "<h2>What went right or wrong, and where</h2>"]
-    start = trace.first(t.RunStarted)
+    start = trace.first(ev.RunStarted)
     if start is None or not start.gold_passage_ids:
         parts.append("<p class='missing'>No gold passages are known for this run, so the diagnosis cannot say where "
                      "the right passages were lost. Mark them on the Ask page (or ask a question of a QA set) to see "
                      "it.</p>")
-        answered = trace.first(t.Answered)
+        answered = trace.first(ev.Answered)
         if answered is not None:
             parts.append(f"<div class='note'>Final answer: {esc_html(answered.answer or '(none)')}</div>")
         return "".join(parts) + "</section>"
@@ -351,7 +352,7 @@ def teaching_point(events: Sequence[t.Event], steps: Sequence[LessonStep]) -> st
     if d.notes:
         parts.append("<p class='meta'>Notes</p><ul>" + "".join(f"<li>{esc_html(line)}</li>" for line in d.notes)
                      + "</ul>")
-    reasoner = [n for n, s in enumerate(steps, 1) if isinstance(s.event, t.Reasoned)]
+    reasoner = [n for n, s in enumerate(steps, 1) if isinstance(s.event, ev.Reasoned)]
     if reasoner:
         parts.append(f"<p class='meta'>The reasoner's verdicts are on step{'s' if len(reasoner) > 1 else ''} "
                      f"{', '.join(f'{n:d}' for n in reasoner)}.</p>")
@@ -372,7 +373,7 @@ def step_range(text: str, total: int) -> tuple[int, int]:
     return a, b
 
 
-def lesson_html(trace: t.Trace | Sequence[t.Event], title: str = "", steps: tuple[int, int] | None = None) -> str:
+def lesson_html(trace: t.Trace | Sequence[ev.Event], title: str = "", steps: tuple[int, int] | None = None) -> str:
     """The whole lesson on a run as one self-contained HTML page (no request leaves it): a first page with the
     contents, one step a page, and the run's teaching point on the last. `steps`: only steps first…last (numbered as
     in the whole lesson) are printed."""
@@ -381,7 +382,7 @@ def lesson_html(trace: t.Trace | Sequence[t.Event], title: str = "", steps: tupl
     first, last = steps or (1, len(every))
     chosen = [(n, s) for n, s in enumerate(every, 1) if first <= n <= last]
     passages = passage_lookup(events)
-    start = next((e for e in events if isinstance(e, t.RunStarted)), None)
+    start = next((e for e in events if isinstance(e, ev.RunStarted)), None)
     question = start.question if start else ""
     facts = []
     if start is not None:

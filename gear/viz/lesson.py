@@ -2,7 +2,7 @@
 with Graph expansion opened into Algorithm 1's own sub-steps (the initial beams, then hop by hop: candidates, their
 scores, the diversity penalty, the top b kept) — and iterations that repeat an earlier one folded into one note.
 
-Pure functions of a trace: the app (studio.teaching) and the handout (gear.viz.handout) show the same steps in the
+Pure functions of a trace: the app (studio.views.teaching) and the handout (gear.viz.handout) show the same steps in the
 same order, so "step 7" names the same thing in a link, on screen and on paper.
 """
 
@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gear import events as ev
 from gear import methods
 from gear import trace as t
 from gear.retrieve import beam
@@ -57,8 +58,8 @@ PPR_PHASES = ("ppr-facts", "ppr-seeds", "ppr-walk", "ppr-passages")
 
 
 # -- repeated iterations -----------------------------------------------------------------------------------------------
-FINAL_KINDS = (t.PassagesLinked, t.FinalRanking, t.Answered, t.RunFinished)
-_NOT_CONTENT = (t.IterationStarted, t.QueryRewritten, t.LLMCalled, t.StageTimed, t.Warned)
+FINAL_KINDS = (ev.PassagesLinked, ev.FinalRanking, ev.Answered, ev.RunFinished)
+_NOT_CONTENT = (ev.IterationStarted, ev.QueryRewritten, ev.LLMCalled, ev.StageTimed, ev.Warned)
 
 
 @dataclass(frozen=True)
@@ -91,12 +92,12 @@ class Folding:
     notes: dict[int, Fold] = field(default_factory=dict)  # position of a fold's first event → the fold
 
 
-def _content(e: t.Event) -> tuple[str, Any]:
+def _content(e: ev.Event) -> tuple[str, Any]:
     data = {k: v for k, v in dataclasses.asdict(e).items() if k not in ("iteration", "query", "raw")}
     return (e.kind, repr(data))
 
 
-def folding(trace: t.Trace | Sequence[t.Event]) -> Folding:
+def folding(trace: t.Trace | Sequence[ev.Event]) -> Folding:
     """Which iterations repeat an earlier one — the same steps with the same outcome, so nothing new to see — and
     where to say so. The run's final steps (passageLink, ranking, answer) are never folded."""
     events = list(trace)
@@ -107,7 +108,7 @@ def folding(trace: t.Trace | Sequence[t.Event]) -> Folding:
             by_iteration.setdefault(e.iteration, []).append(n)
     content = {i: [_content(events[n]) for n in ns if not isinstance(events[n], _NOT_CONTENT)]
                for i, ns in by_iteration.items()}
-    query = {e.iteration: e.query for e in events if isinstance(e, t.IterationStarted)}
+    query = {e.iteration: e.query for e in events if isinstance(e, ev.IterationStarted)}
     original: dict[int, int] = {}
     seen: list[int] = []
     for i in sorted(by_iteration):
@@ -122,7 +123,7 @@ def folding(trace: t.Trace | Sequence[t.Event]) -> Folding:
     group: list[int] = []
     for i in [*sorted(original), -1]:
         if group and (i == -1 or i != group[-1] + 1 or original[i] != original[group[0]]):
-            calls = [e for g in group for n in by_iteration[g] if isinstance(e := events[n], t.LLMCalled)]
+            calls = [e for g in group for n in by_iteration[g] if isinstance(e := events[n], ev.LLMCalled)]
             fold = Fold(group[0], group[-1], original[group[0]],
                         all(query[g] == query[original[g]] for g in group),
                         sum(1 for c in calls if c.source == "memo"), len(calls))
@@ -142,7 +143,7 @@ class LessonStep:
     (our own words and the run's numbers), and for the beam search's sub-steps the phase, the hop and the lines of
     Algorithm 1 it carries out. `missing`: what an older trace lacks to show this step fully."""
 
-    event: t.Event
+    event: ev.Event
     title: str
     notation: str
     explanation: str
@@ -161,13 +162,13 @@ OLD_BEAMS = ("This trace was recorded before the beam search kept its candidates
              "are shown (re-record the run to see each hop's candidates, scores and penalties).")
 
 
-def lesson_steps(trace: t.Trace | Sequence[t.Event]) -> list[LessonStep]:
+def lesson_steps(trace: t.Trace | Sequence[ev.Event]) -> list[LessonStep]:
     """The steps of a lesson on a run, in order: each module once per iteration (the gist read is explained with the
     memory it grows), Graph expansion as Algorithm 1's sub-steps when the trace holds the candidates, and one note in
     place of iterations that repeat an earlier one."""
     events = list(trace)
     fold = folding(events)
-    start = next((e for e in events if isinstance(e, t.RunStarted)), None)
+    start = next((e for e in events if isinstance(e, ev.RunStarted)), None)
     retriever = start.retriever if start else ""
     steps: list[LessonStep] = []
     for n, e in enumerate(events):
@@ -177,26 +178,27 @@ def lesson_steps(trace: t.Trace | Sequence[t.Event]) -> list[LessonStep]:
                                     f.text, phase="repeat", fold=f))
         if n in fold.skipped or type(e) not in TAUGHT:
             continue
-        if isinstance(e, t.ProximalTriples) and e.role != "sync":
+        if isinstance(e, ev.ProximalTriples) and e.role != "sync":
             continue
         text = STEPS[type(e)]
-        if isinstance(e, t.TriplesLinked) and e.links:
+        if isinstance(e, ev.TriplesLinked) and e.links:
             steps.extend(link_steps(e, retriever))
             continue
-        if isinstance(e, t.PPRSeeded):
+        if isinstance(e, ev.PPRSeeded):
             steps.extend(ppr_seed_steps(e))
             continue
-        if isinstance(e, t.PPRRanked):
+        if isinstance(e, ev.PPRRanked):
             steps.extend(ppr_walk_steps(e))
             continue
-        if isinstance(e, t.BeamsSearched):
+        if isinstance(e, ev.BeamsSearched):
             if e.recorded and e.steps:
                 steps.extend(beam_steps(e))
                 continue
             steps.append(LessonStep(e, text.short, at_iteration(text.notation, e.iteration), text.explanation,
                                     missing=OLD_BEAMS if e.steps else ""))
             continue
-        words = text.explanation + (after_base(start.method if start else "") if isinstance(e, t.BaseRetrieved) else "")
+        base = isinstance(e, ev.BaseRetrieved)
+        words = text.explanation + (after_base(start.method if start else "") if base else "")
         steps.append(LessonStep(e, text.short, at_iteration(text.notation, e.iteration), words))
     return steps
 
@@ -212,7 +214,7 @@ def after_base(method: str) -> str:
     return f" That is why {label} goes on from here."
 
 
-def beam_steps(e: t.BeamsSearched) -> list[LessonStep]:
+def beam_steps(e: ev.BeamsSearched) -> list[LessonStep]:
     """Graph expansion as Algorithm 1 does it: the initial beams B0, then for each hop i the candidates, their scores
     s′, the penalty's new order and the top b kept."""
     b, gamma = e.width, e.gamma
@@ -267,7 +269,7 @@ def _then(sentence: str) -> str:
     return f" {sentence}" if sentence else ""
 
 
-def link_steps(e: t.TriplesLinked, retriever: str = "") -> list[LessonStep]:
+def link_steps(e: ev.TriplesLinked, retriever: str = "") -> list[LessonStep]:
     """tripleLink as two sub-steps: each proximal triple t′ matched to its one nearest index triple, then the
     distinct index triples found — the initial nodes — where they sit in the index's graph."""
     found = [link for link in e.links if link.linked is not None]
@@ -294,7 +296,7 @@ def link_steps(e: t.TriplesLinked, retriever: str = "") -> list[LessonStep]:
             LessonStep(e, "tripleLink · the initial nodes", "T<sub>q</sub><sup>init</sup>", nodes, "link-nodes")]
 
 
-def ppr_seed_steps(e: t.PPRSeeded) -> list[LessonStep]:
+def ppr_seed_steps(e: ev.PPRSeeded) -> list[LessonStep]:
     """PPR's seeds as two sub-steps: the facts matched to the query, then the entity (and passage) seeds."""
     kept = sum(f.kept for f in e.facts)
     facts = (f"PPR first matches the query to the index's facts — its triples — by the cosine of their embeddings, "
@@ -312,7 +314,7 @@ def ppr_seed_steps(e: t.PPRSeeded) -> list[LessonStep]:
             LessonStep(e, "PPR · the seeds", "s = seeds(facts(q))", seeds, "ppr-seeds")]
 
 
-def ppr_walk_steps(e: t.PPRRanked) -> list[LessonStep]:
+def ppr_walk_steps(e: ev.PPRRanked) -> list[LessonStep]:
     """The walk as two sub-steps: the entities' scores after it, then the passages it ranks."""
     size = ", ".join(f"{n:,} {what.replace('_', ' ')}" for what, n in e.graph.items()) if e.graph else ""
     walk = (f"Personalized PageRank: a walker moves along the graph's edges (relations between entities, synonyms, "
@@ -328,16 +330,16 @@ def ppr_walk_steps(e: t.PPRRanked) -> list[LessonStep]:
                        "ppr-passages")]
 
 
-def step_query(trace: t.Trace | Sequence[t.Event], step: LessonStep) -> str:
+def step_query(trace: t.Trace | Sequence[ev.Event], step: LessonStep) -> str:
     """q(n) of the step's iteration (the question when the step is outside one)."""
     events = list(trace)
-    found = next((e.query for e in events if isinstance(e, t.IterationStarted) and e.iteration == step.iteration),
+    found = next((e.query for e in events if isinstance(e, ev.IterationStarted) and e.iteration == step.iteration),
                  None)
     if found is not None:
         return found
-    return next((e.question for e in events if isinstance(e, t.RunStarted)), "")
+    return next((e.question for e in events if isinstance(e, ev.RunStarted)), "")
 
 
-def position(trace: t.Trace | Sequence[t.Event], step: LessonStep) -> int:
+def position(trace: t.Trace | Sequence[ev.Event], step: LessonStep) -> int:
     """The step's event's place in the run (the steps drawn before it are the run up to there)."""
     return next(n for n, e in enumerate(trace) if e is step.event)

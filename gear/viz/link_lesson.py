@@ -15,7 +15,8 @@ from typing import Any
 
 import networkx as nx
 
-from gear.trace import BeamsSearched, PassageView, TripleLinkView, TriplesLinked, TripleView
+from gear.events import BeamsSearched, TriplesLinked
+from gear.trace import PassageView, TripleLinkView, TripleView
 from gear.viz import layout
 from gear.viz.beam_lesson import add_triple, entity, lesson_layout, source_line, tooltip
 from gear.viz.graph import (

@@ -11,7 +11,8 @@ from typing import Any
 
 import networkx as nx
 
-from gear.trace import BeamsSearched, InitialNodes, PassageView
+from gear.events import BeamsSearched, InitialNodes
+from gear.trace import PassageView
 from gear.viz import layout
 from gear.viz.graph import (
     PICTURE_WIDTH,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from gear.trace import PPRRanked, PPRSeeded
+from gear.events import PPRRanked, PPRSeeded
 from gear.viz.graph import GOLD_COLOUR, esc_html, graph_html, short, spo_text
 
 SEED_COLOUR = "#ff922b"

@@ -15,7 +15,7 @@ from typing import Any
 
 import networkx as nx
 
-from gear.trace import PPRRanked, PPRSeeded
+from gear.events import PPRRanked, PPRSeeded
 from gear.viz import layout
 from gear.viz.charts import passage_rows
 from gear.viz.graph import node_boxes, place, short, spo_text

@@ -13,10 +13,10 @@ from pathlib import Path
 
 def hold_the_demo_build() -> None:
     import gear.index
-    from studio import demo
+    from studio.core import demos
 
     files, release = Path(os.environ["GEAR_TEST_DEMO_FILES"]), Path(os.environ["GEAR_TEST_RELEASE"])
-    demo.DEMOS["musique"] = demo.Demo("musique", "the e2e corpus", files / "corpus.json", files / "openie.json",
+    demos.DEMOS["musique"] = demos.Demo("musique", "the e2e corpus", files / "corpus.json", files / "openie.json",
                                       files / "qa.json")
     build = gear.index.build_index
 
@@ -25,7 +25,7 @@ def hold_the_demo_build() -> None:
             time.sleep(0.1)
         return build(*args, **kwargs)
 
-    gear.index.build_index = held  # type: ignore[assignment]  # studio.demo imports it when it builds
+    gear.index.build_index = held  # type: ignore[assignment]  # studio.core.demos imports it when it builds
 
 
 if __name__ == "__main__":

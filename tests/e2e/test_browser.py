@@ -66,7 +66,8 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     require_browser()
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import Document, load_qa
+    from gear.data.corpus import Document
+    from gear.data.questions import load_qa
     from gear.embed import Encoder
     from gear.index import build_index
     from gear.llm import CachedLLM
@@ -100,18 +101,18 @@ def server(data_dir: Path):
 def demo_data(root: Path) -> Path:
     """A data directory holding the walk-through demo index (built the way the app builds it on a fresh clone)."""
     require_browser()
-    from studio import demo
+    from studio.core import demos, paths
 
-    if not demo.DEMOS["walkthrough"].available:
+    if not demos.DEMOS["walkthrough"].available:
         pytest.skip("walkthrough demo assets are not available yet")
     data = root / "data"
-    if demo.is_built("walkthrough"):  # reuse a built copy
-        shutil.copytree(demo.index_dir("walkthrough"), data / "indexes" / "walkthrough")
+    if demos.is_built("walkthrough"):  # reuse a built copy
+        shutil.copytree(paths.index_dir("walkthrough"), data / "indexes" / "walkthrough")
     else:  # a fresh clone: build it the way the app does, before the server starts
         previous = os.environ.get("GEAR_STUDIO_DATA")
         os.environ["GEAR_STUDIO_DATA"] = str(data)
         try:
-            demo.ensure_demo_index("walkthrough")
+            demos.ensure_demo_index("walkthrough")
         finally:
             if previous is None:
                 os.environ.pop("GEAR_STUDIO_DATA", None)
@@ -334,7 +335,7 @@ def test_chromium_present_in_ci() -> None:
 
 def test_demo_walkthrough_question_on_replay_llm(demo_server: str, browser_page) -> None:
     """The demo as shipped: the paper's question is ready; Ask replays the recorded local-model answers."""
-    from studio import demo
+    from studio.core import demos
 
     if not (ROOT / "assets" / "traces" / "walkthrough.json").is_file():
         pytest.skip("no recorded walk-through run yet (assets/llm_cache lacks its answers)")
@@ -342,7 +343,7 @@ def test_demo_walkthrough_question_on_replay_llm(demo_server: str, browser_page)
     page.goto(demo_server)
     question = page.get_by_label("Question", exact=True)
     question.wait_for(timeout=30_000)
-    assert question.input_value() == demo.WALKTHROUGH_QUESTION
+    assert question.input_value() == demos.WALKTHROUGH_QUESTION
     page.get_by_text("index and embedder ready").wait_for(timeout=180_000)
     started = time.perf_counter()
     page.get_by_role("button", name="Ask", exact=True).click()

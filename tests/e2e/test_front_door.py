@@ -1,4 +1,4 @@
-"""The front door in a real browser (issue 27): a question asked while the index is being built waits in line and runs
+"""The front door in a real browser: a question asked while the index is being built waits in line and runs
 when the build ends; a read-only checkout saves everything a person makes into their own data folder; a link to a
 page opens that page."""
 
@@ -228,10 +228,11 @@ def test_graph_pictures_open_with_labels_a_person_can_read(browser_page, tmp_pat
     import networkx as nx
 
     from gear import viz
-    from gear.trace import BeamsSearched, InitialNodes, Trace
+    from gear.events import BeamsSearched, InitialNodes
+    from gear.trace import Trace
 
     page = browser_page
-    # a picture larger than its frame opens whole (issue 37: every node inside the frame; tests/e2e/test_lesson.py
+    # a picture larger than its frame opens whole (every node inside the frame; tests/e2e/test_lesson.py
     # checks each node's box), and says that scrolling zooms in
     g = nx.MultiDiGraph()
     for n in range(80):

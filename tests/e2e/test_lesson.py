@@ -1,4 +1,4 @@
-"""The lesson in a real browser (issue 37): every graph inside its frame with no two labels overlapping (each bundled
+"""The lesson in a real browser: every graph inside its frame with no two labels overlapping (each bundled
 trace's pictures and generated worst cases), the handout opened with the network cut and printed, and a link to a
 step opened in a fresh browser that cannot reach anything but the app."""
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gear import events as ev
 from gear import trace as t
 from gear import viz
 from gear.viz import handout, layout, sub_steps
@@ -53,7 +54,7 @@ def pictures() -> dict[str, str]:
     for path in BUNDLED:
         trace = t.Trace.load(path)
         passages = viz.passage_lookup(trace)
-        for n, (beams, initial) in enumerate(zip(trace.of(t.BeamsSearched), trace.of(t.InitialNodes),
+        for n, (beams, initial) in enumerate(zip(trace.of(ev.BeamsSearched), trace.of(ev.InitialNodes),
                                                  strict=True), 1):
             pages[f"{path.stem} beams {n}"] = viz.beams_html(beams, initial, passages)
         for s in lesson_steps(trace):

@@ -1,4 +1,4 @@
-"""Real browser, issue 25: a question typed freely (its index has no QA set, so the run knows no gold passages), asked
+"""Real browser: a question typed freely (its index has no QA set, so the run knows no gold passages), asked
 on the Ask page at 1280 px; the person marks the two passages that answer it — one found by searching the index,
 one among the run's own passages — sees the diagnosis appear, types the answer, saves it as a test question, finds it
 among Ask's examples and as a QA set on the Evaluate page. Same data and scripted answers as test_browser (no model,

@@ -1,4 +1,4 @@
-"""Building an own index in a real browser, as a new user does it (issue 41, item 2): twenty short .txt files about
+"""Building an own index in a real browser, as a new user does it: twenty short .txt files about
 books, one longer than a passage. Before Build the page names the file that is cut into several passages and why,
 and how the files are titled; after Build the progress box is brought into view at once, and says no time left
 until the model's pace is measured on the run itself (an assumed pace stayed "≈ 2 min left" for minutes).

@@ -1,4 +1,4 @@
-"""Real browser, issue 38: two evaluations of an own QA set (five questions saved on an index built from a person's
+"""Real browser: two evaluations of an own QA set (five questions saved on an index built from a person's
 files, as `gear qa add` saves them) lined up on the Evaluate page's third tab at 1280 px — A and B picked, the
 questions filtered to "B fixes", a question opened, and its two runs shown side by side with each run's step at the
 stage where they part, from the traces the evaluations kept. Single-step methods only: no model, no network."""

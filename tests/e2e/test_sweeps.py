@@ -28,7 +28,7 @@ pytestmark = pytest.mark.e2e
 def sweeps_server(data_dir: Path, tmp_path_factory: pytest.TempPathFactory):  # noqa: F811
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
     from gear.embed import Encoder
     from gear.eval.sweep import Axis, load_sweep, run_sweep
 

@@ -1,4 +1,4 @@
-"""Untrusted text stays text in a real browser (issue 42): the payloads of tests/payloads.py in an uploaded corpus's
+"""Untrusted text stays text in a real browser: the payloads of tests/payloads.py in an uploaded corpus's
 file names, titles, passages, triples and QA set, and in every answer of the model (recorded from
 tests.payloads.PayloadLLM, so no model runs), through Index (upload and build), Ask (GeAR, every expander opened),
 Compare, Traces and Evaluate. Nowhere a dialog, `window.__xss` (in the page or a graph's frame), an element made
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.safe import WORD_JOINER
+from studio.core.safe import WORD_JOINER
 from tests.e2e.test_browser import CHROMIUM, SHOTS, assert_local, require_browser, run_server, settled
 from tests.payloads import PAYLOAD_QUESTION, PAYLOAD_URLS, PayloadLLM, payload_files
 
@@ -65,7 +65,8 @@ def payload_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     require_browser()
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import Document, load_qa
+    from gear.data.corpus import Document
+    from gear.data.questions import load_qa
     from gear.embed import Encoder
     from gear.index import build_index
     from gear.llm import CachedLLM
@@ -254,7 +255,7 @@ def test_payloads_show_as_text_on_every_page(payload_server: str, payload_data: 
     assert_local(page.requests)  # type: ignore[attr-defined]
 
 
-# -- saved files an attacker wrote by hand (issue 54, tests/hostile_files.py) ------------------------------------------
+# -- saved files an attacker wrote by hand (tests/hostile_files.py) ------------------------------------------
 GOOD_TRACES = ("walkthrough.json", "walkthrough_ppr.json")
 
 #: after a page has drawn: what a hostile file could have made happen, in the page and in every frame

@@ -30,7 +30,9 @@ import pytest
 
 from gear.agent.engine import Engine
 from gear.config import Settings, renamed
-from gear.data.corpus import align_openie, load_corpus, load_openie, load_qa, unique_documents
+from gear.data.corpus import load_corpus, unique_documents
+from gear.data.openie import align_openie, load_openie
+from gear.data.questions import load_qa
 from gear.index import build_index
 
 
@@ -177,7 +179,7 @@ def musique949_gpt(tmp_path_factory: pytest.TempPathFactory) -> Engine:
 @pytest.fixture(scope="session")
 def hotpotqa(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     """The index the HotpotQA demo builds: 994 passages with the triples the embedded model extracted (the bundled
-    OpenIE file), as `studio.demo.ensure_demo_index("hotpotqa")` reads them."""
+    OpenIE file), as `studio.core.demos.ensure_demo_index("hotpotqa")` reads them."""
     return bundled_engine(tmp_path_factory, HOTPOTQA / "hotpotqa_train100_corpus.json",
                           HOTPOTQA / "openie_hotpotqa_qwen2.5-coder-1.5b_994.json")
 
@@ -190,7 +192,7 @@ def hotpotqa_questions():
 @pytest.fixture(scope="session")
 def twowiki(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     """The index the 2Wiki demo builds: the pooled 1,294 passages of 164 dev questions with the triples the embedded
-    model extracted (the bundled OpenIE file), as `studio.demo.ensure_demo_index("2wiki")` reads them."""
+    model extracted (the bundled OpenIE file), as `studio.core.demos.ensure_demo_index("2wiki")` reads them."""
     return bundled_engine(tmp_path_factory, TWOWIKI / "2wikimultihopqa_dev164_corpus.json",
                           TWOWIKI / "openie_2wikimultihopqa_qwen2.5-coder-1.5b_1294.json")
 
@@ -249,7 +251,8 @@ def replay_report(path: Path, engine: Engine, questions) -> tuple[dict, dict]:
     as_saved = renamed(recorded["settings"])  # a report saved before `expand` was renamed `method` says "expand"
     settings = Settings(_env_file=None).with_(**{key: as_saved[key] for key in REPLAYED_SETTINGS},
                                                llm="replay", llm_cache_dir=BUNDLED_LLM_CACHE)
-    engine.set_llm(settings, MemoLLM(make_llm("replay", cache_dir=BUNDLED_LLM_CACHE)))
+    replay = settings.with_(llm="replay", llm_cache_dir=BUNDLED_LLM_CACHE, llm_model=None)  # the recorded model
+    engine.set_llm(settings, MemoLLM(make_llm(replay)))
     # under the protocol it was recorded with ("paper" for every report saved before reports said: gear.eval.protocol)
     try:
         replayed = evaluate(engine, subset, settings, [int(k) for k in recorded["recall"]],

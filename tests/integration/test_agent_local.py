@@ -13,9 +13,11 @@ import pytest
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import align_openie, load_corpus, load_openie
+from gear.data.corpus import load_corpus
+from gear.data.openie import align_openie, load_openie
+from gear.events import BeamsSearched, GistUpdated, LLMCalled, ProximalTriples, Reasoned, TriplesLinked
 from gear.index import build_index
-from gear.trace import BeamsSearched, GistUpdated, LLMCalled, ProximalTriples, Reasoned, Trace, TriplesLinked
+from gear.trace import Trace
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "walkthrough"
 QUESTION = ("When did the location of the basilica which is named for the same saint that the Bremen Cathedral is "

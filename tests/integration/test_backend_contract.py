@@ -342,7 +342,8 @@ def test_graph_tables_same_as_memory(backend: SearchBackend, reference: SearchBa
 def test_ppr_same_as_memory(backend: SearchBackend, reference: SearchBackend, encoder: HashEncoder) -> None:
     """The PPR method end to end (fact matching, seeds, the walk, the trace's entities and edges) on this backend."""
     from gear.agent.engine import Engine
-    from gear.trace import PPRRanked, PPRSeeded, Trace
+    from gear.events import PPRRanked, PPRSeeded
+    from gear.trace import Trace
 
     settings = Settings(retriever="dense", expand="ppr", ppr_synonym_threshold=0.5)
     engines = [Engine(b, encoder, settings) for b in (backend, reference)]  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Table 1's single-step rows on the bundled HotpotQA sample (issue 29): 100 questions, their pooled 994 passages,
+"""Table 1's single-step rows on the bundled HotpotQA sample: 100 questions, their pooled 994 passages,
 MiniLM, the triples the embedded model extracted (assets/hotpotqa).
 
 Pinned as measured by scripts/hotpotqa_table1.sh (docs/results.md, "Table 1 on HotpotQA"): the base retrievers, each

@@ -126,9 +126,10 @@ def test_streaming_pieces_and_usage(llm_server: LLMServer) -> None:
 def test_agent_through_openai_settings(llm_server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     from gear.agent.engine import Engine
     from gear.config import Settings
+    from gear.events import LLMCalled, ProximalTriples, Reasoned
     from gear.llm import openai_client
-    from gear.trace import LLMCalled, ProximalTriples, Reasoned, Trace
-    from studio.demo import ensure_demo_index
+    from gear.trace import Trace
+    from studio.core.demos import ensure_demo_index
 
     for name, value in {"GEAR_LLM": "openai", "GEAR_LLM_BASE_URL": llm_server.url, "GEAR_LLM_MODEL": MODEL,
                         "GEAR_LLM_MAX_CONCURRENT": "1", "GEAR_LLM_TIMEOUT": "300"}.items():

@@ -1,4 +1,4 @@
-"""What local triples cost (issue 29, item 4): Table 1's single-step rows on the 50 MuSiQue dev50 questions over the
+"""What local triples cost: Table 1's single-step rows on the 50 MuSiQue dev50 questions over the
 949 candidate paragraphs they come with, once with the triples the embedded model extracted and once with HippoRAG's
 GPT-3.5 triples of the same paragraphs (assets/musique). Same passages, embedder and settings: only the triples differ.
 

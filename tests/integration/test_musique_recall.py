@@ -1,6 +1,6 @@
 """The engine on real data: the bundled MuSiQue dev50 index with MiniLM and the GPT-3.5 OpenIE triples.
 
-Base-retriever numbers must match the reference implementation measured on this data (issue #2); NaiveGE must beat
+Base-retriever numbers must match the reference implementation measured on this data; NaiveGE must beat
 its base retriever at R@10 and R@15, as in the paper's Table 1.
 """
 

@@ -11,9 +11,10 @@ import pytest
 from gear.agent.engine import Engine
 from gear.data.corpus import Document
 from gear.embed import Encoder
+from gear.events import Answered, Reasoned, RunStarted
 from gear.index import build_index
 from gear.llm import CachedLLM
-from gear.trace import Answered, Reasoned, RunStarted, Trace
+from gear.trace import Trace
 from tests.conftest import TINY_DOCS, TINY_TRIPLES
 from tests.scripted_llm import ScriptedLLM
 

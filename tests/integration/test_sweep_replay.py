@@ -21,8 +21,8 @@ from gear.config import BUNDLED_LLM_CACHE, Settings
 from gear.eval.iterations import recall_by_iteration
 from gear.eval.paper_analyses import GRID, traces_in
 from gear.eval.sweep import Axis, cell_slug, load_sweep, paired_records, read_cell_report, run_sweep, summary
+from gear.events import RunStarted
 from gear.llm import LLMError, MemoLLM, make_llm
-from gear.trace import RunStarted
 from tests.integration.conftest import TIE_PROBE, ties_as_recorded
 
 EVALS = Path(__file__).resolve().parents[2] / "docs" / "evals"
@@ -49,7 +49,8 @@ def test_each_recorded_sweep_replays_cell_by_cell(path: Path, musique: Engine, q
     replayed = [by_id[qid] for qid in sweep.questions[::REPLAYED_EVERY]]
 
     def fresh(settings: Settings) -> None:
-        musique.set_llm(settings, MemoLLM(make_llm("replay", cache_dir=BUNDLED_LLM_CACHE)))
+        replay = settings.with_(llm="replay", llm_cache_dir=BUNDLED_LLM_CACHE, llm_model=None)  # the recorded model
+        musique.set_llm(settings, MemoLLM(make_llm(replay)))
 
     for recorded in sweep.cells:  # each cell on its own (a sweep cut short holds only some cells of its grid)
         out = tmp_path / f"{cell_slug(recorded.values)}.json"

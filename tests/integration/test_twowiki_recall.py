@@ -1,4 +1,4 @@
-"""Table 1's single-step rows on the bundled 2Wiki sample (issue 39): 82 dev questions, the pooled 1,294 passages of
+"""Table 1's single-step rows on the bundled 2Wiki sample: 82 dev questions, the pooled 1,294 passages of
 164, MiniLM, the triples the embedded model extracted (assets/2wikimultihopqa). Pinned as measured by
 scripts/twowiki_table1.sh (docs/results.md, "Table 1 on 2Wiki"; docs/evals/twowiki_*.json), with R@2 beside the
 paper's R@5/10/15 and the split by 2Wiki's question type.

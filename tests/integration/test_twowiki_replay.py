@@ -1,4 +1,4 @@
-"""Table 1's LLM rows on 2Wiki, pinned (issue 39): each report of scripts/twowiki_table1.sh that used the embedded
+"""Table 1's LLM rows on 2Wiki, pinned: each report of scripts/twowiki_table1.sh that used the embedded
 model (docs/evals/twowiki_*_{gear,ircot,sync}*.json) runs again on the same questions with the answers it recorded
 (assets/llm_cache, replay only: a prompt that differs from the recorded one fails loudly) over the index of the
 bundled triples, and must give the same recall, answers, EM/F1 and tokens, overall and by 2Wiki's question type."""

@@ -9,11 +9,7 @@ import pytest
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.llm import LLMResult
-from gear.prompts import format_triples
-from gear.store.base import triple_text
-from gear.store.fusion import rrf
-from gear.trace import (
+from gear.events import (
     Answered,
     FinalRanking,
     GistUpdated,
@@ -25,10 +21,14 @@ from gear.trace import (
     ProximalTriples,
     QueryRewritten,
     Reasoned,
-    Trace,
     TriplesLinked,
     Warned,
 )
+from gear.llm import LLMResult
+from gear.prompts import format_triples
+from gear.store.base import triple_text
+from gear.store.fusion import rrf
+from gear.trace import Trace
 
 
 def kind_of(prompt: str) -> str:

@@ -13,10 +13,11 @@ import pytest
 from gear.agent.checks import NOT_GROUNDED, grounding_problem, is_repeat
 from gear.agent.engine import Engine
 from gear.config import Settings
+from gear.events import LLMCalled, LLMText, QueryRewritten, Reasoned, Warned
 from gear.llm import LLMResult, MemoLLM
 from gear.parsing import Verdict
 from gear.prompts import small
-from gear.trace import LLMCalled, LLMText, QueryRewritten, Reasoned, Trace, Warned
+from gear.trace import Trace
 from tests.scripted_llm import prompt_kind
 
 ETNA = ["Mount Etna", "located on", "Sicily"]

@@ -15,10 +15,7 @@ from streamlit.testing.v1 import AppTest
 from gear.agent.engine import Engine
 from gear.config import Settings
 from gear.data.corpus import Document
-from gear.index import build_index
-from gear.llm import CachedLLM
-from gear.llm.embedded import EmbeddedLLM
-from gear.trace import (
+from gear.events import (
     Answered,
     BeamsSearched,
     FinalRanking,
@@ -30,9 +27,12 @@ from gear.trace import (
     RunFinished,
     RunStarted,
     ThoughtWritten,
-    Trace,
 )
-from studio.safe import WORD_JOINER
+from gear.index import build_index
+from gear.llm import CachedLLM
+from gear.llm.embedded import EmbeddedLLM
+from gear.trace import Trace
+from studio.core.safe import WORD_JOINER
 from tests.conftest import TINY_DOCS, TINY_TRIPLES, FakeEncoder
 from tests.scripted_llm import SCRIPT, XSS, ScriptedLLM
 
@@ -59,7 +59,7 @@ def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
     the test's data folder and encoder are restored, so build a real demo into the checkout's data/ with the real
     embedder (minutes, holding the demo build lock while later tests wait on it — how test_app_waiting failed in a
     fresh clone, where no demo is built yet)."""
-    from studio import resources
+    from studio.core import resources
 
     data = tmp_path / "data"
     index = data / "indexes" / "tiny"
@@ -73,7 +73,7 @@ def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
     engine = Engine.open(index, Settings(), encoder=FakeEncoder())
     settings = Settings().with_(retriever="hybrid", expand="gear", llm="replay", llm_cache_dir=cache)
     engine.set_llm(settings, CachedLLM(ScriptedLLM(), cache, "record"))
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
 
     q = load_qa(index / "qa.json")[0][0]
     recorded = engine.retrieve(QUESTION, k=10, settings=settings, gold=engine.gold_ids(q.gold), answers=q.answers)
@@ -211,7 +211,7 @@ def test_compare_runs_several_methods(studio: dict) -> None:
     results = at.session_state["cmp_results"][2]
     for label in ("BM25", "Hybrid", "Hybrid + NaiveGE"):  # each column is that run's final ranking, gold marked
         ranking = results[label].first(FinalRanking).passages
-        # the cells are Markdown, the titles in them escaped (studio.safe.md_cells): read as a reader sees them
+        # the cells are Markdown, the titles in them escaped (studio.core.safe.md_cells): read as a reader sees them
         shown = [html.unescape(c).replace(WORD_JOINER, "") for c in grid[label] if c]
         assert shown == [("★ " if p.gold else "") + p.title for p in ranking][:len(grid)]
         assert not any("<" in c for c in grid[label])  # the payload title is no tag in the table's Markdown
@@ -220,8 +220,8 @@ def test_compare_runs_several_methods(studio: dict) -> None:
 
 
 def test_compare_names_gold_passages_no_method_retrieved(studio: dict) -> None:
-    from gear.data.corpus import load_qa
-    from studio.compare import gold_titles
+    from gear.data.questions import load_qa
+    from studio.pages.compare import gold_titles
 
     engine = Engine.open(studio["index"], Settings(), encoder=FakeEncoder())
     q = load_qa(studio["index"] / "qa.json")[0][0]
@@ -367,14 +367,14 @@ def test_evaluate_saves_and_charts_a_report(studio: dict) -> None:
     assert not at.error, [e.value for e in at.error]
     saved = list((studio["data"] / "evals").glob("*.json"))
     assert len(saved) == 1
-    from studio.demo import shown
+    from studio.core.paths import shown
 
     where = shown(studio["data"] / "evals")  # the data folder in use, wherever it is (not always ./data)
     assert f"Saved 1 report to {where}/" in " ".join(s.value for s in at.success), [s.value for s in at.success]
     report = json.loads(saved[0].read_text())
     assert set(report["recall"]) == {"5", "10", "15"}
     assert at.get("plotly_chart")
-    # issue 41, item 3: the report is named as a person reads it (its file name kept in the last column), and a
+    # the report is named as a person reads it (its file name kept in the last column), and a
     # method that does not answer shows "—" and why, not "None"
     picker = at.multiselect(key="eval_show")
     assert picker.value == [saved[0].stem]
@@ -451,15 +451,15 @@ def test_index_page_shows_statistics_and_neighbourhood(studio: dict) -> None:
 
 def test_first_visit_opens_the_walkthrough_question_with_its_bundled_run(studio: dict,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from studio import demo
+    from studio.core import demos, paths
 
     monkeypatch.delenv("GEAR_STUDIO_INDEX", raising=False)
     at = AppTest.from_file(APP, default_timeout=60)
     at.session_state["index_selected"] = "tiny"
     at.run()
     assert not at.exception
-    assert at.text_input(key="question").value == demo.WALKTHROUGH_QUESTION
-    bundled = sorted(demo.BUNDLED_TRACES.glob("walkthrough*.json"))
+    assert at.text_input(key="question").value == demos.WALKTHROUGH_QUESTION
+    bundled = sorted(paths.BUNDLED_TRACES.glob("walkthrough*.json"))
     assert bundled, "no bundled walk-through trace in assets/traces: the demo's first page would open empty"
     assert statuses(at)  # the recorded run replays at once, without an LLM
     assert any("new vis.Network" in page for page in iframes(at))
@@ -479,7 +479,7 @@ def test_an_app_started_on_another_index_opens_on_its_own_examples(studio: dict,
 
 def test_index_page_builds_an_index_from_uploaded_corpus_and_openie(studio: dict,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from studio import resources
+    from studio.core import resources
 
     monkeypatch.setitem(resources.ENCODER_FACTORIES, Settings().embedder, FakeEncoder)
     corpus = json.dumps([{"title": t, "text": x} for t, x in DOCS[:3]]).encode()
@@ -519,7 +519,7 @@ def test_index_page_reports_a_failed_extraction_and_writes_nothing(studio: dict)
 def test_index_page_offers_raw_text_extraction() -> None:
     """The Index page asks the engine's extraction bridge whether it takes a progress callback (a stale module name
     made it report "not available in this build")."""
-    from studio.indexes import extraction_available, raw_text_note
+    from studio.pages.index import extraction_available, raw_text_note
 
     assert extraction_available()
     assert raw_text_note().startswith("Without an OpenIE file")

@@ -1,4 +1,4 @@
-"""Compare as a newcomer meets it (issue 27, item 5): its question list says which questions replay at once, as the
+"""Compare as a newcomer meets it: its question list says which questions replay at once, as the
 Ask page's does; titles that several passages share are told apart; PPR's entity graph is built with the index, or in
 the background when the index is opened, so a comparison never stops to build it."""
 
@@ -66,7 +66,7 @@ def test_an_index_built_with_its_ppr_graph_answers_ppr_without_building_it(tmp_p
 def test_opening_an_index_makes_its_ppr_graph_ready_in_the_background(studio: dict) -> None:  # noqa: F811
     import time
 
-    from studio import resources
+    from studio.core import resources
 
     at = start(studio)
     at.switch_page("app_pages/compare.py").run()
@@ -82,7 +82,7 @@ def test_opening_an_index_makes_its_ppr_graph_ready_in_the_background(studio: di
 def test_the_demo_index_is_built_first_and_its_ppr_graph_in_the_background(tmp_path: Path, monkeypatch) -> None:
     """On a first start a question waits for the demo's build: PPR's graph is not part of it (the app makes it ready
     in the background once the index is opened: test_opening_an_index_makes_its_ppr_graph_ready_in_the_background)."""
-    from studio import demo
+    from studio.core import demos
 
     seen: dict = {}
 
@@ -91,14 +91,14 @@ def test_the_demo_index_is_built_first_and_its_ppr_graph_in_the_background(tmp_p
 
     monkeypatch.setenv("GEAR_STUDIO_DATA", str(tmp_path))
     monkeypatch.setattr("gear.index.build_index", build)
-    demo.ensure_demo_index("walkthrough", encoder=FakeEncoder())
+    demos.ensure_demo_index("walkthrough", encoder=FakeEncoder())
     assert seen and seen.get("ppr_threshold") is None
 
 
 def test_a_choice_made_before_the_marks_changed_still_names_its_question() -> None:
     """Streamlit hands back the label a list showed when its labels changed between the click and the next run (the
     marks arrived, or an estimate moved): the question box gets the question, never "recorded · instant · …"."""
-    from studio.question_marks import chosen_question
+    from studio.core.example_marks import chosen_question
 
     questions = ["Who?", "Who is the spouse of the director of Jump for Glory?"]
     assert chosen_question(questions[1], questions) == questions[1]
@@ -137,7 +137,7 @@ def test_building_ppr_graph_lets_a_question_use_the_encoder_in_between() -> None
 
 
 def test_after_another_index_is_chosen_the_question_box_holds_the_pick_shown(studio: dict) -> None:  # noqa: F811
-    """Issue 41, item 1: choosing another index changes the QA-set list, and Streamlit shows its first question
+    """Choosing another index changes the QA-set list, and Streamlit shows its first question
     without calling the list's on_change: the Question box stayed on the other index's question (or empty) and
     Compare stayed disabled until another question was picked. The box follows the pick shown."""
     import json

@@ -1,4 +1,4 @@
-"""AppTests of the diagnosis views (issue 19): the Ask page's "Gold passages" panel, the funnel and questions of the
+"""AppTests of the diagnosis views: the Ask page's "Gold passages" panel, the funnel and questions of the
 Evaluate and Traces pages (a row opens its trace; the person accepts or changes the proposed category, kept as the
 run's tags), and the stage tables side by side on Compare. Same tiny index and recorded LLM answers as test_app."""
 
@@ -12,10 +12,11 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from gear.diagnosis import CATEGORY_LABELS, diagnose
-from gear.trace import FinalRanking, RunStarted, Trace
+from gear.events import FinalRanking, RunStarted
+from gear.trace import Trace
 from gear.viz.diagnosis import category_label, stage_table
-from studio.diagnosis_runs import SHORT_LABELS
-from studio.traces import CATEGORIES as TAG_NAMES
+from studio.gold.runs import SHORT_LABELS
+from studio.pages.traces import CATEGORIES as TAG_NAMES
 from tests.scripted_llm import XSS
 from tests.unit.test_app import QUESTION, start, studio  # noqa: F401  (studio: the fixture)
 
@@ -119,9 +120,9 @@ def test_a_cancelled_run_is_diagnosed_as_far_as_it_went(studio: dict) -> None:  
 
 
 def test_a_live_run_cancelled_mid_way_gets_its_panel_on_the_next_run(studio: dict) -> None:  # noqa: F811
-    """What the Ask page does after a Cancel: the rerun keeps the steps so far as the session's trace (studio.ask's
-    settle_stopped_run) and the panel diagnoses them."""
-    from studio.ask import CANCELLED, LIVE_EVENTS
+    """What the Ask page does after a Cancel: the rerun keeps the steps so far as the session's trace
+    (studio.pages.ask's settle_stopped_run) and the panel diagnoses them."""
+    from studio.pages.ask import CANCELLED, LIVE_EVENTS
 
     trace: Trace = studio["trace"]
     cut = next(n for n, e in enumerate(trace.events) if e.kind == "beams_searched")

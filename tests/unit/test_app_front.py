@@ -1,4 +1,4 @@
-"""The app as a newcomer meets it (issue 21): labels that say what is true, the demo that explains itself, choices and
+"""The app as a newcomer meets it: labels that say what is true, the demo that explains itself, choices and
 runs that survive moving between pages, and the example list that says which questions replay at once."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gear.trace import Answered, RunStarted, Trace
+from gear.events import Answered, RunStarted
+from gear.trace import Trace
 from gear.trace.cost import seconds_words
-from studio import demo
+from studio.core import demos
 from tests.unit.test_app import APP, QUESTION, ask_with, origins_line, shown_text, start, studio  # noqa: F401
 
 
@@ -31,7 +32,7 @@ def test_a_fresh_session_explains_the_walkthrough_it_shows(studio: dict) -> None
     assert not at.exception
     caption = " ".join(str(i.value) for i in at.info)
     assert "1929" in caption and "reasoner hallucination" in caption and "Germany" in caption
-    trace = Trace.load(demo.EXAMPLES["walkthrough"].path)
+    trace = Trace.load(demos.EXAMPLES["walkthrough"].path)
     answered = trace.first(Answered)
     assert answered is not None and f"“{answered.answer}”" in caption  # the caption tells what the run shows
     text = shown_text(at)
@@ -126,19 +127,19 @@ def test_every_finished_run_is_listed_in_traces_key_columns_first(studio: dict) 
 
 
 def test_the_history_keeps_the_last_fifty_runs(studio: dict) -> None:  # noqa: F811
-    from studio import session
+    from studio.core import keys, session
 
     at = start(studio)
     trace = Trace([RunStarted(0, "q", "none", "bm25", {})])
-    at.session_state[session.HISTORY] = [session.HistoryRun("Ask", float(n), trace)
+    at.session_state[keys.HISTORY] = [session.HistoryRun("Ask", float(n), trace)
                                          for n in range(session.HISTORY_LIMIT)]
     at = ask_with(at, "naive")
-    runs = at.session_state[session.HISTORY]
+    runs = at.session_state[keys.HISTORY]
     assert len(runs) == session.HISTORY_LIMIT and runs[0].finished == 1.0 and runs[-1].trace.question == QUESTION
 
 
 def test_labels_say_what_is_true(studio: dict) -> None:  # noqa: F811
-    from studio.sidebar import LLM_KINDS
+    from studio.core.sidebar import LLM_KINDS
 
     at = start(studio)
     # the LLM picker's choices fit the sidebar (the old ones were cut: "recorded answers, else the live m…")
@@ -161,7 +162,7 @@ def test_a_built_index_is_selected_and_the_message_points_nowhere_false(studio: 
     import json
 
     from gear.config import Settings
-    from studio import resources
+    from studio.core import resources
     from tests.conftest import FakeEncoder
     from tests.unit.test_app import DOCS, TRIPLES
 
@@ -185,7 +186,7 @@ def test_a_built_index_is_selected_and_the_message_points_nowhere_false(studio: 
 
 def test_extraction_names_the_llm_in_words() -> None:
     from gear.config import Settings
-    from studio.sidebar import llm_words
+    from studio.core.sidebar import llm_words
 
     assert llm_words(Settings(llm="auto")).startswith("the embedded model (Qwen2.5-Coder-1.5B), reusing")
     assert llm_words(Settings(llm="openai", llm_model="m", llm_base_url="http://h/v1")) == "m at http://h/v1"
@@ -213,7 +214,7 @@ def test_the_app_draws_no_emoji() -> None:
     plain text: an emoji is an empty box in a browser without an emoji font (the page titles, navigation and buttons
     were)."""
     root = Path(__file__).resolve().parents[2]
-    sources = [root / "app.py", *sorted((root / "app_pages").glob("*.py")), *sorted((root / "studio").glob("*.py"))]
+    sources = [root / "app.py", *sorted((root / "app_pages").glob("*.py")), *sorted((root / "studio").rglob("*.py"))]
 
     def emoji(ch: str) -> bool:  # ★ ✓ ✗ are in DejaVu and Liberation, as text
         return ord(ch) >= 0x1F000 or ch == "\ufe0f" or (0x2600 <= ord(ch) <= 0x27BF and ch not in "★✓✗")
@@ -236,7 +237,7 @@ def test_an_llm_that_cannot_be_made_leaves_the_list_unmarked(studio: dict, tmp_p
 
 
 def test_teaching_mode_keeps_the_outcome_for_the_last_step(studio: dict) -> None:  # noqa: F811
-    """Issue 27, item 4: the diagnosis of where the gold was lost (the run's ending) waits for the last step or a
+    """The diagnosis of where the gold was lost (the run's ending) waits for the last step or a
     click; at the last step Next is disabled instead of looking active and doing nothing."""
     def seen(at: AppTest) -> str:
         return (shown_text(at) + " ".join(str(h.value) for h in at.subheader)).lower()

@@ -1,7 +1,7 @@
-"""No verdict without evidence, and counts that follow the gold (issue 36, item 4): with no gold passage known there is
+"""No verdict without evidence, and counts that follow the gold: with no gold passage known there is
 no category — only "mark the right passages" — and "dataset issue: no gold passage in the index" only when the
 question names a gold passage the index lacks; the Ask page's recall, the Traces list (R@5, R@10, EM) and its
-diagnosis follow the gold as it is marked, saved, changed or removed (studio/run_gold.py). Same tiny index and
+diagnosis follow the gold as it is marked, saved, changed or removed (studio/core/run_gold.py). Same tiny index and
 recorded answers as test_app."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from streamlit.testing.v1 import AppTest
 from gear.data.qa_set import GoldRef, new_question, remove_question, save_question
 from gear.diagnosis import diagnose
 from gear.diagnosis.gold_marks import diagnose_marked, with_gold
+from gear.events import FinalRanking
 from gear.measures import recall_at
-from gear.trace import FinalRanking, Trace
+from gear.trace import Trace
 from tests.unit.test_app import QUESTION, start, studio  # noqa: F401  (studio: the fixture)
 from tests.unit.test_app_diagnosis import captions, frames, markdown, replay
 from tests.unit.test_app_marks import boxes, free_run

@@ -1,4 +1,4 @@
-"""The Index page while the LLM extracts triples (issue 26): the build's status box carries the progress line in its
+"""The Index page while the LLM extracts triples: the build's status box carries the progress line in its
 label — passages done / total, passages per minute, time left, triples so far — stays open (a label update without
 `expanded` collapsed it in the browser, hiding the bar and Cancel), and re-measures the pace while a passage stalls.
 
@@ -66,7 +66,8 @@ class TimedLLM:
 def test_the_status_box_shows_the_progress_line_while_extracting(studio: dict,  # noqa: F811
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from gear.extract import bridge
-    from studio import indexes, resources
+    from studio.core import resources
+    from studio.pages import index as indexes
 
     monkeypatch.setitem(resources.ENCODER_FACTORIES, Settings().embedder, FakeEncoder)
     clock = Clock()

@@ -1,4 +1,4 @@
-"""AppTests of marking the right passages of a run (issue 25, studio/diagnosis_marks.py): a run that does not know
+"""AppTests of marking the right passages of a run (studio/gold/marks.py): a run that does not know
 its gold passages gets them from the person — picked among the run's passages or found by searching the index — and
 its diagnosis at once; marks change and go; suggestions wait for confirmation; "Save as a test question" writes the
 index's own QA set, which Ask's examples and Evaluate then offer. Same tiny index and recorded answers as test_app."""
@@ -8,7 +8,8 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from gear.data.qa_set import load_own_qa
-from gear.trace import RunStarted, Trace
+from gear.events import RunStarted
+from gear.trace import Trace
 from tests.unit.test_app import QUESTION, start, studio  # noqa: F401  (studio: the fixture)
 from tests.unit.test_app_diagnosis import captions, frames, markdown, no_raw_html, replay
 

@@ -1,6 +1,6 @@
-"""Evaluate's third tab, two runs question by question (issue 38, studio/run_pairs.py): two methods run now on the
-index's questions lined up, the paired numbers as gear.eval.pairing gives them, the two Sankeys, the filters and a
-question's two runs at the stage where they part; two reports over other QA sets refused with the reason."""
+"""Evaluate's third tab, two runs question by question (studio/pages/evaluate_pairs.py): two methods run now
+on the index's questions lined up, the paired numbers as gear.eval.pairing gives them, the two Sankeys, the filters and
+a question's two runs at the stage where they part; two reports over other QA sets refused with the reason."""
 
 from __future__ import annotations
 

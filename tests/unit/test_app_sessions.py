@@ -24,9 +24,10 @@ from streamlit.testing.v1 import AppTest
 
 from gear.agent.engine import Engine
 from gear.config import Settings
+from gear.events import BaseRetrieved, LLMCalled, RunFinished, RunStarted
 from gear.llm import LLMResult
 from gear.llm.queue import ModelQueue
-from gear.trace import BaseRetrieved, LLMCalled, RunFinished, RunStarted, Trace
+from gear.trace import Trace
 from tests.conftest import FakeEncoder
 from tests.scripted_llm import QueuedLLM, ScriptedLLM, another_call, passage_title, wait_until
 from tests.unit.test_app import DOCS, QUESTION, shown_text, start, statuses, studio  # noqa: F401 - studio is a fixture
@@ -257,7 +258,7 @@ def index_page(studio: dict, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
                **llm: Any) -> tuple[AppTest, Session, ExtractingLLM]:
     """The Index page with a three-passage corpus uploaded and no OpenIE file: Build extracts with a queued model."""
     from gear.extract import bridge
-    from studio import resources
+    from studio.core import resources
 
     monkeypatch.setitem(resources.ENCODER_FACTORIES, Settings().embedder, FakeEncoder)
     session = Session(monkeypatch, ModelQueue(1, poll_seconds=0.02), **llm)
@@ -349,7 +350,7 @@ def test_two_sessions_keep_their_own_question_settings_and_trace(studio: dict) -
 
 def test_saved_traces_of_one_question_in_one_second_never_collide(studio: dict,  # noqa: F811
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from studio import saves
+    from studio.core import saves
 
     monkeypatch.setattr(saves.time, "strftime", lambda fmt, *args: "20250101-120000")
     trace = studio["trace"]
@@ -384,7 +385,7 @@ def test_a_trace_download_survives_a_rerun(studio: dict) -> None:  # noqa: F811
 
 
 def test_an_index_name_being_built_by_another_session_is_refused(studio: dict) -> None:  # noqa: F811
-    from studio.indexes import claim_name
+    from studio.pages.index import claim_name
 
     with claim_name("uploaded") as first:
         with claim_name("uploaded") as second, claim_name("other") as other:
@@ -405,7 +406,7 @@ def test_a_visitors_endpoint_never_gets_the_servers_api_key(monkeypatch) -> None
     """The sidebar lets anyone type an OpenAI-compatible base URL: the key configured on the server goes only to the
     server's own endpoint; "auto" keeps that endpoint for what is not recorded; "local" is the embedded model."""
     from gear.config import Settings
-    from studio.sidebar import _finish_settings
+    from studio.core.sidebar import _finish_settings
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-server-secret-123456")
     monkeypatch.setenv("GEAR_LLM_BASE_URL", "http://127.0.0.1:8080/v1")

@@ -1,6 +1,6 @@
-"""Evaluate's fourth tab (studio/sweeps.py): a sweep from the data folder drawn as the heatmap gear.viz.analyses makes
-of it, with its table; a sweep file that is not one refused in one line; the paper's analyses from the bundled
-reports."""
+"""Evaluate's fourth tab (studio/pages/evaluate_sweeps.py): a sweep from the data folder drawn as the heatmap
+gear.viz.analyses makes of it, with its table; a sweep file that is not one refused in one line; the paper's analyses
+from the bundled reports."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.eval.sweep import Axis, load_sweep, run_sweep
 from tests.conftest import FakeEncoder
 from tests.unit.test_app import start, studio  # noqa: F401  (studio: the fixture)

@@ -1,4 +1,4 @@
-"""Item 1 of issue 27: a demo index being built shows its progress as soon as it is chosen, in place of another
+"""A demo index being built shows its progress as soon as it is chosen, in place of another
 index's result, and a question asked meanwhile waits in line, says so, and runs when the build ends."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from gear.config import Settings
-from gear.trace import RunStarted
-from studio import demo, resources
+from gear.events import RunStarted
+from studio.core import demos, resources
 from tests.conftest import FakeEncoder
 from tests.unit.test_app import DOCS, QUESTION, TRIPLES, shown_text, start, studio  # noqa: F401
 
@@ -32,7 +32,7 @@ def held_demo(studio: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         {"title": t, "text": x, "extracted_triples": [list(tr) for tr in trs]}
         for (t, x), trs in zip(DOCS, TRIPLES, strict=True)]}), encoding="utf-8")
     (files / "qa.json").write_text((studio["index"] / "qa.json").read_text(encoding="utf-8"), encoding="utf-8")
-    monkeypatch.setitem(demo.DEMOS, "musique", demo.Demo("musique", "tiny", files / "corpus.json",
+    monkeypatch.setitem(demos.DEMOS, "musique", demos.Demo("musique", "tiny", files / "corpus.json",
                                                          files / "openie.json", files / "qa.json"))
     release = threading.Event()
     build = gear.index.build_index
@@ -48,7 +48,7 @@ def held_demo(studio: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(resources, "_queue", [])
     monkeypatch.setattr(resources, "_builder", [])
     # its own build lock: a demo build another test left running (a real one takes minutes) must not hold this one up
-    monkeypatch.setattr(demo, "_build_lock", threading.Lock())
+    monkeypatch.setattr(demos, "_build_lock", threading.Lock())
     yield release
     with resources._builds_lock:  # nothing more starts; what is under way ends while this test's demos, data
         resources._queue.clear()  # folder and encoder are still in force (after them a queued "musique" is the
@@ -59,7 +59,7 @@ def held_demo(studio: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 def built(name: str) -> None:
     deadline = time.time() + 60
-    while not demo.is_built(name):
+    while not demos.is_built(name):
         assert time.time() < deadline, "the demo build never ended"
         assert not (resources._builds.get(name) and resources._builds[name].error), resources._builds[name].error
         time.sleep(0.05)
@@ -113,7 +113,7 @@ def test_choosing_a_demo_that_is_being_built_shows_its_progress_at_once(
     text = shown_text(at)
     assert "Building the musique demo index" in text and "not built yet" not in text
     assert [p.proto.text for p in at.get("progress")]  # the bar says where the build is
-    assert resources._builds["musique"].error is None and not demo.is_built("musique")  # queued without an Ask
+    assert resources._builds["musique"].error is None and not demos.is_built("musique")  # queued without an Ask
     assert "Your question waits in line" not in text
 
 
@@ -133,9 +133,9 @@ def test_a_waiting_question_can_be_taken_out_of_line(studio: dict, held_demo: th
 def test_a_demo_built_on_demand_waits_until_it_is_chosen(
         studio: dict, held_demo: threading.Event, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     """A large demo few will open (HotpotQA's) is not built when the app starts, only when a page opens it."""
-    assert not demo.DEMOS["hotpotqa"].at_start  # the real entry
+    assert not demos.DEMOS["hotpotqa"].at_start  # the real entry
     monkeypatch.setenv("GEAR_STUDIO_BUILD_DEMOS", "1")
-    monkeypatch.setitem(demo.DEMOS, "musique", dataclasses.replace(demo.DEMOS["musique"], at_start=False))
+    monkeypatch.setitem(demos.DEMOS, "musique", dataclasses.replace(demos.DEMOS["musique"], at_start=False))
     at = start(studio)
     assert "musique" not in resources._builds and "musique" not in resources._queue
     at = choose(at, "musique (demo)")

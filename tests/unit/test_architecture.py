@@ -124,37 +124,83 @@ def test_a_cycle_is_detected(tmp_path: Path) -> None:
     assert [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] == [["gear.a", "gear.b"]]
 
 
-# -- the app's wing by role: pages' modules apart, shared helpers below them -------------------------------------
+# -- the app's wing in rooms by role: pages → views / gold → core -------------------------------------------------
 STUDIO = ROOT / "studio"
-#: the modules a page owns (app_pages/<page>.py draws them): no module of studio/ may import one of them
-PAGE_MODULES = {"studio.ask", "studio.compare", "studio.evaluate", "studio.traces", "studio.indexes"}
+APP_PAGES = ROOT / "app_pages"
+#: each room of studio/ and app_pages/ (the page layouts) with its floor: an import runs to a lower floor or within
+#: its own room, never up and never across (views and gold stand side by side and never import each other)
+ROOMS = {"app_pages": 4, "studio.pages": 3, "studio.views": 2, "studio.gold": 2, "studio.core": 1}
 
 
-def studio_graph() -> nx.DiGraph:
-    modules = {module_name(p): p for p in STUDIO.glob("*.py") if p.name != "__init__.py"}
+def room_of(module: str) -> str:
+    return next(room for room in ROOMS if module == room or module.startswith(room + "."))
+
+
+def page_of(module: str) -> str | None:
+    """The page a module belongs to: app_pages/<page>.py, or studio/pages/<page>[_<part>].py (what that page owns)."""
+    if module.startswith("app_pages."):
+        return module.split(".")[1]
+    if module.startswith("studio.pages."):
+        return module.split(".")[2].split("_")[0]
+    return None
+
+
+def wing_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in [*STUDIO.rglob("*.py"), *APP_PAGES.glob("*.py")] if p.name != "__init__.py"}
+
+
+def wing_graph(extra: dict[str, str] | None = None) -> nx.DiGraph:
+    """Edges module → module of studio/ and app_pages/ it imports; `extra` adds a module's source on top of a file's
+    (a test's planted import)."""
+    modules = wing_modules()
     graph = nx.DiGraph()
     graph.add_nodes_from(modules)
     for name, path in modules.items():
-        for target in imports(path):
+        found = imports(path) + (imports_in(extra[name], name) if extra and name in extra else [])
+        for target in found:
             for known in modules:
                 if (target == known or target.startswith(known + ".")) and known != name:
                     graph.add_edge(name, known)
     return graph
 
 
-def test_the_app_s_wing_has_no_cycle_no_page_importing_another_and_at_most_six_floors() -> None:
-    """As STORM's demo keeps pages apart from shared helpers: a page's module is imported by its page only (what two
-    pages share lives in a module named for it: studio.session's keys, studio.saves, studio.question_marks,
-    studio.open_run), lazy imports count, and the wing stands at most six floors deep (it was 11, with a cycle)."""
-    graph = studio_graph()
-    assert graph.has_edge("studio.ask", "studio.trace_view")  # the check would be empty if parsing failed
-    cycles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
-    assert cycles == [], f"import cycles in studio/: {cycles}"
-    assert sorted((a, b) for a, b in graph.edges() if b in PAGE_MODULES) == []
-    floors: dict[str, int] = {}
-    for n in reversed(list(nx.topological_sort(graph))):
-        floors[n] = 1 + max((floors[m] for m in graph.successors(n)), default=0)
-    assert max(floors.values()) <= 6, sorted(floors.items(), key=lambda kv: -kv[1])[:4]
+def wing_faults(graph: nx.DiGraph) -> list[str]:
+    """What breaks the wing's rules: a cycle, an import up a floor or across rooms, a module importing another
+    page's module (or any page's, outside app_pages/), and more than six floors of modules."""
+    faults = [f"import cycle: {sorted(c)}" for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    for a, b in sorted(graph.edges()):
+        ra, rb = room_of(a), room_of(b)
+        if ra != rb and ROOMS[ra] <= ROOMS[rb]:
+            faults.append(f"{a} imports {b}: {ra} may not import {rb}")
+        if page_of(b) is not None and page_of(a) != page_of(b):
+            faults.append(f"{a} imports {b}, a module of the {page_of(b)} page")
+    if not faults:
+        floors: dict[str, int] = {}
+        for n in reversed(list(nx.topological_sort(graph))):
+            floors[n] = 1 + max((floors[m] for m in graph.successors(n)), default=0)
+        deepest = max(floors.values())
+        if deepest > 7:  # app_pages/ over six floors of studio/
+            faults.append(f"{deepest} floors: {sorted(floors.items(), key=lambda kv: -kv[1])[:4]}")
+    return faults
+
+
+def test_the_app_s_wing_stands_in_rooms_by_role() -> None:
+    """As STORM's demo keeps its pages apart from shared helpers: app_pages/ → studio/pages/ → studio/views/ and
+    studio/gold/ → studio/core/; a page's modules are imported by that page only (what two pages share lives in
+    views/, gold/ or core/); lazy imports count; at most six floors of studio/ under the page files."""
+    graph = wing_graph()
+    assert graph.has_edge("studio.pages.ask", "studio.views.trace")  # the check would be empty if parsing failed
+    assert {room_of(m) for m in graph} == set(ROOMS)  # every module sits in a room
+    assert wing_faults(graph) == []
+
+
+def test_the_wing_s_check_sees_a_page_importing_another_page_s_module() -> None:
+    """The rule itself: the Compare page taking a helper from the Ask page's module is refused, by name."""
+    planted = wing_graph({"app_pages.compare": "from studio.pages.ask import question_box\n"})
+    assert wing_faults(planted) == ["app_pages.compare imports studio.pages.ask, a module of the ask page"]
+    across = wing_graph({"studio.views.trace": "from studio.gold.panel import gold_panel\n"})
+    assert "studio.views.trace imports studio.gold.panel: studio.views may not import studio.gold" in \
+        wing_faults(across)
 
 
 # -- docs/architecture.md names only what exists -----------------------------------------------------------------
@@ -281,3 +327,16 @@ def test_a_package_hands_on_only_its_own_names(init: Path) -> None:
     borrowed = [name for name in exported if name in source
                 and not (source[name] == package or source[name].startswith(package + "."))]
     assert borrowed == [], f"{package} hands on names of other packages: {borrowed}"
+
+
+# -- each package's docstring names its modules -------------------------------------------------------------------
+@pytest.mark.parametrize("init", sorted(p for p in [*GEAR.rglob("__init__.py"), *STUDIO.rglob("__init__.py")]
+                                        if p.parent != GEAR), ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_package_s_docstring_names_its_modules(init: Path) -> None:
+    """A reader opening a package finds each of its modules named, with its job, in the package's docstring (the
+    front door, gear/__init__.py, names the user's few names instead)."""
+    doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+    modules = {p.stem for p in init.parent.glob("*.py") if p.name != "__init__.py"} | {
+        p.name for p in init.parent.iterdir() if (p / "__init__.py").is_file()}
+    unnamed = sorted(m for m in modules if not re.search(rf"(?<![\w-]){m}(?![\w-])", doc))
+    assert unnamed == [], f"{init.relative_to(ROOT)}'s docstring leaves out: {unnamed}"

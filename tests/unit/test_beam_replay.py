@@ -10,7 +10,8 @@ import pytest
 from gear.agent.beam_replay import BeamReplayError
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.trace import BeamsSearched, Trace
+from gear.events import BeamsSearched
+from gear.trace import Trace
 
 
 @pytest.fixture

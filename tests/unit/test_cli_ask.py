@@ -8,7 +8,7 @@ import io
 from rich.console import Console
 
 from gear.cli import query
-from gear.trace import LLMCalled, LLMText, LLMWaiting, Reasoned
+from gear.events import LLMCalled, LLMText, LLMWaiting, Reasoned
 
 
 def test_narrator_streams_model_text_and_narrates_calls(monkeypatch) -> None:

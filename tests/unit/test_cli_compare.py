@@ -1,4 +1,4 @@
-"""`gear compare A.json B.json` (issue 38): the table, the flows and the paired numbers of gear.eval.pairing, the
+"""`gear compare A.json B.json`: the table, the flows and the paired numbers of gear.eval.pairing, the
 same in --json; other QA sets refused with the reason."""
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ def test_a_folder_gives_a_row_per_trace_and_the_counts(runner: CliRunner, tmp_pa
 def test_an_evaluations_folder_says_its_reports_once_and_counts_each_retriever_apart(runner: CliRunner,
                                                                                       tmp_path: Path) -> None:
     """data/evals/ as the Evaluate page leaves it: a report beside the folder of its traces, for BM25 and Hybrid
-    runs of the same method (issue 41): one line for the reports, a summary per retriever, and trace names that show
+    runs of the same method: one line for the reports, a summary per retriever, and trace names that show
     what tells them apart at 80 columns (not "20261128-…" for every row)."""
     folder = tmp_path / "evals"
     for retriever in ("bm25", "hybrid"):

@@ -1,4 +1,4 @@
-"""Every option and argument of every `gear` command says what it is for in `--help` (issue 41, item 5): a new user
+"""Every option and argument of every `gear` command says what it is for in `--help`: a new user
 reads the help before the README, and an option listed bare ("--max-iterations <int>") leaves them guessing."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The CLI over an index whose titles, passages, triples, QA set and model answers carry the payloads of
-tests/payloads.py (issue 42): `gear index`, `retrieve` (table and JSON), `ask` (NaiveGE, and GeAR with a scripted
+tests/payloads.py: `gear index`, `retrieve` (table and JSON), `ask` (NaiveGE, and GeAR with a scripted
 model whose every answer ends in the payloads, streamed), `eval`, `diagnose` and `qa list` write no control character
 but the newline — what `| cat -v` would show as ^[ — and print Rich markup as the brackets it was."""
 

@@ -1,4 +1,4 @@
-"""The index's own QA set from the command line (issue 25): `gear qa add|list|remove|suggest`, `gear eval INDEX` on
+"""The index's own QA set from the command line: `gear qa add|list|remove|suggest`, `gear eval INDEX` on
 it, `gear ask --gold` and `gear diagnose --gold / --qa` — on the tiny index (fake encoder), no model. Bad ids,
 unknown indexes and a QA file that does not parse each get one line, and nothing saved before is lost."""
 

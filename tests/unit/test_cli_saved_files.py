@@ -1,4 +1,4 @@
-"""The CLI on hostile saved files (issue 54, tests/hostile_files.py): `gear diagnose FILE`, `gear export-html FILE`
+"""The CLI on hostile saved files (tests/hostile_files.py): `gear diagnose FILE`, `gear export-html FILE`
 and `gear compare REPORT GOOD` refuse each bad file in one line naming it, with exit code 2 and no traceback;
 `gear diagnose FOLDER` diagnoses every good trace of the folder and names each bad one with its reason, a link in the
 folder that points out of it among them; a report's trace_file that leads out of its folder is not opened (one

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gear.data.corpus import Document, LoadReport, align_openie, load_corpus, load_openie, load_qa, unique_documents
+from gear.data.corpus import Document, LoadReport, load_corpus, unique_documents
+from gear.data.openie import align_openie, load_openie
+from gear.data.questions import load_qa
 from gear.data.reading import InputError, read_json
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"

@@ -11,26 +11,19 @@ import pytest
 
 from gear.diagnosis import CATEGORIES, Diagnosis, diagnose, summarise
 from gear.diagnosis.grounding import GROUNDED, PassageTokens, normalise
-from gear.measures import normalize_answer
-from gear.trace import (
+from gear.events import (
     Answered,
     BaseRetrieved,
     BeamsSearched,
-    BeamView,
-    EdgeView,
-    EntityView,
     Event,
-    FactSeedView,
     FinalRanking,
     GistUpdated,
     InitialNodes,
     IterationStarted,
-    PassageLinkView,
     PassagesAdded,
     PassagesExpanded,
     PassagesFused,
     PassagesLinked,
-    PassageView,
     PPRRanked,
     PPRSeeded,
     ProximalTriples,
@@ -39,9 +32,18 @@ from gear.trace import (
     RunFinished,
     RunStarted,
     ThoughtWritten,
+    TriplesLinked,
+)
+from gear.measures import normalize_answer
+from gear.trace import (
+    BeamView,
+    EdgeView,
+    EntityView,
+    FactSeedView,
+    PassageLinkView,
+    PassageView,
     Trace,
     TripleLinkView,
-    TriplesLinked,
     TripleView,
 )
 
@@ -804,7 +806,7 @@ def test_eval_reports_carry_each_questions_diagnosis_and_the_counts(tiny_index: 
                                                                     tmp_path: Path) -> None:
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import Question
+    from gear.data.questions import Question
     from gear.eval.report import evaluate
 
     engine = Engine.open(tiny_index, Settings(retriever="bm25"), encoder=make_encoder())
@@ -840,7 +842,7 @@ def test_a_typed_questions_diagnosis_is_counted_under_its_type(tiny_index: Path,
     from gear.agent.engine import Engine
     from gear.cli.evaluate import _print_report
     from gear.config import Settings
-    from gear.data.corpus import Question
+    from gear.data.questions import Question
     from gear.diagnosis.gold_texts import QATexts
     from gear.eval.report import evaluate
 

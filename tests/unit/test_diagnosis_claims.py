@@ -17,7 +17,7 @@ from gear.diagnosis.gold_marks import run_passages, with_gold
 from gear.diagnosis.grounding import PassageTokens
 from gear.diagnosis.hops import words_of
 from gear.diagnosis.matching import holds
-from gear.trace import (
+from gear.events import (
     Answered,
     BaseRetrieved,
     BeamsSearched,
@@ -29,7 +29,6 @@ from gear.trace import (
     PassagesExpanded,
     PassagesFused,
     PassagesLinked,
-    PassageView,
     PPRRanked,
     PPRSeeded,
     ProximalTriples,
@@ -37,9 +36,9 @@ from gear.trace import (
     Reasoned,
     RunStarted,
     ThoughtWritten,
-    Trace,
     TriplesLinked,
 )
+from gear.trace import PassageView, Trace
 from tests.unit.test_diagnose import PASSAGES, QUESTION, start
 from tests.unit.test_diagnosis_invariant import BUNDLED, gear_runs, marked_runs, subset_traces
 
@@ -213,7 +212,7 @@ def ircot_runs(draw: st.DrawFn) -> Trace:
     answer = draw(st.sampled_from(["1929", "1871", "Italy"]))
     events += [FinalRanking(steps, [PassageView(p, *PASSAGES[p]) for p in collected]),
                Answered(steps, answer, answer, collected[:5])]
-    from gear.trace import RunFinished
+    from gear.events import RunFinished
 
     events.append(RunFinished(steps, steps, 5.0, {}))
     return Trace(events)

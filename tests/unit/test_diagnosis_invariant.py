@@ -1,4 +1,4 @@
-"""A verdict that agrees with its table (issue 25, gear.diagnosis.invariant): a category named after a stage —
+"""A verdict that agrees with its table (gear.diagnosis.invariant): a category named after a stage —
 base retriever, reader, graph, extraction — is proposed only when the stage table shows a gold passage lost at one
 of that category's stages, and its evidence names that passage and stage. Checked on every bundled trace, on the
 recorded subset's traces of every method (tests/fixtures/subset_traces.tar.xz: scripts/subset_traces.sh replays them
@@ -84,8 +84,8 @@ def test_every_recorded_subset_trace_agrees_with_its_table() -> None:
 
 
 def test_the_walkthrough_is_the_final_rankings_loss_the_gist_reader_second() -> None:
-    """Issue 25's case: every gold passage was in a base list (ranks 2, 4, 1) — never the base retriever's — and the
-    final fusion put two of them past the top 5 (ranks 9 and 10): the final ranking's loss
+    """The case that set the rule: every gold passage was in a base list (ranks 2, 4, 1) — never the base retriever's —
+    and the final fusion put two of them past the top 5 (ranks 9 and 10): the final ranking's loss
     (bench/labelling/PROTOCOL.md), the gist reader, which read St. Peter's Basilica and drew nothing from it, the
     second."""
     d = diagnose(Trace.load(ROOT / "assets" / "traces" / "walkthrough_3hop_gear.json"))

@@ -12,8 +12,9 @@ from gear.diagnosis.facts import TraceFacts
 from gear.diagnosis.gold_marks import suggest
 from gear.diagnosis.hops import hops
 from gear.diagnosis.matching import form_only, holds, is_yes_no, normalise
+from gear.events import RunStarted
 from gear.measures import normalize_answer
-from gear.trace import RunStarted, Trace
+from gear.trace import Trace
 from tests.unit.test_diagnose import PASSAGES, good_gear_run, start
 
 

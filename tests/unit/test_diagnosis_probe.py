@@ -9,25 +9,21 @@ from pathlib import Path
 from gear.agent.engine import Engine
 from gear.config import Settings
 from gear.diagnosis import Probe, diagnose
-from gear.trace import (
+from gear.events import (
     Answered,
     BaseRetrieved,
     BeamsSearched,
-    BeamView,
     FinalRanking,
     InitialNodes,
     IterationStarted,
     PassagesExpanded,
     PassagesFused,
-    PassageView,
     ProximalTriples,
     RunFinished,
     RunStarted,
-    Trace,
-    TripleLinkView,
     TriplesLinked,
-    TripleView,
 )
+from gear.trace import BeamView, PassageView, Trace, TripleLinkView, TripleView
 from tests.conftest import TINY_DOCS, TINY_TRIPLES, FakeEncoder
 
 QUESTION = "Which sea is the island with Mount Etna the largest island in?"

@@ -10,7 +10,7 @@ import lzma
 from dataclasses import asdict
 from pathlib import Path
 
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.diagnosis import diagnose
 from gear.diagnosis.gold_texts import QATexts
 from tests.unit.test_diagnosis_invariant import subset_traces

@@ -1,7 +1,7 @@
 """Each sink's escaper, fed the attack payloads of tests/payloads.py and hypothesis text, then rendered the way the
 sink renders it: the rendered result holds no markup the input brought in.
 
-- Markdown (studio.safe.esc_md, md_cells): rendered by markdown-it-py with raw HTML on, `$…$` maths
+- Markdown (studio.core.safe.esc_md, md_cells): rendered by markdown-it-py with raw HTML on, `$…$` maths
   (mdit_py_plugins) and linkify (linkify-it-py), plus the two patterns Streamlit's remark-gfm links in text it has
   already decoded (bare `http(s)://`/`www.` and e-mail addresses, copied from its bundle): no link, image, emphasis,
   maths, code, heading, HTML element or attribute; no `:` left for a Streamlit directive (`:red[…]`, `:material/…:`)
@@ -28,7 +28,7 @@ from rich.table import Table
 
 from gear.cli.terminal import TerminalConsole, esc_term, json_text, visible_controls
 from gear.viz.graph import esc_html
-from studio.safe import WORD_JOINER, esc_md
+from studio.core.safe import WORD_JOINER, esc_md
 from tests.payloads import ONE_LINE, PAYLOADS
 
 ANY_TEXT = st.one_of(st.sampled_from(PAYLOADS), st.text(), st.lists(st.sampled_from((*PAYLOADS, " ", "\n", "a")))

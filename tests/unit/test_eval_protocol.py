@@ -1,4 +1,4 @@
-"""One question, one run, one set of numbers (issue 36, item 3; gear.eval.protocol). For each question and cut-off k,
+"""One question, one run, one set of numbers (item 3; gear.eval.protocol). For each question and cut-off k,
 R@k equals the gold passages the diagnosis counts within k of the same run: checked on evaluations of generated runs
 (every method that needs no model, any gold a person might name, any cut-offs), on GeAR runs built event by event, on
 the recorded subset's traces of every method (tests/fixtures/subset_traces.tar.xz) and on every report in docs/evals
@@ -18,12 +18,13 @@ from hypothesis import strategies as st
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.diagnosis import Diagnosis, diagnose
 from gear.eval.protocol import ONE_RUN, PAPER, per_cutoff, protocol_of, report_ks, source_note, traced_k
 from gear.eval.report import evaluate
+from gear.events import FinalRanking, RunFinished, RunStarted
 from gear.measures import recall_at
-from gear.trace import FinalRanking, RunFinished, RunStarted, Trace
+from gear.trace import Trace
 from tests.scripted_llm import ScriptedLLM
 from tests.unit.test_diagnosis_invariant import gear_runs, subset_traces
 

@@ -12,8 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from gear.cli import app
-from gear.data.corpus import Document, load_any_corpus, load_openie
+from gear.data.corpus import Document
+from gear.data.openie import load_openie
 from gear.data.reading import InputError
+from gear.data.text_files import load_any_corpus
 from gear.extract.bridge import ExtractOptions, cost_estimate, default_work_dir, extract_for_index
 from gear.extract.outputs import DEMO_ENTITIES, DEMO_TRIPLES
 from gear.extract.runner import (

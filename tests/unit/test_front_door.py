@@ -12,7 +12,7 @@ import pytest
 
 import gear
 from gear import events, trace
-from gear.trace import Event
+from gear.events import Event
 
 
 def test_every_public_name_resolves_without_a_warning() -> None:
@@ -26,12 +26,24 @@ def test_every_public_name_resolves_without_a_warning() -> None:
     assert sorted(dir(gear)) == dir(gear) and set(gear.__all__) <= set(dir(gear))
 
 
-def test_every_event_type_is_in_gear_events() -> None:
-    """A new event class in gear.trace must be exported there too."""
-    defined = {name for name in trace.__all__
-               if isinstance(getattr(trace, name), type) and issubclass(getattr(trace, name), Event)}
+def test_every_event_type_is_in_gear_events_and_only_there() -> None:
+    """A new event class (gear.trace.events) is named by gear.events; gear.trace hands on the Trace and the views."""
+    from gear.trace import events as defined_in
+
+    defined = {name for name, value in vars(defined_in).items()
+               if isinstance(value, type) and issubclass(value, Event)}
     assert len(defined) > 20 and defined == set(events.__all__)
-    assert all(getattr(events, name) is getattr(trace, name) for name in defined)
+    assert all(getattr(events, name) is getattr(defined_in, name) for name in defined)
+    assert not defined & set(trace.__all__)
+
+
+@pytest.mark.parametrize("name", ["FinalRanking", "Event"])
+def test_an_event_named_from_gear_trace_still_resolves_and_says_where_it_moved(name: str) -> None:
+    with pytest.warns(DeprecationWarning, match=rf"gear\.trace\.{name} moved to gear\.events\.{name}"):
+        old = getattr(trace, name)
+    assert old is getattr(events, name)
+    with pytest.raises(AttributeError, match="has no attribute 'Trac'"):
+        trace.Trac  # type: ignore[attr-defined]  # noqa: B018
 
 
 @pytest.mark.parametrize("name", ["FinalRanking", "Reasoned", "Event", "PPRRanked"])

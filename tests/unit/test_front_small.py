@@ -1,4 +1,4 @@
-"""The small things that looked unfinished (issue 27, item 6): the token chart's step names have room, the
+"""The small things that looked unfinished: the token chart's step names have room, the
 example list gives one reason when it cannot be marked, `gear eval` prints the "all" row once, the beams picture is
 laid out as paths."""
 
@@ -12,7 +12,8 @@ import pytest
 from rich.console import Console
 
 from gear import viz
-from gear.trace import LLMCalled, Trace
+from gear.events import LLMCalled
+from gear.trace import Trace
 from tests.unit.test_app import start, studio  # noqa: F401
 
 
@@ -28,7 +29,7 @@ def test_the_token_chart_makes_room_for_every_step_name() -> None:
 
 def test_the_beams_are_laid_out_as_paths_and_other_graphs_open_whole() -> None:
     """Paths from left to right, every node placed here (no physics, no hierarchical layout: it scattered a graph with
-    a cycle across ±5,900 px), and the page opens on every node (issue 37)."""
+    a cycle across ±5,900 px), and the page opens on every node."""
     from tests.unit.test_viz import beams_event
 
     beams, initial, passages = beams_event()

@@ -1,4 +1,4 @@
-"""How a QA set's gold passages are found in an index (issue 25, item 5; docs/usage.md "Gold passages"): by (title,
+"""How a QA set's gold passages are found in an index (item 5; docs/usage.md "Gold passages"): by (title,
 text) when the QA file gives the text — the text as the index holds it, surrounding whitespace aside — and by title
 alone when it gives none (a title-only record, a paragraph with empty text, a HotpotQA/2Wiki record whose context lacks
 the title), which finds a passage only when exactly one passage of the index has that title. The loader's count of
@@ -13,7 +13,8 @@ import pytest
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import Document, LoadReport, Question, gold_in_corpus, load_qa
+from gear.data.corpus import Document, LoadReport
+from gear.data.questions import Question, gold_in_corpus, load_qa
 from gear.index import build_index
 
 DOCS = [("Etna", "Etna is a volcano on Sicily."), ("Sicily", "Sicily is an island."),
@@ -106,7 +107,7 @@ def test_gear_eval_says_which_gold_passages_the_index_lacks(engine: Engine, tmp_
 
 def test_the_evaluate_page_says_what_its_recall_leaves_out() -> None:
     from gear.eval.report import gold_note
-    from studio.safe import esc_md
+    from studio.core.safe import esc_md
 
     assert gold_note({"skipped": [], "gold_missing": {}}) == ""
     assert gold_note({"skipped": ["a"], "gold_missing": {"q": ["*Mars*"], "r": ["X", "Y"]}}, name=esc_md) == (

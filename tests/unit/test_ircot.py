@@ -12,12 +12,9 @@ import pytest
 from gear.agent.engine import Engine
 from gear.agent.methods.ircot import final_ranking, reading_order
 from gear.config import Settings
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.eval.report import evaluate
-from gear.llm import LLMResult
-from gear.parsing import parse_thought
-from gear.prompts.peers import ANSWER_MARKER, IRCOT_INSTRUCTION, ircot_prompt
-from gear.trace import (
+from gear.events import (
     Answered,
     BaseRetrieved,
     FinalRanking,
@@ -28,9 +25,12 @@ from gear.trace import (
     PPRSeeded,
     RunFinished,
     ThoughtWritten,
-    Trace,
     Warned,
 )
+from gear.llm import LLMResult
+from gear.parsing import parse_thought
+from gear.prompts.peers import ANSWER_MARKER, IRCOT_INSTRUCTION, ircot_prompt
+from gear.trace import Trace
 from gear.trace.narrate import narrate
 
 QUESTION = "Which sea is the island of Mount Etna in?"

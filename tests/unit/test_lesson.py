@@ -1,4 +1,4 @@
-"""The beam search as a lesson (issue 37): what the trace records of it, the lesson's steps, folded repeats, links to a
+"""The beam search as a lesson: what the trace records of it, the lesson's steps, folded repeats, links to a
 step, the handout, and graph layouts that keep every label apart. The recorded candidates are checked against the
 plain transliteration of Algorithm 1 in tests/unit/test_beam_algorithm1.py; here, what the bundled traces hold."""
 
@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
+from gear import events as ev
 from gear import trace as t
 from gear import viz
 from gear.viz import handout, layout
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = sorted((ROOT / "assets" / "traces").glob("*.json"))
 # every bundled trace with a beam search is re-recorded with its candidates (scripts/rerecord_traces.py);
 # walkthrough_ppr.json has none (PPR walks the graph instead)
-RERECORDED = [p for p in BUNDLED if t.Trace.load(p).of(t.BeamsSearched)]
+RERECORDED = [p for p in BUNDLED if t.Trace.load(p).of(ev.BeamsSearched)]
 PPR = ROOT / "assets" / "traces" / "walkthrough_ppr.json"
 OLD = ROOT / "tests" / "fixtures" / "traces" / "walkthrough_before_llm_source.json"
 
@@ -34,7 +35,7 @@ def test_every_bundled_trace_records_the_candidates_behind_its_beams(path: Path)
     """Re-recorded with the candidates (scripts/rerecord_traces.py): at each hop the kept candidates are exactly the
     next step's beams, each a beam of the step before extended by its candidate, with s′ × factor as its score."""
     trace = t.Trace.load(path)
-    searches = trace.of(t.BeamsSearched)
+    searches = trace.of(ev.BeamsSearched)
     assert searches, path.name
     for e in searches:
         assert e.recorded > 0 and len(e.hops) == len(e.steps) - 1
@@ -58,7 +59,7 @@ def test_every_bundled_trace_records_the_candidates_behind_its_beams(path: Path)
 def test_an_older_trace_still_opens_and_says_what_it_lacks() -> None:
     trace = t.Trace.load(OLD)
     steps = lesson_steps(trace)
-    beams = [s for s in steps if isinstance(s.event, t.BeamsSearched)]
+    beams = [s for s in steps if isinstance(s.event, ev.BeamsSearched)]
     assert beams and all(s.missing == OLD_BEAMS and not s.phase for s in beams)
     page = handout.lesson_html(trace)
     assert OLD_BEAMS.split(",")[0] in page and "<svg" in page
@@ -89,7 +90,7 @@ def test_the_lesson_graph_keeps_every_node_in_its_place_as_it_grows() -> None:
     from gear.viz import beam_lesson
 
     trace = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough_sync_l3.json")
-    e = trace.first(t.BeamsSearched)
+    e = trace.first(ev.BeamsSearched)
     assert e is not None
     beam = [s for s in lesson_steps(trace) if s.phase in PHASE_LINES]
     pictures = [beam_lesson.picture(e, s.phase, s.hop) for s in beam]
@@ -113,8 +114,8 @@ def test_triplelink_opens_into_the_matching_and_the_initial_nodes_the_search_sta
 
     trace = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough_sync_l3.json")
     steps = lesson_steps(trace)
-    linked = trace.first(t.TriplesLinked)
-    beams = trace.first(t.BeamsSearched)
+    linked = trace.first(ev.TriplesLinked)
+    beams = trace.first(ev.BeamsSearched)
     assert linked is not None and beams is not None and linked.links
     link = [s for s in steps if s.phase in LINK_PHASES]
     assert [s.phase for s in link] == list(LINK_PHASES) and all(s.event is linked for s in link)
@@ -147,7 +148,7 @@ def test_ppr_opens_into_facts_seeds_walk_and_passages_in_one_layout() -> None:
     from gear.viz.ppr import SEED_COLOUR
 
     trace = t.Trace.load(PPR)
-    seeded, ranked = trace.first(t.PPRSeeded), trace.first(t.PPRRanked)
+    seeded, ranked = trace.first(ev.PPRSeeded), trace.first(ev.PPRRanked)
     assert seeded is not None and ranked is not None and seeded.entities and not seeded.fallback
     steps = [s for s in lesson_steps(trace) if s.phase]
     assert [s.phase for s in steps] == list(PPR_PHASES)
@@ -170,27 +171,27 @@ def test_ppr_opens_into_facts_seeds_walk_and_passages_in_one_layout() -> None:
 
 
 def test_a_run_whose_triplelink_found_nothing_keeps_one_step() -> None:
-    events: list[t.Event] = [t.RunStarted(0, "q?", "sync", "hybrid", {}), t.IterationStarted(1, "q?"),
-                             t.TriplesLinked(1, [])]
+    events: list[ev.Event] = [ev.RunStarted(0, "q?", "sync", "hybrid", {}), ev.IterationStarted(1, "q?"),
+                             ev.TriplesLinked(1, [])]
     steps = lesson_steps(events)
     assert [(s.title, s.phase) for s in steps] == [("tripleLink", "")]
 
 
 # -- repeated iterations -----------------------------------------------------------------------------------------------
-def _iteration(n: int, query: str, passages: list[int], memo: bool) -> list[t.Event]:
+def _iteration(n: int, query: str, passages: list[int], memo: bool) -> list[ev.Event]:
     views = [t.PassageView(p, f"P{p}", "text") for p in passages]
-    return [t.IterationStarted(n, query), t.BaseRetrieved(n, query, 2, views),
-            t.LLMCalled(n, "read (sync)", "m", 100, 10, 1.0, source="memo" if memo else "model"),
-            t.ProximalTriples(n, "sync", "read", passages, [["a", "b", "c"]]),
-            t.PassagesFused(n, views), t.Reasoned(n, False, "", "missing"), t.QueryRewritten(n, query)]
+    return [ev.IterationStarted(n, query), ev.BaseRetrieved(n, query, 2, views),
+            ev.LLMCalled(n, "read (sync)", "m", 100, 10, 1.0, source="memo" if memo else "model"),
+            ev.ProximalTriples(n, "sync", "read", passages, [["a", "b", "c"]]),
+            ev.PassagesFused(n, views), ev.Reasoned(n, False, "", "missing"), ev.QueryRewritten(n, query)]
 
 
 def _run(last: list[int]) -> t.Trace:
     """Four iterations: 3 asks iteration 2's query again (answered by the memo); 4 finds `last`."""
-    events: list[t.Event] = [t.RunStarted(0, "q?", "gear", "hybrid", {})]
+    events: list[ev.Event] = [ev.RunStarted(0, "q?", "gear", "hybrid", {})]
     events += _iteration(1, "q?", [1, 2], False) + _iteration(2, "r?", [3, 4], False)
     events += _iteration(3, "r?", [3, 4], True) + _iteration(4, "r?", last, True)
-    events += [t.FinalRanking(4, []), t.Answered(4, "x", "x", []), t.RunFinished(4, 4, 10.0)]
+    events += [ev.FinalRanking(4, []), ev.Answered(4, "x", "x", []), ev.RunFinished(4, 4, 10.0)]
     return t.Trace(events)
 
 
@@ -372,7 +373,7 @@ def test_the_penalty_step_names_the_swap_it_made_and_marks_those_rows() -> None:
     from gear.viz.tables import MARK
 
     trace = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json")
-    e = trace.first(t.BeamsSearched)
+    e = trace.first(ev.BeamsSearched)
     assert e is not None
     order = beam_order.hop_order(e, 1)
     # the swap follows from the recorded numbers: places by s′ and by s′ × factor against b
@@ -401,7 +402,7 @@ def test_the_kept_step_says_which_beams_went_on_and_why_the_others_did_not() -> 
     from gear.viz import beam_order
 
     trace = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json")
-    e = trace.first(t.BeamsSearched)
+    e = trace.first(ev.BeamsSearched)
     assert e is not None
     kept_step = next(s for s in lesson_steps(trace) if s.phase == "kept")
     order = beam_order.hop_order(e, 1)
@@ -413,7 +414,7 @@ def test_the_kept_step_says_which_beams_went_on_and_why_the_others_did_not() -> 
     assert f"({beam_order.ordinal(first_dropped.after)}, {first_dropped.candidate.score:.2f})" in \
         kept_step.explanation
     # a hop where the penalty moves nobody across the top b says that too
-    calm = t.Trace.load(ROOT / "assets" / "traces" / "musique_wilm_airport.json").of(t.BeamsSearched)[1]
+    calm = t.Trace.load(ROOT / "assets" / "traces" / "musique_wilm_airport.json").of(ev.BeamsSearched)[1]
     assert "changes no beam's fate" in beam_order.penalty_sentence(calm, 1)
     assert [beam_order.ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101)] == \
         ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"]
@@ -437,7 +438,7 @@ def test_a_link_with_knobs_searches_the_beams_again_beside_the_recorded_ones(stu
     its index (found by its question in the index's QA set), shows both, and keeps the knobs in the address."""
     from gear.agent.engine import Engine
     from gear.config import Settings
-    from gear.data.corpus import load_qa
+    from gear.data.questions import load_qa
     from tests.conftest import FakeEncoder
 
     index = studio["index"]
@@ -459,7 +460,7 @@ def test_a_link_with_knobs_searches_the_beams_again_beside_the_recorded_ones(stu
     shown = " ".join(str(i.value) for i in at.info)
     assert f"{len(expected.left)} left it" in shown and "diversity off" in shown
     assert at.query_params["b"] == "1" and at.query_params["diversity"] == "off"  # the address carries the knobs
-    assert run.trace.first(t.BeamsSearched).width == 10  # the recorded run is unchanged
+    assert run.trace.first(ev.BeamsSearched).width == 10  # the recorded run is unchanged
     # a link's knobs are untrusted: nonsense is said and not used
     bad = _open(studio, saved=saved.name, step=str(kept), b="999", diversity="maybe")
     assert not bad.exception
@@ -523,8 +524,8 @@ def test_the_handout_ends_on_the_run_s_teaching_point_and_prints_a_chosen_range(
 
 def test_a_verdict_is_green_only_when_its_answer_is_the_gold_one() -> None:
     walk = t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json")
-    reasoned = walk.first(t.Reasoned)
-    start = walk.first(t.RunStarted)
+    reasoned = walk.first(ev.Reasoned)
+    start = walk.first(ev.RunStarted)
     assert reasoned is not None and start is not None and reasoned.answerable and reasoned.answer == "Germany"
     said = viz.verdict(reasoned, start.answers)
     assert said.tone == "contradicts" and "not the gold one (1929)" in said.text
@@ -537,7 +538,7 @@ def test_a_verdict_is_green_only_when_its_answer_is_the_gold_one() -> None:
 
 def test_the_walkthrough_s_unsupported_verdict_is_no_green_box(studio: dict) -> None:  # noqa: F811
     steps = lesson_steps(t.Trace.load(ROOT / "assets" / "traces" / "walkthrough.json"))
-    n = next(i for i, s in enumerate(steps, 1) if isinstance(s.event, t.Reasoned))
+    n = next(i for i, s in enumerate(steps, 1) if isinstance(s.event, ev.Reasoned))
     at = _open(studio, trace="walkthrough", step=str(n))
     assert not at.exception
     assert not [s for s in at.success if "Germany" in str(s.value)]
@@ -545,7 +546,7 @@ def test_the_walkthrough_s_unsupported_verdict_is_no_green_box(studio: dict) -> 
 
 
 def test_ask_the_model_again_is_not_offered_on_a_run_that_asks_no_model(studio: dict) -> None:  # noqa: F811
-    from studio.ask import run_asks_a_model
+    from studio.pages.ask import run_asks_a_model
 
     assert run_asks_a_model(studio["trace"]) and not run_asks_a_model(studio["ppr"])
     assert not run_asks_a_model(t.Trace.load(PPR))

@@ -105,7 +105,7 @@ def test_auto_is_the_default_and_builds_a_lazy_live_model(tmp_path: Path, monkey
     monkeypatch.setattr("gear.llm.embedded._shared", {})
     settings = Settings(_env_file=None)
     assert settings.llm == "auto" and settings.live_llm == "local" and settings.prompt_profile == "paper"
-    llm = make_llm("auto", cache_dir=tmp_path / "user", bundled_cache=tmp_path / "bundled")
+    llm = make_llm(settings.with_(llm_cache_dir=tmp_path / "user", llm_bundled_cache=tmp_path / "bundled"))
     assert isinstance(llm, CachedLLM) and llm.read_dirs == (tmp_path / "bundled",)
     from gear.llm.embedded import EmbeddedLLM
 

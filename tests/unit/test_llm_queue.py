@@ -14,9 +14,10 @@ import pytest
 
 from gear.agent.engine import Engine
 from gear.config import Settings
+from gear.events import LLMCalled, LLMText, LLMWaiting, RunFinished
 from gear.llm import LLMError
 from gear.llm.queue import ModelQueue, listening
-from gear.trace import LLMCalled, LLMText, LLMWaiting, RunFinished, Trace
+from gear.trace import Trace
 from tests.scripted_llm import QueuedLLM, ScriptedLLM, another_call, wait_until
 
 QUESTION = "Which sea is the island with Mount Etna the largest island in?"

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from gear.config import Settings
 from gear.llm import CachedLLM, LLMError, LLMResult, make_llm, model_files
 from gear.llm.base import Message
 from tests.local_http import FakeEndpoint, serving
@@ -71,7 +72,7 @@ def test_record_mode_calls_through_once_per_request_and_replays_as_it_ran(tmp_pa
     first = CachedLLM(FakeLLM(), tmp_path, "record")
     first.complete(MESSAGES)
     # the same request again in the same run gets the answer recorded for it: a replay could give no other, and a
-    # second live answer would overwrite the first one after the run had acted on it (HotpotQA, issue 29)
+    # second live answer would overwrite the first one after the run had acted on it (HotpotQA)
     assert first.complete(MESSAGES).text == "answer 1"
     assert CachedLLM.replay_only(tmp_path).complete(MESSAGES).text == "answer 1"
     again = FakeLLM()
@@ -111,20 +112,23 @@ def test_corrupt_entry_is_a_miss(tmp_path: Path) -> None:
     assert llm.complete(MESSAGES).cached is False
 
 
-def test_make_llm_kinds(tmp_path: Path) -> None:
+def test_make_llm_kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    base = Settings(_env_file=None)
     with pytest.raises(LLMError, match="unknown LLM kind"):
-        make_llm("gpt")
+        make_llm(base.model_copy(update={"llm": "gpt"}))  # past the settings' own check, as a hand-built group
     with pytest.raises(LLMError, match="cache directory"):
-        make_llm("replay")
+        make_llm(base.with_(llm="replay"))
     CachedLLM(FakeLLM(), tmp_path, "record").complete(MESSAGES)
-    replay = make_llm("replay", cache_dir=tmp_path)
+    replay = make_llm(base.with_(llm="replay", llm_cache_dir=tmp_path))
     assert replay.complete(MESSAGES).cached
-    local = make_llm("local")  # lazy: nothing is loaded until the first call
+    local = make_llm(base.with_(llm="local"))  # lazy: nothing is loaded until the first call
     assert local.model
-    recorder = make_llm("record", cache_dir=tmp_path, base_url="http://127.0.0.1:9/v1", model="m")
+    recorder = make_llm(base.with_(llm="record", llm_cache_dir=tmp_path, llm_base_url="http://127.0.0.1:9/v1",
+                                   llm_model="m"))
     assert isinstance(recorder, CachedLLM) and recorder.mode == "record" and recorder.model == "m"
     with pytest.raises(LLMError, match="OPENAI_API_KEY"):
-        make_llm("openai", model="gpt-4o-mini")
+        make_llm(base.with_(llm="openai", llm_model="gpt-4o-mini"))
 
 
 # ---- OpenAI-compatible client against a fake server -------------------------------------------------------------

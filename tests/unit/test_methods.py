@@ -20,16 +20,8 @@ from gear.agent.methods import RUNNERS, runner
 from gear.cli.app import MethodOpt
 from gear.config import Settings
 from gear.diagnosis.registry import FAMILIES
-from gear.trace import (
-    Answered,
-    FinalRanking,
-    IterationStarted,
-    LLMCalled,
-    RunFinished,
-    RunStarted,
-    StageTimed,
-    Trace,
-)
+from gear.events import Answered, FinalRanking, IterationStarted, LLMCalled, RunFinished, RunStarted, StageTimed
+from gear.trace import Trace
 from tests.scripted_llm import ScriptedLLM
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,14 +135,14 @@ def test_a_method_reads_exactly_the_settings_it_declares(engine: Engine, method:
 
 
 def draw_trace(trace: object) -> None:  # run as a script by AppTest: no names from this module
-    from studio.trace_view import TraceView
+    from studio.views.trace import TraceView
 
     TraceView().replay(trace)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("method", methods.METHODS, ids=lambda m: m.name)
 def test_a_method_is_named_by_its_label_wherever_labels_show(engine: Engine, method: methods.Method) -> None:
-    from studio import sidebar
+    from studio.core import sidebar
 
     result = run(engine, Settings(expand=method.name))
     at = AppTest.from_function(draw_trace, args=(result.trace,), default_timeout=30).run()

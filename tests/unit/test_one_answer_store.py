@@ -3,7 +3,7 @@ replays the first's recorded answers from the one answer store in the data folde
 run (events equal apart from timings and answer origins). Asking afresh (`gear ask --live`, "Ask the model again")
 is a choice, and the fresh run says where it differs from the recorded one.
 
-The live model here is a scripted one that drifts as llama.cpp can (issues #4902, #7052): asked a QA prompt a second
+The live model here is a scripted one that drifts as llama.cpp can (#7052): asked a QA prompt a second
 time, it writes another answer."""
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from typer.testing import CliRunner
 
 from gear.cli import app as cli
 from gear.data.corpus import Document
+from gear.events import Answered, LLMCalled
 from gear.index import build_index
 from gear.llm import LLMResult
-from gear.trace import Answered, LLMCalled, Trace
+from gear.trace import Trace
 from gear.trace.difference import difference, same_run
 from tests.conftest import TINY_DOCS, TINY_TRIPLES, FakeEncoder
 from tests.scripted_llm import ScriptedLLM, prompt_kind
@@ -56,7 +57,7 @@ class DriftingLLM:
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     """A data folder with the tiny index, the drifting model as the live one, and no answer store named: the
     app and the CLI both use the data folder's."""
-    from studio import resources
+    from studio.core import resources
 
     data = tmp_path / "data"
     index = data / "indexes" / "tiny"

@@ -289,7 +289,7 @@ def test_settings_reach_the_client_and_the_key_stays_out_of_what_is_written(serv
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     settings = Settings(_env_file=None, llm="openai", llm_base_url=server, llm_model="m", llm_timeout=7,
                         llm_max_retries=1, llm_max_concurrent=2)
-    llm = make_llm("openai", model="m", base_url=server, api_key=SECRET, timeout=7, max_retries=1, max_concurrent=2)
+    llm = make_llm(settings)
     assert isinstance(llm, OpenAILLM) and llm.queue is not None and llm.queue.slots == 2
     assert llm._client.timeout == 7 and llm._client.max_retries == 1
     assert llm_key(settings) != llm_key(settings.with_(llm_timeout=8))

@@ -1,4 +1,4 @@
-"""An own corpus of text files as a new user brings it (issue 41, item 2): each file titled by its name as words,
+"""An own corpus of text files as a new user brings it: each file titled by its name as words,
 the file kept as the passage's source in the index's manifest; which files are cut into several passages, said
 before Build; and the time left estimated from the model's known pace before the run has measured its own."""
 
@@ -10,11 +10,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from gear.data.corpus import Document, load_any_corpus, source_files, title_of_file
+from gear.data.corpus import Document
+from gear.data.text_files import load_any_corpus, source_files, title_of_file
 from gear.extract.progress import Pace
 from gear.index import build_index
-from studio.safe import esc_md
-from studio.uploads import cut_files_note, title_rule
+from studio.core.safe import esc_md
+from studio.pages.index_uploads import cut_files_note, title_rule
 from tests.conftest import FakeEncoder
 from tests.unit.test_extract_progress import Clock
 
@@ -83,7 +84,7 @@ def test_streamlits_upload_limit_is_the_apps_largest() -> None:
     "25MB per file" under "Corpus (at most 25 MB in all)", not Streamlit's default 500 MB."""
     import tomllib
 
-    from studio.uploads import LIMITS
+    from studio.pages.index_uploads import LIMITS
 
     config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] == max(limit.mb for limit in LIMITS.values())

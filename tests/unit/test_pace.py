@@ -13,6 +13,19 @@ from gear import methods
 from gear.agent.engine import Engine
 from gear.agent.progress import RunProgress, seconds_text
 from gear.config import Settings, public_settings
+from gear.events import (
+    BaseRetrieved,
+    FinalRanking,
+    GistUpdated,
+    IterationStarted,
+    LLMAsking,
+    LLMCalled,
+    LLMText,
+    LLMWaiting,
+    RunFinished,
+    RunStarted,
+    TriplesLinked,
+)
 from gear.llm import CachedLLM, MemoLLM
 from gear.llm.speed import (
     DEFAULT_READ_RATE,
@@ -24,20 +37,7 @@ from gear.llm.speed import (
     common_head,
     fit,
 )
-from gear.trace import (
-    BaseRetrieved,
-    FinalRanking,
-    GistUpdated,
-    IterationStarted,
-    LLMAsking,
-    LLMCalled,
-    LLMText,
-    LLMWaiting,
-    RunFinished,
-    RunStarted,
-    Trace,
-    TriplesLinked,
-)
+from gear.trace import Trace
 from tests.scripted_llm import ScriptedLLM
 
 MODEL = "m"
@@ -328,10 +328,9 @@ def test_a_run_teaches_its_engines_speed_and_nothing_else(tiny_index: Path, make
 def test_the_apps_live_times_come_from_the_engines_own_speeds(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ask's example list ("live · ≈ 2 min"), its note and the status line of a live run read the speeds of the
     engine that runs the question, not the process's shared table (an engine may be given its own)."""
-    import studio.question_marks as question_marks
-    import studio.resources as resources
+    import studio.core.example_marks as question_marks
     from gear.config import Settings
-    from studio.trace_view import StatusLine
+    from studio.views.trace import StatusLine
 
     own = ModelSpeed()
     for prompt, written in ((1000, 100), (2000, 50), (500, 200), (1500, 150)):  # a slow model: 10 tok/s read, 1 written
@@ -346,7 +345,7 @@ def test_the_apps_live_times_come_from_the_engines_own_speeds(monkeypatch: pytes
         def llm(self, settings: object) -> Llm:
             return Llm()
 
-    monkeypatch.setattr(resources, "engine_ready", lambda index: True)
+    monkeypatch.setattr(question_marks, "engine_ready", lambda index: True)
     monkeypatch.setattr(question_marks, "engine_for", lambda index: FakeEngine())
     monkeypatch.setattr(question_marks, "_recorded", lambda *a: {})
     settings = Settings(_env_file=None).with_(expand="gear", llm="local")

@@ -1,4 +1,4 @@
-"""Two evaluations lined up question by question (issue 38, gear.eval.pairing): questions missing from one side, other
+"""Two evaluations lined up question by question (gear.eval.pairing): questions missing from one side, other
 QA sets refused, another cut-off than the diagnosis's, a run cut short, the paired numbers, the filters, what differs
 between two indexes; and the docs' hand counts reproduced from the bundled reports."""
 

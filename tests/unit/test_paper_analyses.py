@@ -15,12 +15,13 @@ import pytest
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.eval import paper_analyses as pa
 from gear.eval.density import BANDS, band_label, band_of, densities, density_table
 from gear.eval.iterations import curves, last_iteration, ranking_after, recall_by_iteration, tokens_by_iteration
 from gear.eval.sweep import Axis, CellRecord, Sweep, run_sweep
-from gear.trace import FinalRanking, RunStarted, Trace
+from gear.events import FinalRanking, RunStarted
+from gear.trace import Trace
 from gear.viz.analyses import iteration_recall_figure, iteration_tokens_figure, sweep_heatmap
 
 ROOT = Path(__file__).resolve().parents[2]

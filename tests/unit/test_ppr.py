@@ -14,8 +14,18 @@ from typer.testing import CliRunner
 
 from gear.agent.engine import Engine
 from gear.config import Settings
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.eval.report import evaluate
+from gear.events import (
+    BaseRetrieved,
+    FinalRanking,
+    IterationStarted,
+    LLMCalled,
+    PPRRanked,
+    PPRSeeded,
+    RunFinished,
+    RunStarted,
+)
 from gear.llm import LLMResult
 from gear.retrieve.ppr import entity_weights, minmax, personalized_pagerank, seed_vector
 from gear.retrieve.ppr_graph import (
@@ -26,17 +36,7 @@ from gear.retrieve.ppr_graph import (
     relation_edges,
     synonym_edges,
 )
-from gear.trace import (
-    BaseRetrieved,
-    FinalRanking,
-    IterationStarted,
-    LLMCalled,
-    PPRRanked,
-    PPRSeeded,
-    RunFinished,
-    RunStarted,
-    Trace,
-)
+from gear.trace import Trace
 from gear.trace.narrate import narrate
 from gear.types import Scored
 

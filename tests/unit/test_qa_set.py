@@ -1,4 +1,4 @@
-"""The index's own QA set (gear.data.qa_set, issue 25): saved questions read back as a QA set, a question saved twice is
+"""The index's own QA set (gear.data.qa_set): saved questions read back as a QA set, a question saved twice is
 one record, concurrent saves from threads and from processes all land, a rebuild of the index keeps the file, and
 bad input gets one line while what was saved stays."""
 
@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from gear.data.corpus import load_qa
 from gear.data.qa_set import (
     QA_FILE,
     GoldRef,
@@ -24,6 +23,7 @@ from gear.data.qa_set import (
     remove_question,
     save_question,
 )
+from gear.data.questions import load_qa
 from gear.data.reading import InputError
 from gear.files import atomic_directory
 

@@ -10,9 +10,10 @@ import pytest
 from gear.agent.engine import Engine
 from gear.agent.recorded import first_request, replays_at_once
 from gear.config import Settings
+from gear.events import LLMCalled
 from gear.llm import CachedLLM
 from gear.llm.replay import cache_key
-from gear.trace import LLMCalled, Trace
+from gear.trace import Trace
 from tests.scripted_llm import ScriptedLLM
 
 QUESTION = "Which sea is the island with Mount Etna the largest island in?"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.diagnosis import Diagnosis, diagnose, summarise
 from gear.diagnosis.claims import CLAIMS, STEP_WORDS
 from gear.diagnosis.gold_texts import QATexts

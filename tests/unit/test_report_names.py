@@ -1,10 +1,10 @@
-"""Saved evaluations named as a person reads them (issue 41, item 3): index · method · when, from the file name the
+"""Saved evaluations named as a person reads them: index · method · when, from the file name the
 Evaluate page gives a report; EM and F1 missing for a reason that is said; counts with their plurals."""
 
 from __future__ import annotations
 
-from studio.report_names import answer_cells, counted, report_title, report_titles, slug
-from studio.sidebar import PRESETS
+from studio.core.report_names import answer_cells, counted, report_title, report_titles, slug
+from studio.core.sidebar import PRESETS
 
 
 def test_a_saved_report_reads_index_method_and_date() -> None:

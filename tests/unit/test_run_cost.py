@@ -8,12 +8,13 @@ import json
 from pathlib import Path
 
 from gear.config import Settings
-from gear.data.corpus import Question
+from gear.data.questions import Question
 from gear.eval.pairing import pair_reports
 from gear.eval.report import cost_words, evaluate
 from gear.eval.report_file import decode_report
+from gear.events import LLMCalled, RunFinished, RunStarted
 from gear.llm import CachedLLM, LLMResult, MemoLLM
-from gear.trace import LLMCalled, RunCost, RunFinished, RunStarted, Trace
+from gear.trace import RunCost, Trace
 from tests.scripted_llm import ScriptedLLM
 from tests.unit.test_eval_protocol import tiny_engine
 

@@ -1,4 +1,4 @@
-"""A saved file is untrusted input (issue 54): each kind has one decoder that checks every field's type and range
+"""A saved file is untrusted input: each kind has one decoder that checks every field's type and range
 (gear.trace.schema, gear.eval.report_file, gear.data.qa_set, gear.index.manifest over gear.saved), refuses a file by
 size and nesting before parsing it, says what is wrong in one line naming the file and the field, and opens a file
 only inside the folders it may come from. Property tests put wrong types and hostile strings in every field of real

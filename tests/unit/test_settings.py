@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from gear import config
 from gear.config import Settings, public_settings
@@ -104,3 +104,17 @@ def test_a_variable_set_empty_is_unset(monkeypatch: pytest.MonkeyPatch, variable
     assert getattr(settings, field) is None
     monkeypatch.setenv("GEAR_LLM_CACHE_DIR", "/tmp/answers")
     assert Settings(_env_file=None).llm_cache_dir == Path("/tmp/answers")
+
+
+def test_with_keeps_an_explicit_none_and_validates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`with_(prompts=None)` clears a chosen profile (callers once used `model_copy`, which validates nothing); a value
+    the field refuses is refused there too."""
+    chosen = Settings(_env_file=None).with_(prompts="paper", llm_model="m")
+    cleared = chosen.with_(prompts=None, llm_model=None)
+    assert (chosen.prompts, cleared.prompts, cleared.llm_model) == ("paper", None, None)
+    with pytest.raises(ValidationError):
+        chosen.with_(beam_width=None)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")  # a knob read under another name
+    keyed = Settings(_env_file=None)
+    assert keyed.with_(llm_api_key=None).llm_api_key is None
+    assert keyed.with_(method="gear").llm_api_key == keyed.llm_api_key

@@ -7,7 +7,7 @@ import html
 from hypothesis import given
 from hypothesis import strategies as st
 
-from studio.safe import WORD_JOINER, esc_md
+from studio.core.safe import WORD_JOINER, esc_md
 
 SPECIAL = set("&<>\"'\\`*_{}[]()#+-!|~:$@=")
 

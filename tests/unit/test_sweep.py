@@ -16,7 +16,7 @@ from gear.agent.engine import Engine
 from gear.agent.recorded import probe_cell, recorded_reach
 from gear.cli import app
 from gear.config import Settings
-from gear.data.corpus import load_qa
+from gear.data.questions import load_qa
 from gear.eval import sweep as sweep_module
 from gear.eval.report import evaluate
 from gear.eval.sweep import (

@@ -9,8 +9,10 @@ from typing import ClassVar
 
 import pytest
 
+from gear import events as ev
 from gear import trace as t
-from gear.trace import EVENT_TYPES, Event, Trace, TraceError
+from gear.events import Event
+from gear.trace import EVENT_TYPES, Trace, TraceError
 
 BUNDLED = sorted((Path(__file__).resolve().parents[2] / "assets" / "traces").glob("*.json"))
 
@@ -28,7 +30,7 @@ def test_every_stored_event_class_is_registered_by_its_kind() -> None:
     classes = [cls for cls in every_event_class() if cls.__module__ == "gear.trace.events"]
     assert {cls.kind: cls for cls in classes if not cls.transient} == EVENT_TYPES
     assert {cls.kind for cls in classes if cls.transient} == {"llm_asking", "llm_text", "llm_waiting"}
-    assert t.RunStarted in EVENT_TYPES.values() and t.LLMText not in EVENT_TYPES.values()
+    assert ev.RunStarted in EVENT_TYPES.values() and ev.LLMText not in EVENT_TYPES.values()
 
 
 def test_a_new_event_registers_itself_and_round_trips() -> None:
@@ -50,13 +52,13 @@ def test_a_new_event_registers_itself_and_round_trips() -> None:
 def test_an_event_without_its_own_kind_or_with_a_taken_one_is_refused() -> None:
     with pytest.raises(TypeError, match="needs its own `kind`"):
         @dataclass(frozen=True)
-        class Nameless(t.Warned):
+        class Nameless(ev.Warned):
             pass
     with pytest.raises(TypeError, match="'warned' of Twin is taken by Warned"):
         @dataclass(frozen=True)
         class Twin(Event):
             kind: ClassVar[str] = "warned"
-    assert EVENT_TYPES["warned"] is t.Warned
+    assert EVENT_TYPES["warned"] is ev.Warned
 
 
 def test_a_transient_event_in_a_file_is_an_unknown_kind() -> None:
@@ -69,7 +71,7 @@ def test_a_transient_event_in_a_file_is_an_unknown_kind() -> None:
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
 def test_the_bundled_traces_still_load(path: Path) -> None:
     trace = Trace.load(path)
-    assert isinstance(trace.events[0], t.RunStarted) and isinstance(trace.events[-1], t.RunFinished)
+    assert isinstance(trace.events[0], ev.RunStarted) and isinstance(trace.events[-1], ev.RunFinished)
     assert Trace.from_json(trace.to_json()).events == trace.events
 
 

@@ -1,4 +1,4 @@
-"""The scripts behind docs/results.md's 2Wiki tables by type (issue 39, item 3): which gold passages a question names,
+"""The scripts behind docs/results.md's 2Wiki tables by type: which gold passages a question names,
 and whether the triple graph joins a question's first passage to its second by the bridge entity's name."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ A sink is a call that renders its text: in the app every Streamlit element whose
 table, caption, error/warning/info/success, toast, status and its update(label=…), expander, tabs, metric, progress
 text, button and checkbox labels); in the CLI Rich's print, add_row, add_column, Table/Panel titles and typer.echo.
 Each text argument must be provably inert, part by part: a literal; a number formatted with a format spec (`{n:,}`);
-a call of the sink's escaper (`studio.safe.esc_md` / `md_cells`, `gear.cli.terminal.esc_term` / `json_text`); a
+a call of the sink's escaper (`studio.core.safe.esc_md` / `md_cells`, `gear.cli.terminal.esc_term` / `json_text`); a
 constant (UPPER_CASE); or an expression named below as trusted, with the reason it holds only the app's own words or
 numbers. Joins, concatenations, conditionals and f-strings are looked into; anything else is a leak. A trusted entry
 no sink uses any more fails too, so the list cannot rot into a blanket pass."""
@@ -51,45 +51,46 @@ _OWN = "the app's own words (literals chosen in code)"
 _COUNT = "a number"
 _LABEL = "a method's label or key from the registry (gear.methods / studio presets)"
 _INDEX = "an index name: the Index page keeps only [A-Za-z0-9_-] of a typed name"
-_PATH = "a path under the data folder the operator configured (demo.shown)"
+_PATH = "a path under the data folder the operator configured (paths.shown)"
 
 APP_TRUSTED: dict[str, dict[str, str]] = {
     "app_pages/compare.py": {"marks_note(found.marks, found.model)": _BUILDERS, "waiting": _OWN, "stopped": _OWN,
-                             "depth_note(shown_k)": "studio.compare.depth_note: counts and the app's words",
-                             "elsewhere": "studio.compare.elsewhere_note: " + _BUILDERS},
+                             "depth_note(shown_k)": "studio.pages.compare.depth_note: counts and the app's words",
+                             "elsewhere": "studio.pages.compare.elsewhere_note: " + _BUILDERS},
     "app_pages/traces.py": {"where": _PATH},
-    "studio/ask.py": {"example.caption": "the bundled examples' captions (studio.demo)",
-                      "other.button": "the bundled examples' button labels (studio.demo)",
+    "studio/pages/ask.py": {"example.caption": "the bundled examples' captions (studio.core.demos)",
+                      "other.button": "the bundled examples' button labels (studio.core.demos)",
                       "_lesson_label(example.stem, example.path)": "a bundled example's name in the app's words, "
                                                                    "with its counts of iterations and steps",
                       "marks_note(marks, found.model, found.speed)": _BUILDERS},
-    "studio/compare.py": {"label": _LABEL},
-    "studio/diagnosis_marks.py": {"_where": "a passage's ranks in this run (numbers)"},
-    "studio/diagnosis_runs.py": {"verdict": "a category label of gear.diagnosis or '—'",
+    "studio/pages/compare.py": {"label": _LABEL},
+    "studio/gold/marks.py": {"_where": "a passage's ranks in this run (numbers)"},
+    "studio/gold/runs.py": {"verdict": "a category label of gear.diagnosis or '—'",
                                  "map(str, cutoffs)": "the diagnoses' cut-offs (numbers)"},
-    "studio/sub_step.py": {"beam_lesson.ALGORITHM_CSS.split()": "a stylesheet constant of gear.viz.beam_lesson",
+    "studio/views/sub_step.py": {"beam_lesson.ALGORITHM_CSS.split()": "a stylesheet constant of gear.viz.beam_lesson",
                            "beam_lesson.algorithm_html(step.lines)": "Algorithm 1's lines from gear/retrieve/beam.py's "
                                                                      "docstring, html-escaped there"},
-    "studio/run_pairs.py": {"line": "built above from esc_md'd parts, counts and the app's words",
+    "studio/pages/evaluate_pairs.py": {"line": "built above from esc_md'd parts, counts and the app's words",
                             "kind": "a question kind of gear.eval.pairing (B fixes, B breaks, both miss)",
                             "name": "'A' or 'B'"},
-    "studio/diagnosis_view.py": {"category_line(d)": _BUILDERS, "line": "answer_line(d): " + _BUILDERS,
+    "studio/gold/panel.py": {"category_line(d)": _BUILDERS, "line": "answer_line(d): " + _BUILDERS,
                                  "list(diagnoses)": _LABEL,
                                  "nothing_to_diagnose(trace)": _OWN},
-    "studio/evaluate.py": {"demo.shown": _PATH, "label": _LABEL, "ks": "the recall cut-offs chosen (numbers)",
+    "studio/pages/evaluate.py": {"paths.shown": _PATH, "label": _LABEL, "ks": "the recall cut-offs chosen (numbers)",
                            "dict.fromkeys(names)": "methods' labels (viz.report_label: gear.methods)",
                            "why": "answer_cells: why a method has no EM/F1, in the app's words",
                            "note": "depth_note: cut-offs and the app's words"},
-    "studio/gear_view.py": {"said": "recall_shown: whose gold the recall is counted against, in the app's words",
+    "studio/views/gear_steps.py": {"said": "recall_shown: whose gold the recall is counted against, in the app's words",
                             "said.text": "gear.viz.verdict's words, every part from the run passed through esc_md",
                             "parts": _BUILDERS,
                             "label": _OWN, "method.base_note": _LABEL, "origin": _OWN,
                             "note": "gear.eval.report's recall note: counts and the app's words",
                             "origins": "answer_origins: counts and the app's words", "when": _OWN,
                             "cost.words()": "gear.trace.cost.RunCost.words: tokens, seconds and counts"},
-    "studio/indexes.py": {"m.embedder": "the index's manifest, written by gear (model name, backend, date)",
+    "studio/pages/index.py": {"m.embedder": "the index's manifest, written by gear (model name, backend, date)",
                           "m.backend": "the index's manifest, written by gear", "m.created": "a timestamp gear wrote",
-                          "demo.shown": _PATH, "limit.what": "studio.uploads.LIMITS", "name": _INDEX, "safe": _INDEX,
+                          "paths.shown": _PATH, "limit.what": "studio.pages.index_uploads.LIMITS", "name": _INDEX,
+                          "safe": _INDEX,
                           "self.name": _INDEX, "duration": "a duration in words", "title": _OWN, "what": _OWN,
                           "warned": _OWN, "llm_words(settings)": "the model chosen in the sidebar, in words",
                           "outputs.get(config.output).label": "an answer shape's label (gear.extract.outputs)",
@@ -98,18 +99,19 @@ APP_TRUSTED: dict[str, dict[str, str]] = {
                           "stage": "an encoding stage's name (gear.index.build)",
                           "note": "cut_files_note: file names esc_md'd there, counts and the app's words",
                           "title_rule()": _OWN},
-    "studio/resources.py": {"name": "a demo's name (studio.demo.DEMOS)", "cost": _OWN,
+    "studio/core/resources.py": {"name": "a demo's name (studio.core.demos.DEMOS)", "cost": _OWN,
                             "build.line()": "the demo build's progress: counts and the app's words"},
-    "studio/safe.py": {"icon": _OWN, "title": _OWN},
-    "studio/sidebar.py": {"llm_status(kind, cache if kind == 'replay' else None)": _OWN,
-                          "line": "unavailable_demos(): a demo's name and status (studio.demo)",
+    "studio/core/safe.py": {"icon": _OWN, "title": _OWN},
+    "studio/core/sidebar.py": {"llm_status(kind, cache if kind == 'replay' else None)": _OWN,
+                          "line": "unavailable_demos(): a demo's name and status (studio.core.demos)",
                           "origins": "answer_origins: counts and the app's words", "name": _OWN},
-    "studio/teaching.py": {"step.notation": "the paper's notation (gear.viz.notation)"},
-    "studio/trace_view.py": {"self.text": "RunProgress.line: step names from the runners, counts, durations",
+    "studio/views/teaching.py": {"step.notation": "the paper's notation (gear.viz.notation)"},
+    "studio/views/trace.py": {"self.text": "RunProgress.line: step names from the runners, counts, durations",
                              "label": _OWN, "facts": "built above from esc_md'd parts and the method's label"},
-    "studio/traces.py": {"demo.shown": _PATH},
-    "studio/uploads.py": {"f.name": "a format's name (gear.data.reading)"},
-    "studio/widgets.py": {"number": "studio.notation", "name": "studio.notation", "formula": "studio.notation"},
+    "studio/pages/traces.py": {"paths.shown": _PATH},
+    "studio/pages/index_uploads.py": {"f.name": "a format's name (gear.data.reading)"},
+    "studio/core/widgets.py": {"number": "gear.viz.notation", "name": "gear.viz.notation",
+                               "formula": "gear.viz.notation"},
 }
 
 APP = Rules(
@@ -119,7 +121,7 @@ APP = Rules(
            "button": (0,), "checkbox": (0,), "toggle": (0,), "title": (0,), "header": (0,), "subheader": (0,)},
     keywords=frozenset({"label", "text", "body"}),
     escapers=frozenset({"esc_md", "md_cells"}),
-    # counted(n, word): "n words", a number and the app's own word (studio.report_names)
+    # counted(n, word): "n words", a number and the app's own word (studio.core.report_names)
     trusted_calls=frozenset({"len", "round", "int", "float", "min", "max", "sum", "type", "duration", "counted"}),
     trusted=APP_TRUSTED,
 )
@@ -183,7 +185,7 @@ CLI = Rules(
 
 
 def app_files() -> list[Path]:
-    return [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")), *sorted((ROOT / "studio").glob("*.py"))]
+    return [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")), *sorted((ROOT / "studio").rglob("*.py"))]
 
 
 # print only the operator's own settings, addresses and counts, never an index's data (their consoles still show
@@ -273,7 +275,7 @@ def sink_arguments(tree: ast.AST, rules: Rules) -> Iterator[tuple[ast.Call, ast.
         if name not in rules.sinks:
             continue
         if isinstance(node.func, ast.Name) and name not in rules.functions_too:
-            continue  # a function of ours named like a sink (studio.widgets.table draws a dataframe)
+            continue  # a function of ours named like a sink (studio.core.widgets.table draws a dataframe)
         if isinstance(node.func, ast.Attribute) and ast.unparse(node.func.value) in rules.ignore_receivers:
             continue
         positions = rules.sinks[name]
@@ -410,15 +412,15 @@ HTML_TRUSTED: dict[str, dict[str, str]] = {
     "gear/viz/link_lesson.py": {"source_line(tv, passages)": "gear.viz.beam_lesson.source_line: escaped parts"},
     "gear/viz/pairing.py": {"ids": "question ids, each esc_html'd above"},
     "gear/viz/ppr.py": {"title": _BUILT},
-    "studio/diagnosis_marks.py": {"_where(s.id, ranks)": "a passage's ranks in this run (numbers)"},
-    "studio/sub_step.py": {"beam_lesson.ALGORITHM_CSS.split()": "a stylesheet constant of gear.viz.beam_lesson",
+    "studio/gold/marks.py": {"_where(s.id, ranks)": "a passage's ranks in this run (numbers)"},
+    "studio/views/sub_step.py": {"beam_lesson.ALGORITHM_CSS.split()": "a stylesheet constant of gear.viz.beam_lesson",
                            "beam_lesson.algorithm_html(step.lines)": "Algorithm 1's listing, escaped in "
                                                                      "gear.viz.beam_lesson.algorithm_html",
                            "table_html(rows)": "gear.viz.tables.table_html: every cell esc_html'd"},
-    "studio/teaching.py": {"step.notation": _NOTATION},
-    "studio/widgets.py": {"_INTO_VIEW.format(key=key)": "a script constant with a container key of the code's own",
-                          "number": "studio.notation", "name": "studio.notation",
-                          "formula": "studio.notation, the run's detail esc_md'd by step_heading"},
+    "studio/views/teaching.py": {"step.notation": _NOTATION},
+    "studio/core/widgets.py": {"_INTO_VIEW.format(key=key)": "a script constant with a container key of the code's own",
+                          "number": "gear.viz.notation", "name": "gear.viz.notation",
+                          "formula": "gear.viz.notation, the run's detail esc_md'd by step_heading"},
 }
 
 

@@ -1,7 +1,7 @@
-"""Bad uploads explain themselves in the person's words (issue 27, item 2): each input below is refused — or built,
-with a warning — by the same check the Index page runs (studio.uploads.check_uploads), and the message is pinned
-word for word: the upload's own name, the full reason, and the formats it could have been in. The last tests run the
-page itself: the status box shows the failure, the formats are drawn, nothing is written."""
+"""Bad uploads explain themselves in the person's words: each input below is refused — or built,
+with a warning — by the same check the Index page runs (studio.pages.index_uploads.check_uploads), and the message is
+pinned word for word: the upload's own name, the full reason, and the formats it could have been in. The last tests run
+the page itself: the status box shows the failure, the formats are drawn, nothing is written."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from gear.data.reading import CORPUS_FORMATS, OPENIE_FORMATS, QA_FORMATS, InputError
-from studio.safe import WORD_JOINER
-from studio.uploads import MB, check_uploads
+from studio.core.safe import WORD_JOINER
+from studio.pages.index_uploads import MB, check_uploads
 from tests.unit.test_app import start, studio  # noqa: F401
 
 CORPUS = [{"title": "Bremen Cathedral", "text": "Bremen Cathedral is dedicated to St. Peter."},
@@ -121,10 +121,10 @@ REFUSALS = [
 def test_a_bad_upload_is_refused_with_its_reason_in_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str,
                                                          corpus, openie, qa, message: str, formats) -> None:
     monkeypatch.setenv("GEAR_STUDIO_DATA", str(tmp_path / "data"))
-    from studio import demo
+    from studio.core import paths
 
     err = refused(tmp_path / "copies", corpus, openie, qa)
-    assert str(err) == message.replace("{indexes}", demo.shown(demo.indexes_dir()))
+    assert str(err) == message.replace("{indexes}", paths.shown(paths.indexes_dir()))
     assert err.formats == formats  # shown under the message, each with its two-line example
     assert all(f.example.count("\n") == 1 for f in err.formats)
 
@@ -174,7 +174,8 @@ def build_on_page(studio: dict, name: str, corpus: list[Upload], openie: Upload 
 
 
 def as_read(markdown: object) -> str:
-    """What a reader sees of a label or message that names a file: its Markdown source escaped (studio.safe.esc_md)."""
+    """What a reader sees of a label or message that names a file: its Markdown source escaped
+    (studio.core.safe.esc_md)."""
     return html.unescape(str(markdown)).replace(WORD_JOINER, "")
 
 
@@ -205,7 +206,7 @@ def test_the_page_shows_a_refusal_in_the_status_box_with_the_formats(studio: dic
 
 def test_two_json_files_build_one_index_on_the_page(studio: dict, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     from gear.config import Settings
-    from studio import resources
+    from studio.core import resources
     from tests.conftest import FakeEncoder
 
     monkeypatch.setitem(resources.ENCODER_FACTORIES, Settings().embedder, FakeEncoder)

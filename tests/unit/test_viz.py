@@ -8,22 +8,9 @@ import re
 import networkx as nx
 
 from gear import viz
+from gear.events import BeamsSearched, InitialNodes, LLMCalled, PPRRanked, PPRSeeded, StageTimed
 from gear.store.graph import normalise_entity
-from gear.trace import (
-    BeamsSearched,
-    BeamView,
-    EdgeView,
-    EntityView,
-    FactSeedView,
-    InitialNodes,
-    LLMCalled,
-    PassageView,
-    PPRRanked,
-    PPRSeeded,
-    StageTimed,
-    Trace,
-    TripleView,
-)
+from gear.trace import BeamView, EdgeView, EntityView, FactSeedView, PassageView, Trace, TripleView
 
 XSS = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(2)</script>"
@@ -248,7 +235,7 @@ def test_a_base_rank_reads_as_a_whole_number_and_a_new_passage_has_none() -> Non
     empty cell)."""
     import pandas as pd
 
-    from studio.widgets import gold_style
+    from studio.core.widgets import gold_style
 
     base = [PassageView(1, "A", ""), PassageView(2, "B", "")]
     fused = [PassageView(1, "A", "", gold=True), PassageView(9, "N", ""), PassageView(2, "B", "")]

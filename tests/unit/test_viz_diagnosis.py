@@ -44,7 +44,7 @@ def test_the_funnel_has_a_trace_per_run_with_its_own_stages() -> None:
 
 
 def test_a_chain_is_a_funnel_that_never_widens_and_the_rest_is_drawn_as_what_it_is() -> None:
-    """Issue 25: GeAR's gist 20 % → linked 80 % drawn as a funnel widened downwards. A run whose every gold passage
+    """GeAR's gist 20 % → linked 80 % drawn as a funnel widened downwards. A run whose every gold passage
     reached a first run of its stages is a funnel (never increasing downwards); one where the graph reached passages
     an earlier stage missed is a bar per stage, titled so; a stage no gold passage reached says "0 · 0 %"."""
     s = summary()

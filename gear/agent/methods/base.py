@@ -7,7 +7,7 @@ import time
 
 from gear.agent import steps
 from gear.agent.context import Outcome, RunContext
-from gear.trace import IterationStarted
+from gear.events import IterationStarted
 
 
 def run(ctx: RunContext, question: str, k: int) -> Outcome:

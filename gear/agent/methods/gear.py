@@ -17,8 +17,9 @@ import time
 from gear.agent import steps
 from gear.agent.context import Outcome, RunContext
 from gear.agent.event_builders import passage_views
+from gear.events import GistUpdated, IterationStarted, PassagesLinked
 from gear.store.fusion import rrf
-from gear.trace import GistUpdated, IterationStarted, PassageLinkView, PassagesLinked
+from gear.trace import PassageLinkView
 from gear.types import SPO, Scored
 
 

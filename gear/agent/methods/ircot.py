@@ -25,9 +25,9 @@ from gear.agent.asks import Ask
 from gear.agent.context import Outcome, RunContext
 from gear.agent.event_builders import passage_views
 from gear.agent.methods.ppr import ppr_search
+from gear.events import BaseRetrieved, IterationStarted, PassagesAdded, ThoughtWritten, Warned
 from gear.parsing import Thought, parse_thought
 from gear.prompts import peers
-from gear.trace import BaseRetrieved, IterationStarted, PassagesAdded, ThoughtWritten, Warned
 from gear.types import Scored
 
 THOUGHT_TOKENS = 96  # one sentence (≈20-40 tokens), with room for a model that starts restating the chain

@@ -6,8 +6,8 @@ import time
 
 from gear.agent import steps
 from gear.agent.context import Outcome, RunContext
+from gear.events import IterationStarted
 from gear.retrieve.expand import naive_initial_nodes
-from gear.trace import IterationStarted
 
 
 def run(ctx: RunContext, question: str, k: int) -> Outcome:

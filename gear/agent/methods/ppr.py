@@ -14,10 +14,10 @@ import time
 from gear.agent.asks import Ask
 from gear.agent.context import Outcome, RunContext
 from gear.agent.event_builders import passage_views, ppr_events
+from gear.events import BaseRetrieved, IterationStarted
 from gear.parsing import parse_kept_facts
 from gear.prompts import peers
 from gear.retrieve.ppr import PPRResult, ranked
-from gear.trace import BaseRetrieved, IterationStarted
 from gear.types import Scored
 
 FILTER_TOKENS = 64  # a handful of numbers in JSON

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gear.agent import steps
 from gear.agent.context import Outcome, RunContext
-from gear.trace import IterationStarted
+from gear.events import IterationStarted
 
 
 def run(ctx: RunContext, question: str, k: int) -> Outcome:
