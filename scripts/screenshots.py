@@ -23,11 +23,7 @@ import os
 import re
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -36,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from gear.llm.replay import cache_key  # noqa: E402
 from studio.core import demos, paths  # noqa: E402
+from tests.local_http import FakeEndpoint, serving  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 WIDTH = 1280
@@ -45,14 +42,11 @@ BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 LAYOUT_SETTLE_S = 2.5  # vis.js lays a graph out after drawing it: a picture taken at once shows a heap of nodes
 
 
-class Recorded(BaseHTTPRequestHandler):
+class Recorded(FakeEndpoint):
     """POST /v1/chat/completions: the recorded answer to the request, after `delay` seconds, streamed in pieces."""
 
     delay: ClassVar[float] = 6.0
     missed: ClassVar[list[str]] = []
-
-    def log_message(self, *args: object) -> None:
-        pass
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -62,54 +56,29 @@ class Recorded(BaseHTTPRequestHandler):
         path = paths.LLM_CACHE / f"{cache_key(body['model'], body['messages'], schema, tokens)}.json"
         if not path.is_file():
             type(self).missed.append(body["messages"][-1]["content"][:80])
-            self._json(404, {"error": {"message": "no recorded answer for this request"}})
+            self.send_json(404, {"error": {"message": "no recorded answer for this request"}})
             return
         entry = json.loads(path.read_text(encoding="utf-8"))
         time.sleep(type(self).delay)
         usage = {"prompt_tokens": entry["prompt_tokens"], "completion_tokens": entry["completion_tokens"],
                  "total_tokens": entry["prompt_tokens"] + entry["completion_tokens"]}
         if not body.get("stream"):
-            self._json(200, {"id": "r", "object": "chat.completion", "created": 0, "model": body["model"],
-                             "usage": usage, "choices": [{"index": 0, "finish_reason": "stop",
-                                                          "message": {"role": "assistant", "content": entry["text"]}}]})
+            self.send_json(200, {"id": "r", "object": "chat.completion", "created": 0, "model": body["model"],
+                                 "usage": usage, "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                                     "role": "assistant", "content": entry["text"]}}]})
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.end_headers()
+        self.start_events()
         text = entry["text"]
         step = max(1, len(text) // 4)
         for start in range(0, len(text), step):
-            self._event({"choices": [{"index": 0, "delta": {"content": text[start:start + step]},
-                                      "finish_reason": None}]})
+            self.send_event({"choices": [{"index": 0, "delta": {"content": text[start:start + step]},
+                                          "finish_reason": None}]})
             time.sleep(0.1)
-        self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage})
-        self.wfile.write(b"data: [DONE]\n\n")
+        self.send_event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage})
+        self.end_events()
 
-    def _event(self, chunk: dict[str, Any]) -> None:
-        chunk = {"id": "r", "object": "chat.completion.chunk", "created": 0, "model": MODEL, **chunk}
-        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        self.wfile.flush()
-
-    def _json(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-@contextmanager
-def stand_in() -> Iterator[str]:
-    """The recorded model on a free port; yields its base URL."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Recorded)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    def send_event(self, data: dict[str, Any]) -> None:
+        super().send_event({"id": "r", "object": "chat.completion.chunk", "created": 0, "model": MODEL, **data})
 
 
 TALL = 5000  # the viewport's height: Streamlit scrolls inside its own container, so a region is shot in view
@@ -292,7 +261,7 @@ def main() -> None:
     from tests.e2e.sessions import studio_server
 
     args.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="gear-shots-") as tmp, stand_in() as endpoint:
+    with tempfile.TemporaryDirectory(prefix="gear-shots-") as tmp, serving(Recorded) as endpoint:
         data, hidden = Path(tmp) / "data", Path(tmp) / "no_recordings"
         hidden.mkdir()
         print("building the walk-through demo index…", flush=True)
