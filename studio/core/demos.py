@@ -6,12 +6,12 @@ Nothing here fakes data: a demo whose files are missing reports "not available y
 
 from __future__ import annotations
 
-import functools
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gear.index.home import question_ids
 from gear.types import StageProgress
 from studio.core.paths import ASSETS, BUNDLED_TRACES, LLM_CACHE, index_dir, indexes_dir, project_path
 
@@ -165,21 +165,9 @@ def demo_of_index(directory: Path) -> Demo | None:
 def demo_of_question(question_id: str) -> Demo | None:
     """The demo whose QA set holds this question (a bundled run names the index it was made on this way)."""
     for d in DEMOS.values():
-        if question_id and d.qa.is_file() and question_id in _question_ids(str(d.qa), d.qa.stat().st_mtime):
+        if question_id and question_id in question_ids(d.qa):
             return d
     return None
-
-
-@functools.lru_cache(maxsize=8)
-def _question_ids(path: str, mtime: float) -> frozenset[str]:
-    import json
-
-    try:
-        records = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return frozenset()
-    return frozenset(str(r.get("id", r.get("_id", ""))) for r in records if isinstance(r, dict)) \
-        if isinstance(records, list) else frozenset()
 
 
 def replay_entries(cache_dir: Path | None = None) -> int:
